@@ -1,0 +1,113 @@
+// Every error the gateway answers with, declared once (style.md habit 2). The spec's codes are the
+// keys; codes the spec leaves open are documented in docs/errors.md. Each caller format wraps the
+// same entry in its own envelope (errorBody) so that format's official SDK raises its typed error.
+import type { FormatName } from './ir.ts';
+
+interface ErrorSpec { status: number; message: string }
+
+export const ERRORS = {
+  // request shape
+  invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
+  invalid_request: { status: 400, message: 'The request body does not match the endpoint schema.' },
+  request_too_large: { status: 413, message: 'The request body is larger than 50000000 bytes.' },
+  missing_start_within: { status: 400, message: 'start_within is required (a duration "HHh-MMm-SSs" of at most 10 minutes, or "now").' },
+  invalid_start_within: { status: 400, message: 'start_within must be "HHh-MMm-SSs" (two-digit fields) of at most 00h-10m-00s, or "now".' },
+  invalid_retry: { status: 400, message: 'retry must be {count: 1..5, backoff: "exponential"|"linear", jitter: boolean}.' },
+  invalid_provider_chain: { status: 400, message: 'provider must be a non-empty array of distinct routes: vendor_a, vendor_b, vendor_c, cloud_a, cloud_b.' },
+  provider_model_mismatch: { status: 400, message: 'A route in provider cannot serve this model.' },
+  flex_unsupported_on_cloud: { status: 400, message: 'A duration start_within cannot race flex on a cloud route; put a direct route first or use "now".' },
+  flex_unsupported_for_vendor_c: { status: 400, message: 'vendor C models have no flex tier; use start_within "now".' },
+  flex_model_not_capable: { status: 400, message: 'This model cannot race the flex tier; use start_within "now".' },
+  provider_key_missing: { status: 400, message: 'No key is configured for a route named in provider.' },
+  model_not_found: { status: 404, message: 'The model is not in the catalog.' },
+  unsupported_parameter: { status: 400, message: 'A parameter is not supported by the target provider.' },
+  unsupported_generation_config: { status: 400, message: 'A generation_config key is not supported on this model.' },
+  service_tier_not_allowed: { status: 400, message: 'service_tier is not accepted; the tier follows from start_within.' },
+  unsupported_value: { status: 400, message: 'A parameter value is not supported.' },
+  beta_not_supported: { status: 400, message: 'Experimental beta headers and fields are not forwarded.' },
+  // authentication and limits
+  missing_api_key: { status: 401, message: 'Send the API key as Authorization: Bearer <key>; x-api-key is not read.' },
+  invalid_api_key: { status: 401, message: 'The API key is missing, wrong or revoked.' },
+  account_under_review: { status: 403, message: 'Managed serving is paused while the account is under review.' },
+  insufficient_balance: { status: 402, message: 'The managed balance is at or below zero; add money to resume.' },
+  spend_velocity_exceeded: { status: 429, message: 'The daily spend ceiling is passed; managed serving resumes at the next UTC midnight.' },
+  rate_limit_exceeded: { status: 429, message: 'Too many requests; back off for the seconds in Retry-After.' },
+  limits_unavailable: { status: 503, message: 'The limits record cannot be read right now.' },
+  // upstream and lifecycle
+  provider_error: { status: 502, message: 'The provider failed and no retry or fallback was left.' },
+  provider_rejected: { status: 400, message: 'The provider rejected the request.' },
+  deadline_exceeded: { status: 504, message: 'No tier could start the request.' },
+  client_closed_request: { status: 499, message: 'The client closed the request before a result.' },
+  shutting_down: { status: 503, message: 'The gateway is shutting down.' },
+  internal_error: { status: 500, message: 'Internal error.' },
+  // plumbing
+  not_found: { status: 404, message: 'No such endpoint.' },
+  method_not_allowed: { status: 405, message: 'Method not allowed.' },
+  admin_unauthorized: { status: 401, message: 'The admin token is missing or wrong.' },
+  org_not_found: { status: 404, message: 'No such organization.' },
+  key_not_found: { status: 404, message: 'No such key.' },
+} satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly param?: string;
+  readonly retryAfterS?: number;
+  constructor(code: ErrorCode, message?: string, opts: { param?: string; retryAfterS?: number; status?: number } = {}) {
+    super(message ?? ERRORS[code].message);
+    this.code = code;
+    this.status = opts.status ?? ERRORS[code].status;
+    this.param = opts.param;
+    this.retryAfterS = opts.retryAfterS;
+  }
+}
+
+const openaiType = (status: number): string =>
+  status === 401 ? 'authentication_error'
+    : status === 403 ? 'permission_error'
+    : status === 402 ? 'insufficient_quota'
+    : status === 404 ? 'not_found_error'
+    : status === 429 ? 'rate_limit_error'
+    : status >= 500 ? 'server_error'
+    : 'invalid_request_error';
+
+const anthropicType = (status: number): string =>
+  status === 401 ? 'authentication_error'
+    : status === 402 ? 'billing_error'
+    : status === 403 ? 'permission_error'
+    : status === 404 ? 'not_found_error'
+    : status === 413 ? 'request_too_large'
+    : status === 429 ? 'rate_limit_error'
+    : status === 529 ? 'overloaded_error'
+    : status >= 500 ? 'api_error'
+    : 'invalid_request_error';
+
+const googleStatus = (status: number): string =>
+  status === 401 ? 'UNAUTHENTICATED'
+    : status === 403 ? 'PERMISSION_DENIED'
+    : status === 402 ? 'FAILED_PRECONDITION'
+    : status === 404 ? 'NOT_FOUND'
+    : status === 413 ? 'INVALID_ARGUMENT'
+    : status === 429 ? 'RESOURCE_EXHAUSTED'
+    : status === 499 ? 'CANCELLED'
+    : status === 503 ? 'UNAVAILABLE'
+    : status === 504 ? 'DEADLINE_EXCEEDED'
+    : status >= 500 ? 'INTERNAL'
+    : 'INVALID_ARGUMENT';
+
+/** The error body in the caller format's own envelope, carrying the spec's code string where
+ *  that format's SDK exposes it: OpenAI error.code; Anthropic error.code beside error.type;
+ *  Gemini error.code (a string, as js-genai types the Interactions error) beside error.status. */
+export function errorBody(format: FormatName | 'plain', err: GatewayError): Record<string, unknown> {
+  switch (format) {
+    case 'messages':
+      return { type: 'error', error: { type: anthropicType(err.status), message: err.message, code: err.code } };
+    case 'interactions':
+    case 'vertex':
+      return { error: { code: err.code, message: err.message, status: googleStatus(err.status) } };
+    default:
+      return { error: { message: err.message, type: openaiType(err.status), param: err.param ?? null, code: err.code } };
+  }
+}

@@ -1,0 +1,71 @@
+// Assembles a whole response from IR stream events: how a non-streamed caller gets its body when
+// the upstream call was streamed (design.md "Commit"), whatever the two formats are.
+import { type IRBlock, type IREvent, type IRResponse, type Tier, zeroUsage } from '../ir.ts';
+
+export class ResponseCollector {
+  private readonly blocks = new Map<number, IRBlock>();
+  private res: IRResponse = { id: '', model: '', blocks: [], stopReason: 'end', usage: zeroUsage(), tier: 'standard' };
+
+  constructor(defaultTier: Tier = 'standard') { this.res.tier = defaultTier; }
+
+  push(ev: IREvent): void {
+    switch (ev.type) {
+      case 'start':
+        if (ev.id) this.res.id = ev.id;
+        if (ev.model) this.res.model = ev.model;
+        break;
+      case 'block_start':
+        this.blocks.set(ev.index, ev.block.kind === 'tool_call'
+          ? { kind: 'tool_call', id: ev.block.id, name: ev.block.name, arguments: '' }
+          : ev.block.kind === 'text' ? { kind: 'text', text: '' } : { kind: 'reasoning', text: '' });
+        break;
+      case 'text_delta': {
+        const b = this.block(ev.index, 'text');
+        if (b.kind === 'text') b.text += ev.text;
+        break;
+      }
+      case 'reasoning_delta': {
+        const b = this.block(ev.index, 'reasoning');
+        if (b.kind === 'reasoning') b.text += ev.text;
+        break;
+      }
+      case 'signature': {
+        const b = this.blocks.get(ev.index) ?? this.block(ev.index, 'reasoning');
+        if (b.kind === 'reasoning') { if (ev.encrypted) b.encrypted = ev.signature; else b.signature = (b.signature ?? '') + ev.signature; }
+        else if (b.kind === 'tool_call') b.signature = ev.signature;
+        break;
+      }
+      case 'args_delta': {
+        const b = this.blocks.get(ev.index);
+        if (b?.kind === 'tool_call') b.arguments += ev.json;
+        break;
+      }
+      case 'usage':
+        Object.assign(this.res.usage, ev.usage);
+        break;
+      case 'finish':
+        this.res.stopReason = ev.reason;
+        this.res.usage = ev.usage;
+        if (ev.tier) this.res.tier = ev.tier;
+        if (ev.extras) this.res.extras = ev.extras;
+        break;
+      case 'error':
+        this.res.stopReason = 'error';
+        this.res.error = { code: ev.code, message: ev.message };
+        break;
+      case 'block_stop':
+        break;
+    }
+  }
+
+  result(): IRResponse {
+    this.res.blocks = [...this.blocks.entries()].sort((a, b) => a[0] - b[0]).map(([, b]) => b);
+    return this.res;
+  }
+
+  private block(index: number, kind: 'text' | 'reasoning'): IRBlock {
+    let b = this.blocks.get(index);
+    if (!b) { b = kind === 'text' ? { kind: 'text', text: '' } : { kind: 'reasoning', text: '' }; this.blocks.set(index, b); }
+    return b;
+  }
+}

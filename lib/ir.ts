@@ -1,0 +1,125 @@
+// The one internal representation every caller format and provider wire format translates through
+// (style.md habit 8). Decoders turn a format into these shapes; encoders turn them back out.
+//
+// Token conventions (normalised by every decoder, whatever the wire said):
+// - inputTokens counts the whole prompt, cache reads and writes included (OpenAI's convention;
+//   Anthropic's input_tokens excludes them, so its decoder adds them back).
+// - outputTokens counts everything generated, reasoning included (OpenAI's convention; Gemini's
+//   total_output_tokens excludes thought tokens, so its decoder adds total_thought_tokens).
+
+export type Tier = 'flex' | 'standard';
+export type RouteName = 'vendor_a' | 'vendor_b' | 'vendor_c' | 'cloud_a' | 'cloud_b';
+/** Wire formats: the four caller formats plus Vertex generateContent (cloud_a's wire). */
+export type FormatName = 'responses' | 'chat' | 'messages' | 'interactions' | 'vertex';
+
+export type IRStopReason = 'end' | 'max_tokens' | 'tool_use' | 'refusal' | 'error';
+
+export interface IRUsage {
+  inputTokens: number;
+  cachedInputTokens: number;   // subset of inputTokens read from cache
+  cacheWriteTokens: number;    // subset of inputTokens written to cache
+  outputTokens: number;
+  reasoningTokens: number;     // subset of outputTokens
+}
+
+export const zeroUsage = (): IRUsage => ({
+  inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0,
+});
+
+// ---------- requests ----------
+
+export type IRPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; mediaType?: string; data?: string /* base64 */; url?: string }
+  | { type: 'file'; mediaType?: string; data?: string /* base64 */; url?: string; filename?: string }
+  /** Reasoning replayed from an earlier turn. signature = Anthropic thinking signature or Gemini
+   *  thought_signature; encrypted = OpenAI encrypted_content. Opaque: carried, never interpreted. */
+  | { type: 'reasoning'; text?: string; signature?: string; encrypted?: string; id?: string }
+  | { type: 'tool_call'; id: string; name: string; arguments: string /* JSON text */; signature?: string }
+  | { type: 'tool_result'; callId: string; name?: string; content: string; isError?: boolean };
+
+export interface IRMessage {
+  /** Tool results travel as parts of a 'user' message (Chat's role:"tool" decodes to this). */
+  role: 'user' | 'assistant';
+  content: IRPart[];
+}
+
+export interface IRToolDef {
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>; // JSON Schema
+  strict?: boolean;
+}
+
+export type IRToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type IRResponseFormat =
+  | { type: 'json_schema'; name?: string; schema: Record<string, unknown>; strict?: boolean }
+  | { type: 'json_object' };
+
+export interface IRRequest {
+  model: string;
+  system?: string;
+  messages: IRMessage[];
+  tools?: IRToolDef[];
+  toolChoice?: IRToolChoice;
+  maxOutputTokens?: number;      // forwarded only when the caller set it; never synthesised
+  temperature?: number;
+  topP?: number;
+  reasoning?: { effort: 'minimal' | 'low' | 'medium' | 'high'; budgetTokens?: number };
+  responseFormat?: IRResponseFormat;
+  stopSequences?: string[];
+  stream: boolean;
+  /** Fields only the caller's own family understands (e.g. Messages top_k, Interactions
+   *  generation_config extras). Encoders of that same family copy them; others ignore them
+   *  (the validator refuses them before a request for another family gets this far). */
+  native?: { family: FormatName; fields: Record<string, unknown> };
+}
+
+// ---------- responses and stream events ----------
+
+export type IRBlock =
+  | { kind: 'text'; text: string }
+  | { kind: 'reasoning'; text: string; signature?: string; encrypted?: string }
+  | { kind: 'tool_call'; id: string; name: string; arguments: string; signature?: string };
+
+export type IRBlockStart =
+  | { kind: 'text' }
+  | { kind: 'reasoning' }
+  | { kind: 'tool_call'; id: string; name: string };
+
+/** What the gateway adds to a usage frame when the caller asked include_cost. */
+export interface CostBlock { total_micro_usd: number; currency: 'USD' }
+export interface RoutingBlock {
+  provider: RouteName; requested_provider: RouteName; tier: Tier; reason: string;
+  fallback_attempts: number; mode: 'byok' | 'managed';
+}
+export interface CostExtras { cost?: CostBlock; routing: RoutingBlock }
+
+export type IREvent =
+  | { type: 'start'; id?: string; model?: string }
+  | { type: 'block_start'; index: number; block: IRBlockStart }
+  | { type: 'text_delta'; index: number; text: string }
+  | { type: 'reasoning_delta'; index: number; text: string }
+  /** Anthropic signature_delta, Gemini thought_signature, OpenAI encrypted_content (on a
+   *  reasoning block), or a Gemini thoughtSignature on a function call block. */
+  | { type: 'signature'; index: number; signature: string; encrypted?: boolean }
+  | { type: 'args_delta'; index: number; json: string }
+  | { type: 'block_stop'; index: number }
+  /** Usage seen mid-stream (Anthropic message_start); later values overwrite earlier ones. */
+  | { type: 'usage'; usage: Partial<IRUsage> }
+  /** The end. usage is final; tier is what the provider says served; extras is set by the
+   *  gateway (never by a decoder) when the caller asked include_cost. */
+  | { type: 'finish'; reason: IRStopReason; usage: IRUsage; tier?: Tier; extras?: CostExtras }
+  | { type: 'error'; code: string; message: string };
+
+export interface IRResponse {
+  id: string;
+  model: string;
+  blocks: IRBlock[];
+  stopReason: IRStopReason;
+  usage: IRUsage;
+  tier: Tier;
+  extras?: CostExtras;
+  error?: { code: string; message: string };
+}

@@ -1,0 +1,79 @@
+// The money ledger of managed serving (design.md "Money", "Admission", "Ledger storage").
+// One interface, adapters behind it (SQLite now, PostgreSQL later). Integer micro-USD only.
+import type { RouteName } from '../ir.ts';
+
+export type PauseReason = 'account_under_review' | 'spend_velocity_exceeded' | 'insufficient_balance';
+export type RefusalCode = PauseReason | 'rate_limit_exceeded';
+
+export interface RampStep { week: number; concurrency: number; daily_spend_micro_usd: number }
+
+export interface SharedPool {
+  name: string;               // e.g. "direct", "cloud"
+  routes: RouteName[];        // routes whose managed requests count against this pool
+  per_minute: number;         // requests per minute for all managed organizations together
+}
+
+export interface LedgerConfig {
+  /** Week → ceilings. Week 0 = never topped up; week n = n-th week since the first top-up
+   *  (week 1 is the first 7 days after it). Past the last step the last step applies. */
+  ramp: RampStep[];
+  /** A hold not renewed for this long belongs to a dead process and is released (logged). */
+  hold_lease_ms: number;
+  pools: SharedPool[];
+}
+
+export interface AdmitInput {
+  orgId: string;
+  holdMicroUsd: number;       // estimate at the price of the tier that may run (flex race: standard price)
+  route: RouteName;           // selects the shared pool
+  nowMs: number;
+}
+
+export type AdmitResult =
+  | { ok: true; holdId: string; spendRemainingMicroUsd: number; asOfMs: number; exempt: boolean }
+  | { ok: false; code: RefusalCode; retryAfterS?: number };
+
+export interface Snapshot {
+  asOfMs: number;
+  serving: 'ok' | 'paused';
+  pausedReason: PauseReason | null;
+  binding: 'balance' | 'daily_spend' | 'paused' | 'exempt';
+  spendRemainingMicroUsd: number;
+  cashMicroUsd: number;
+  creditMicroUsd: number;
+  reservedMicroUsd: number;
+  dailyLimitMicroUsd: number;
+  dailyUsedMicroUsd: number;       // settled today + holds placed today
+  dailyResetsAtS: number;
+  concurrencyLimit: number;
+  inFlight: number;
+  exempt: boolean;
+  rampWeek: number | null;
+  rampDefaults: { concurrency: number; daily_spend_micro_usd: number } | null;
+  overrideInForce: { concurrency: boolean; daily_spend: boolean } | null;
+  rates: Array<{ name: string; scope: 'pool'; window_seconds: 60; limit: number; used: number }>;
+}
+
+export interface Ledger {
+  /** Creates the org's ledger row if missing (no money, week 0). */
+  ensureOrg(orgId: string, nowMs: number): void;
+  /** The one atomic admission step: pause → balance → daily ceiling → concurrency → pool → hold. */
+  admit(input: AdmitInput): AdmitResult;
+  /** Debits real cost (cash first, then credit), adds it to today's spend, releases the hold,
+   *  decrements in-flight. Idempotent per holdId. */
+  settle(holdId: string, costMicroUsd: number, nowMs: number): void;
+  /** Keeps live holds from expiring (called periodically by the process that owns them). */
+  renew(holdIds: string[], nowMs: number): void;
+  /** Releases holds whose lease ran out; returns what it released. */
+  expireLeases(nowMs: number): Array<{ holdId: string; orgId: string; amountMicroUsd: number }>;
+  topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number): Snapshot;
+  setOverrides(orgId: string, o: { concurrency?: number | null; daily_spend_micro_usd?: number | null }, nowMs: number): Snapshot;
+  startReview(orgId: string, nowMs: number): Snapshot;
+  endReview(orgId: string, nowMs: number): Snapshot;
+  setExempt(orgId: string, exempt: boolean, nowMs: number): Snapshot;
+  /** What admission would see now; throws if the record cannot be read. */
+  snapshot(orgId: string, nowMs: number): Snapshot;
+  /** Admin view: snapshot plus recent entries (top-ups, settlements, pauses). */
+  entries(orgId: string, limit: number): Array<Record<string, unknown>>;
+  close(): void;
+}

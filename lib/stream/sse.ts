@@ -1,0 +1,62 @@
+// Incremental SSE framing at the byte level (style.md habit 9): find the blank line that ends a
+// frame with Buffer.indexOf, keep the tail for the next chunk, and hand out each frame with its
+// raw bytes so a passthrough can forward them untouched.
+import type { SSEFrame } from '../formats/types.ts';
+
+export interface RawFrame extends SSEFrame { raw: Buffer }
+
+const LF2 = Buffer.from('\n\n');
+const CRLF2 = Buffer.from('\r\n\r\n');
+
+export class SSEParser {
+  private tail: Buffer = Buffer.alloc(0);
+
+  push(chunk: Buffer): RawFrame[] {
+    let buf = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
+    const frames: RawFrame[] = [];
+    for (;;) {
+      const lf = buf.indexOf(LF2);
+      const crlf = buf.indexOf(CRLF2);
+      let end: number;
+      let sep: number;
+      if (lf === -1 && crlf === -1) break;
+      if (crlf !== -1 && (lf === -1 || crlf < lf)) { end = crlf; sep = 4; } else { end = lf; sep = 2; }
+      const raw = buf.subarray(0, end + sep);
+      const frame = parseFrame(raw.toString('utf8', 0, end));
+      if (frame) frames.push({ ...frame, raw });
+      buf = buf.subarray(end + sep);
+    }
+    this.tail = buf;
+    return frames;
+  }
+
+  /** Whatever is left when the body ends (a final frame without its blank line). */
+  end(): RawFrame[] {
+    if (!this.tail.length) return [];
+    const raw = this.tail;
+    this.tail = Buffer.alloc(0);
+    const frame = parseFrame(raw.toString('utf8'));
+    return frame ? [{ ...frame, raw }] : [];
+  }
+}
+
+export function parseFrame(text: string): SSEFrame | undefined {
+  let event: string | undefined;
+  let data: string | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    if (!line || line.charCodeAt(0) === 58 /* ':' comment */) continue;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'event') event = value;
+    else if (field === 'data') data = data === undefined ? value : data + '\n' + value;
+  }
+  if (data === undefined) return undefined;
+  return event === undefined ? { data } : { event, data };
+}
+
+/** Serialise one frame; `event` omitted for data-only formats. */
+export function formatFrame(data: string, event?: string): string {
+  return event === undefined ? `data: ${data}\n\n` : `event: ${event}\ndata: ${data}\n\n`;
+}
