@@ -1,0 +1,83 @@
+// Configuration: defaults, then an optional JSON file (GATEWAY_CONFIG) validated by schemas/config.json.
+// Without a file every route points at the built-in simulator and is served as managed.
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+import type { RouteName } from './ir.ts';
+import { DEFAULT_MODELS, type ModelEntry } from './catalog/catalog.ts';
+import type { LedgerConfig } from './ledger/types.ts';
+import type { SimulatorOptions } from './simulator/server.ts';
+import configSchema from '../schemas/config.json' with { type: 'json' };
+
+export const ROUTES: RouteName[] = ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b'];
+
+export interface AbuseConfig {
+  organization_requests: number | null;
+  api_key_requests: number | null;
+  client_ip_requests: number | null;
+  failed_authentications: number | null;
+  publish: boolean;
+}
+
+export interface GatewayConfig {
+  /** Base URL per route; undefined means "the built-in simulator". */
+  routes: Partial<Record<RouteName, { base_url: string; connections?: number }>>;
+  managed: Partial<Record<RouteName, { key: unknown; [k: string]: unknown }>>;
+  models: ModelEntry[];
+  flex_race_slots: number;
+  hedge: { initial_lead_ms: number; min_lead_ms: number; max_lead_ms: number };
+  hold: { default_max_output_tokens: number };
+  abuse_limits: AbuseConfig;
+  ledger: LedgerConfig;
+  simulator?: SimulatorOptions;
+  demo_balance_micro_usd: number;
+  /** True when no file named the routes: start the simulator and serve every route managed on it. */
+  useSimulator: boolean;
+}
+
+export const DEFAULT_LEDGER: LedgerConfig = {
+  ramp: [
+    { week: 0, concurrency: 2, daily_spend_micro_usd: 5_000_000 },
+    { week: 1, concurrency: 8, daily_spend_micro_usd: 50_000_000 },
+    { week: 2, concurrency: 32, daily_spend_micro_usd: 250_000_000 },
+    { week: 4, concurrency: 128, daily_spend_micro_usd: 1_000_000_000 },
+  ],
+  hold_lease_ms: 15 * 60_000,
+  pools: [
+    { name: 'direct', routes: ['vendor_a', 'vendor_b', 'vendor_c'], per_minute: 60_000 },
+    { name: 'cloud', routes: ['cloud_a', 'cloud_b'], per_minute: 20_000 },
+  ],
+};
+
+const validate = new Ajv({ allErrors: true, strict: false }).compile(configSchema);
+
+export function loadConfig(path: string | undefined, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
+  let file: Record<string, any> = {};
+  if (path) {
+    try { file = JSON.parse(readFileSync(path, 'utf8')); } catch (err) {
+      throw new Error(`cannot read GATEWAY_CONFIG ${path}: ${(err as Error).message}`);
+    }
+    if (!validate(file)) {
+      const why = validate.errors!.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+      throw new Error(`invalid GATEWAY_CONFIG ${path}: ${why}`);
+    }
+  }
+  const useSimulator = !file.routes;
+  const cfg: GatewayConfig = {
+    routes: file.routes ?? {},
+    managed: file.managed ?? (useSimulator ? Object.fromEntries(ROUTES.map((r) => [r, { key: 'simulator' }])) : {}),
+    models: file.models ?? DEFAULT_MODELS,
+    flex_race_slots: file.flex_race_slots ?? 16,
+    hedge: { initial_lead_ms: 2_000, min_lead_ms: 200, max_lead_ms: 60_000, ...file.hedge },
+    hold: { default_max_output_tokens: 4_096, ...file.hold },
+    abuse_limits: {
+      organization_requests: null, api_key_requests: null, client_ip_requests: null, failed_authentications: 30,
+      publish: false, ...file.abuse_limits,
+    },
+    ledger: { ...DEFAULT_LEDGER, ...file.ledger },
+    simulator: file.simulator,
+    demo_balance_micro_usd: file.demo_balance_micro_usd ?? 20_000_000,
+    useSimulator,
+    ...overrides,
+  };
+  return cfg;
+}

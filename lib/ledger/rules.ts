@@ -1,0 +1,139 @@
+// The rules of managed admission that do not depend on storage: the UTC day, the ramp week, the
+// ceilings in force, when a pause lifts by itself, and the spend-remaining figure. The admission
+// step and the snapshot both go through `assess`, so the limits report can never disagree with
+// what admission would do at the same instant. A second adapter (PostgreSQL) reuses this file.
+import type { LedgerConfig, PauseReason, RampStep } from './types.ts';
+
+export const DAY_MS = 86_400_000;
+export const WEEK_MS = 7 * DAY_MS;
+export const POOL_WINDOW_MS = 60_000;
+
+/** The ceiling figure reported for an exempt organization, which has no ceiling (spec "Limits").
+ *  The report keeps the schema's integer type; a number no request can reach reads truthfully as
+ *  "never binds" to a client that does arithmetic on it, where the schedule's numbers would
+ *  under-report room (and go negative as the exempt org spends past them). */
+export const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+
+export const utcDay = (ms: number): number => Math.floor(ms / DAY_MS);
+export const nextUtcMidnightS = (ms: number): number => (utcDay(ms) + 1) * (DAY_MS / 1000);
+
+/** Week 0 = never topped up; week 1 = the first 7 days from the first top-up, week 2 the next 7… */
+export function rampWeek(firstTopupAtMs: number | null, nowMs: number): number {
+  if (firstTopupAtMs === null) return 0;
+  if (nowMs < firstTopupAtMs) return 1; // a clock behind the top-up's: still its first week
+  return Math.floor((nowMs - firstTopupAtMs) / WEEK_MS) + 1;
+}
+
+/** The step with the greatest week at or below `week` (past the last step the last applies). */
+export function rampStep(sortedRamp: readonly RampStep[], week: number): RampStep {
+  let step = sortedRamp[0];
+  for (const s of sortedRamp) if (s.week <= week) step = s;
+  return step;
+}
+
+/** Throws on a configuration the ledger cannot run with; returns the ramp sorted by week. */
+export function checkConfig(config: LedgerConfig): RampStep[] {
+  if (config.ramp.length === 0) throw new Error('ledger config: ramp needs at least one step');
+  for (const s of config.ramp) {
+    for (const v of [s.week, s.concurrency, s.daily_spend_micro_usd]) {
+      if (!Number.isSafeInteger(v) || v < 0) throw new Error(`ledger config: ramp step values must be integers >= 0 (week ${s.week})`);
+    }
+  }
+  if (!Number.isSafeInteger(config.hold_lease_ms) || config.hold_lease_ms <= 0) {
+    throw new Error('ledger config: hold_lease_ms must be a positive integer');
+  }
+  const names = new Set<string>();
+  for (const p of config.pools) {
+    if (names.has(p.name)) throw new Error(`ledger config: pool "${p.name}" declared twice`);
+    names.add(p.name);
+    if (!Number.isSafeInteger(p.per_minute) || p.per_minute < 0) throw new Error(`ledger config: pool "${p.name}" per_minute must be an integer >= 0`);
+  }
+  return [...config.ramp].sort((a, b) => a.week - b.week);
+}
+
+/** Money and counts handed to the ledger are integers; anything else is a caller bug. */
+export function checkAmount(what: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+    throw new Error(`ledger: ${what} must be an integer >= 0 (got ${String(v)})`);
+  }
+  return v;
+}
+
+/** The stored state of one organization, as any adapter reads it. */
+export interface OrgRecord {
+  cash: number;
+  credit: number;
+  exempt: boolean;
+  firstTopupAtMs: number | null;
+  overrideConcurrency: number | null;
+  overrideDaily: number | null;
+  pausedReason: PauseReason | null;
+  /** For spend_velocity_exceeded: the UTC day it was set and the daily ceiling then in force. */
+  pausedDay: number | null;
+  pausedDailyLimit: number | null;
+}
+
+/** Live holds (lease not run out) and settled spend, as of `nowMs`. */
+export interface Usage {
+  settledToday: number;
+  heldToday: number;   // live holds placed today (the UTC day a hold counts against is its creation day)
+  reserved: number;    // all live holds
+  inFlight: number;    // count of live holds
+}
+
+export interface Standing {
+  balance: number;
+  dailyLimit: number;
+  dailyUsed: number;
+  concurrency: number;
+  week: number | null;
+  defaults: { concurrency: number; daily_spend_micro_usd: number } | null;
+  overrideInForce: { concurrency: boolean; daily_spend: boolean } | null;
+  /** The pause in force after the lifting rules, i.e. what admission would refuse with. */
+  pause: PauseReason | null;
+  /** What the x-service-spend-remaining header of a request admitted now carries. */
+  spendRemaining: number;
+}
+
+export function assess(org: OrgRecord, usage: Usage, sortedRamp: readonly RampStep[], nowMs: number): Standing {
+  const balance = org.cash + org.credit;
+  const dailyUsed = usage.settledToday + usage.heldToday;
+  let week: number | null = null;
+  let defaults: Standing['defaults'] = null;
+  let overrideInForce: Standing['overrideInForce'] = null;
+  let dailyLimit = UNBOUNDED;
+  let concurrency = UNBOUNDED;
+  if (!org.exempt) {
+    week = rampWeek(org.firstTopupAtMs, nowMs);
+    const step = rampStep(sortedRamp, week);
+    defaults = { concurrency: step.concurrency, daily_spend_micro_usd: step.daily_spend_micro_usd };
+    overrideInForce = { concurrency: org.overrideConcurrency !== null, daily_spend: org.overrideDaily !== null };
+    concurrency = org.overrideConcurrency ?? step.concurrency;
+    dailyLimit = org.overrideDaily ?? step.daily_spend_micro_usd;
+  }
+  const pause = pauseInForce(org, nowMs, balance, dailyLimit, dailyUsed);
+  const spendRemaining = org.exempt ? balance : Math.min(balance, dailyLimit - dailyUsed);
+  return { balance, dailyLimit, dailyUsed, concurrency, week, defaults, overrideInForce, pause, spendRemaining };
+}
+
+/** The stored pause, unless its own lifting condition now holds (spec "Managed serving state"). */
+function pauseInForce(org: OrgRecord, nowMs: number, balance: number, dailyLimit: number, dailyUsed: number): PauseReason | null {
+  switch (org.pausedReason) {
+    case null:
+      return null;
+    case 'account_under_review':
+      return 'account_under_review'; // lifts only by endReview
+    case 'insufficient_balance':
+      return balance > 0 ? null : 'insufficient_balance';
+    case 'spend_velocity_exceeded': {
+      if (org.exempt) return null; // an exempt organization has no ceiling
+      if (org.pausedDay !== utcDay(nowMs)) return null; // the UTC day rolled over
+      // "A raised daily ceiling": the ceiling in force must be higher than the one the pause was
+      // set under (override, or the schedule's next week) AND leave room over today's used. Used
+      // alone falling (a hold settling below its estimate, a lease expiring) does not lift it:
+      // the spec recovers this state only at UTC midnight or by a raised ceiling.
+      const raised = org.pausedDailyLimit === null || dailyLimit > org.pausedDailyLimit;
+      return raised && dailyLimit > dailyUsed ? null : 'spend_velocity_exceeded';
+    }
+  }
+}

@@ -1,0 +1,83 @@
+// The ledger's tables in the shared SQLite file. Other modules keep their own tables in the same
+// file, so every name here starts with `ledger_`. Creation is idempotent and runs in one
+// IMMEDIATE transaction, so several processes opening the file at once do not race each other.
+import type { Database } from 'better-sqlite3';
+
+export const LEDGER_SCHEMA_VERSION = 1;
+
+const DDL_V1 = `
+CREATE TABLE IF NOT EXISTS ledger_orgs (
+  org_id                          TEXT PRIMARY KEY,
+  cash_micro_usd                  INTEGER NOT NULL DEFAULT 0,
+  credit_micro_usd                INTEGER NOT NULL DEFAULT 0 CHECK (credit_micro_usd >= 0),
+  exempt                          INTEGER NOT NULL DEFAULT 0,
+  first_topup_at_ms               INTEGER,
+  override_concurrency            INTEGER,
+  override_daily_spend_micro_usd  INTEGER,
+  paused_reason                   TEXT,
+  paused_at_ms                    INTEGER,
+  paused_day                      INTEGER,
+  paused_daily_limit_micro_usd    INTEGER,
+  created_at_ms                   INTEGER NOT NULL
+) STRICT;
+
+-- A hold is live while expired_at_ms IS NULL and its lease has not run out. An expired hold is
+-- kept (marked) for a while so that a late settle from a slow, not dead, process still charges.
+CREATE TABLE IF NOT EXISTS ledger_holds (
+  hold_id              TEXT PRIMARY KEY,
+  org_id               TEXT NOT NULL,
+  amount_micro_usd     INTEGER NOT NULL,
+  created_at_ms        INTEGER NOT NULL,
+  lease_expires_at_ms  INTEGER NOT NULL,
+  day                  INTEGER NOT NULL,
+  expired_at_ms        INTEGER
+) STRICT;
+CREATE INDEX IF NOT EXISTS ledger_holds_live_org ON ledger_holds (org_id) WHERE expired_at_ms IS NULL;
+CREATE INDEX IF NOT EXISTS ledger_holds_live_lease ON ledger_holds (lease_expires_at_ms) WHERE expired_at_ms IS NULL;
+CREATE INDEX IF NOT EXISTS ledger_holds_expired ON ledger_holds (expired_at_ms) WHERE expired_at_ms IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS ledger_daily_spend (
+  org_id           TEXT NOT NULL,
+  day              INTEGER NOT NULL,
+  spent_micro_usd  INTEGER NOT NULL,
+  PRIMARY KEY (org_id, day)
+) STRICT, WITHOUT ROWID;
+
+-- Shared pools count admissions of all organizations in fixed 60 s windows.
+CREATE TABLE IF NOT EXISTS ledger_pool_windows (
+  pool             TEXT PRIMARY KEY,
+  window_start_ms  INTEGER NOT NULL,
+  admitted         INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS ledger_entries (
+  id                INTEGER PRIMARY KEY AUTOINCREMENT,
+  org_id            TEXT NOT NULL,
+  at_ms             INTEGER NOT NULL,
+  kind              TEXT NOT NULL,
+  hold_id           TEXT,
+  amount_micro_usd  INTEGER,
+  cash_micro_usd    INTEGER,
+  credit_micro_usd  INTEGER,
+  reason            TEXT,
+  detail            TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS ledger_entries_org ON ledger_entries (org_id, id);
+`;
+
+/** Creates or checks the ledger tables; throws on a file written by a newer ledger. */
+export function migrateLedger(db: Database): void {
+  db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS ledger_schema_version (version INTEGER NOT NULL) STRICT');
+    const row = db.prepare('SELECT MAX(version) AS v FROM ledger_schema_version').get() as { v: number | null };
+    const current = row.v ?? 0;
+    if (current > LEDGER_SCHEMA_VERSION) {
+      throw new Error(`ledger schema version ${current} is newer than this build (${LEDGER_SCHEMA_VERSION})`);
+    }
+    if (current < 1) {
+      db.exec(DDL_V1);
+      db.prepare('INSERT INTO ledger_schema_version (version) VALUES (1)').run();
+    }
+    // Future versions: `if (current < 2) { ALTER …; INSERT version 2 }`.
+  }).immediate();
+}

@@ -1,0 +1,25 @@
+// vendor_a: the OpenAI-style API. Responses is canonical; Chat Completions serves the
+// Chat-native parameters that have no Responses equivalent. Flex = body service_tier "flex".
+import type { RouteAdapter } from './types.ts';
+import { originAndBase } from './url.ts';
+
+export function vendorA(baseUrl: string): RouteAdapter {
+  const { origin, base } = originAndBase(baseUrl);
+  return {
+    route: 'vendor_a',
+    wires: ['responses', 'chat'],
+    flex: true,
+    build({ wire, body, model, tier, stream, credential }) {
+      const out: Record<string, any> = { ...body, model, stream };
+      if (tier === 'flex') out.service_tier = 'flex';
+      else delete out.service_tier;
+      if (stream && wire === 'chat' && out.stream_options === undefined) out.stream_options = { include_usage: true };
+      return {
+        origin,
+        path: `${base}/v1/${wire === 'chat' ? 'chat/completions' : 'responses'}`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${String(credential)}`, accept: stream ? 'text/event-stream' : 'application/json' },
+        body: JSON.stringify(out),
+      };
+    },
+  };
+}

@@ -1,0 +1,43 @@
+// A route adapter is mostly data: which wire formats it speaks, where, how it authenticates, how
+// the flex tier is asked for, and how its stream is framed. Shared code (lib/stream/attempt.ts)
+// executes; it never branches on a route's name (style.md habit 7).
+import type { FormatName, RouteName, Tier } from '../ir.ts';
+import type { RawFrame } from '../stream/sse.ts';
+
+export interface UpstreamRequest {
+  origin: string;              // scheme://host:port — selects the undici pool
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface BuildArgs {
+  wire: FormatName;            // which of the adapter's wire formats this call uses
+  body: Record<string, any>;   // the provider body in that wire format (already encoded)
+  model: string;               // the model id the route expects
+  tier: Tier;
+  stream: boolean;             // upstream streaming (always true unless the "now" non-stream fast path)
+  credential: unknown;         // the org's own key or the managed key for this route
+  translated: boolean;         // the body was translated from another caller format
+}
+
+export interface Framer { push(chunk: Buffer): RawFrame[]; end(): RawFrame[] }
+
+export interface RouteAdapter {
+  route: RouteName;
+  /** Wire formats this route speaks; the first is the canonical one. */
+  wires: FormatName[];
+  /** Can the flex tier be asked for on this route (a route-level fact; models decide too). */
+  flex: boolean;
+  build(args: BuildArgs): Promise<UpstreamRequest> | UpstreamRequest;
+  /** Byte framing of the streamed body; SSE unless the route says otherwise. */
+  framer?(): Framer;
+}
+
+export interface Failure {
+  kind: 'capacity' | 'transient' | 'fatal';
+  status: number;
+  message: string;
+  retryAfterMs?: number;
+  upstreamCode?: string;
+}

@@ -1,0 +1,79 @@
+// The `#sim{...}` directive: a JSON object a test writes into the last user text to steer one
+// request (delays, refusals, injected failures, resets, tool calls, replays). Parsed by scanning
+// for the balanced closing brace (string-aware) so the JSON may nest.
+
+export interface Directive {
+  flex_start_ms?: number;
+  flex_refuse?: boolean;
+  standard_start_ms?: number;
+  output_tokens?: number;
+  reasoning_tokens?: number;
+  tokens_per_s?: number;
+  fail?: number[];
+  retry_after_s?: number;
+  reset_after_tokens?: number;
+  error_after_tokens?: number;
+  id?: string;
+  tool_call?: string;
+  replay?: string;
+}
+
+const MARK = '#sim{';
+const NUMBER_KEYS = [
+  'flex_start_ms', 'standard_start_ms', 'output_tokens', 'reasoning_tokens', 'tokens_per_s',
+  'retry_after_s', 'reset_after_tokens', 'error_after_tokens',
+] as const;
+
+export type DirectiveResult = { ok: true; directive: Directive | undefined } | { ok: false; message: string };
+
+export function parseDirective(text: string): DirectiveResult {
+  const at = text.lastIndexOf(MARK);
+  if (at === -1) return { ok: true, directive: undefined };
+  const start = at + MARK.length - 1;
+  const end = matchingBrace(text, start);
+  if (end === -1) return { ok: false, message: '#sim directive: unbalanced braces' };
+  let raw: unknown;
+  try { raw = JSON.parse(text.slice(start, end + 1)); } catch (err) {
+    return { ok: false, message: `#sim directive: ${(err as Error).message}` };
+  }
+  return check(raw as Record<string, unknown>);
+}
+
+function matchingBrace(text: string, open: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+function check(raw: Record<string, unknown>): DirectiveResult {
+  const d: Directive = {};
+  for (const key of NUMBER_KEYS) {
+    const v = raw[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !(v >= 0)) return { ok: false, message: `#sim directive: ${key} must be a number >= 0` };
+    d[key] = v;
+  }
+  if (raw.flex_refuse !== undefined) d.flex_refuse = raw.flex_refuse === true;
+  if (raw.fail !== undefined) {
+    if (!Array.isArray(raw.fail) || !raw.fail.every((s) => Number.isInteger(s) && s >= 400 && s <= 599)) {
+      return { ok: false, message: '#sim directive: fail must be an array of HTTP error statuses' };
+    }
+    d.fail = raw.fail as number[];
+  }
+  for (const key of ['id', 'tool_call', 'replay'] as const) {
+    const v = raw[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'string') return { ok: false, message: `#sim directive: ${key} must be a string` };
+    d[key] = v;
+  }
+  return { ok: true, directive: d };
+}

@@ -1,0 +1,148 @@
+// The request machine under injected time (xstate SimulatedClock): exact hedge and backoff timing
+// with fake attempts the test resolves by hand.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SimulatedClock } from 'xstate';
+import { startRequest, type MachineInput } from '../../lib/machine/request-machine.ts';
+import { AttemptFailed, type Committed } from '../../lib/stream/attempt.ts';
+import type { RouteName, Tier } from '../../lib/ir.ts';
+
+interface Launched { route: RouteName; tier: Tier; at: number; signal: AbortSignal; resolve(c: Committed): void; reject(e: unknown): void }
+
+function harness(over: Partial<MachineInput> = {}) {
+  const clock = new SimulatedClock();
+  clock.set(1_000_000);
+  const launched: Launched[] = [];
+  const input: MachineInput = {
+    routes: ['vendor_a'], flex: 'race', deadlineAt: 1_000_000 + 10_000, lead: () => 2_000,
+    now: () => clock.now(), random: () => 0.5,
+    launch: (route, tier, signal) => new Promise<Committed>((resolve, reject) => { launched.push({ route, tier, at: clock.now(), signal, resolve, reject }); }),
+    ...over,
+  };
+  const run = startRequest(input, clock);
+  return { clock, launched, run };
+}
+
+const committed = (route: RouteName, tier: Tier) => ({ route, tier } as unknown as Committed);
+const fail = (kind: 'capacity' | 'transient' | 'fatal', status: number, retryAfterMs?: number) => new AttemptFailed({ kind, status, message: 'x', retryAfterMs });
+const flush = () => new Promise((r) => setImmediate(r));
+
+test('flex commits before the hedge: flex_committed, standard never launched', async () => {
+  const { launched, run, clock } = harness();
+  assert.equal(launched.length, 1);
+  assert.equal(launched[0]!.tier, 'flex');
+  clock.increment(5_000);
+  launched[0]!.resolve(committed('vendor_a', 'flex'));
+  const out = await run.outcome;
+  assert.equal(out.reason, 'flex_committed');
+  assert.equal(out.winner!.tier, 'flex');
+  clock.increment(10_000);
+  await flush();
+  assert.equal(launched.length, 1);
+  run.stop();
+});
+
+test('flex too slow: standard hedge launched exactly at deadline − lead, wins, flex aborted', async () => {
+  const { launched, run, clock } = harness();
+  clock.increment(7_999);
+  await flush();
+  assert.equal(launched.length, 1, 'no hedge before deadline − lead');
+  clock.increment(1);
+  await flush();
+  assert.equal(launched.length, 2);
+  assert.equal(launched[1]!.tier, 'standard');
+  assert.equal(launched[1]!.at, 1_000_000 + 8_000);
+  launched[1]!.resolve(committed('vendor_a', 'standard'));
+  const out = await run.outcome;
+  assert.equal(out.reason, 'flex_lost_race');
+  assert.equal(launched[0]!.signal.aborted, true, 'the losing flex attempt is aborted');
+  assert.equal(launched[1]!.signal.aborted, false, 'the winner keeps streaming');
+  run.stop();
+  assert.equal(launched[1]!.signal.aborted, true, 'stopping the request aborts the winner');
+});
+
+test('flex wins after the hedge launched: flex_won, standard aborted', async () => {
+  const { launched, run, clock } = harness();
+  clock.increment(8_000);
+  await flush();
+  launched[0]!.resolve(committed('vendor_a', 'flex'));
+  const out = await run.outcome;
+  assert.equal(out.reason, 'flex_won');
+  assert.equal(launched[1]!.signal.aborted, true);
+  run.stop();
+});
+
+test('flex capacity refusal: standard at once, flex_unavailable', async () => {
+  const { launched, run } = harness();
+  launched[0]!.reject(fail('capacity', 429));
+  await flush();
+  assert.equal(launched.length, 2);
+  assert.equal(launched[1]!.tier, 'standard');
+  assert.equal(launched[1]!.at, 1_000_000);
+  launched[1]!.resolve(committed('vendor_a', 'standard'));
+  assert.equal((await run.outcome).reason, 'flex_unavailable');
+  run.stop();
+});
+
+test('retries honour Retry-After and count', async () => {
+  const { launched, run, clock } = harness({ flex: 'off', retry: { count: 2, backoff: 'exponential', jitter: true } });
+  launched[0]!.reject(fail('transient', 429, 3_000));
+  await flush();
+  clock.increment(2_999);
+  await flush();
+  assert.equal(launched.length, 1, 'not sooner than Retry-After');
+  clock.increment(1);
+  await flush();
+  assert.equal(launched.length, 2);
+  launched[1]!.reject(fail('transient', 503));
+  await flush();
+  // second retry: exponential ceiling 500 ms, full jitter 0.5 → 250 ms
+  clock.increment(249);
+  await flush();
+  assert.equal(launched.length, 2);
+  clock.increment(1);
+  await flush();
+  assert.equal(launched.length, 3);
+  launched[2]!.resolve(committed('vendor_a', 'standard'));
+  const out = await run.outcome;
+  assert.equal(out.retries, 2);
+  assert.equal(out.reason, 'standard_requested');
+  run.stop();
+});
+
+test('fallback to the next route after the retries of the first', async () => {
+  const { launched, run } = harness({ routes: ['vendor_b', 'cloud_a'], flex: 'off' });
+  launched[0]!.reject(fail('transient', 500));
+  await flush();
+  assert.equal(launched[1]!.route, 'cloud_a');
+  launched[1]!.resolve(committed('cloud_a', 'standard'));
+  const out = await run.outcome;
+  assert.equal(out.reason, 'fallback');
+  assert.equal(out.fallbacks, 1);
+  assert.equal(out.routeIndex, 1);
+  run.stop();
+});
+
+test('a fatal upstream refusal fails the request without retry', async () => {
+  const { launched, run } = harness({ flex: 'off', retry: { count: 3, backoff: 'linear', jitter: false } });
+  launched[0]!.reject(fail('fatal', 400));
+  const out = await run.outcome;
+  assert.equal(out.winner, undefined);
+  assert.equal(out.failure!.status, 400);
+  assert.equal(launched.length, 1);
+});
+
+test('nothing left to try: failed with the last failure', async () => {
+  const { launched, run } = harness({ flex: 'off' });
+  launched[0]!.reject(fail('transient', 503));
+  const out = await run.outcome;
+  assert.equal(out.failure!.status, 503);
+});
+
+test('stopping the request aborts every running attempt', async () => {
+  const { launched, run, clock } = harness();
+  clock.increment(8_000);
+  await flush();
+  run.stop();
+  assert.ok(launched.every((l) => l.signal.aborted));
+});
