@@ -81,3 +81,11 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
   };
   return cfg;
 }
+
+/** The service's credential for a managed route: direct routes use `key`; cloud routes take the
+ *  whole entry ({key, project?, location?} / {key, region?}), the same shape as an org's cloud key. */
+export function managedCredential(cfg: GatewayConfig, route: RouteName): unknown | undefined {
+  const entry = cfg.managed[route];
+  if (!entry) return undefined;
+  return route === 'cloud_a' || route === 'cloud_b' ? entry : entry.key;
+}

@@ -59,6 +59,14 @@ export function checkAmount(what: string, v: unknown): number {
   return v;
 }
 
+/** Cash first, then credit. Cash does not go below zero while credit remains; once both are
+ *  exhausted the rest is owed on cash (negative), which the next admission turns into a pause. */
+export function debit(cash: number, credit: number, cost: number): { cash: number; credit: number } {
+  const fromCash = Math.min(Math.max(cash, 0), cost);
+  const fromCredit = Math.min(credit, cost - fromCash);
+  return { cash: cash - fromCash - (cost - fromCash - fromCredit), credit: credit - fromCredit };
+}
+
 /** The stored state of one organization, as any adapter reads it. */
 export interface OrgRecord {
   cash: number;

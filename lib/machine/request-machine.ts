@@ -194,12 +194,14 @@ export interface RunningRequest {
 export function startRequest(input: MachineInput, clock?: TimerClock): RunningRequest {
   const actor = createActor(requestMachine, { input, ...(clock ? { clock } : {}) });
   const outcome = new Promise<Outcome>((resolve) => {
-    const sub = actor.subscribe((snap) => {
-      if (snap.value === 'committed' || snap.value === 'failed' || snap.status === 'stopped') {
-        const c = snap.context;
-        resolve({ winner: c.winner, reason: c.reason, routeIndex: c.routeIndex, retries: c.retries, fallbacks: c.fallbacks, failure: c.failure });
-        sub.unsubscribe();
-      }
+    const settle = (): void => {
+      const c = actor.getSnapshot().context;
+      resolve({ winner: c.winner, reason: c.reason, routeIndex: c.routeIndex, retries: c.retries, fallbacks: c.fallbacks, failure: c.failure });
+    };
+    actor.subscribe({
+      next: (snap) => { if (snap.value === 'committed' || snap.value === 'failed') settle(); },
+      complete: settle,   // stopped (client gone) or final
+      error: settle,
     });
   });
   actor.start();

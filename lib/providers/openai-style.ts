@@ -13,7 +13,8 @@ export function vendorA(baseUrl: string): RouteAdapter {
       const out: Record<string, any> = { ...body, model, stream };
       if (tier === 'flex') out.service_tier = 'flex';
       else delete out.service_tier;
-      if (stream && wire === 'chat' && out.stream_options === undefined) out.stream_options = { include_usage: true };
+      // Settlement needs usage: always ask for it; the responder drops the usage chunk for a caller that did not.
+      if (stream && wire === 'chat') out.stream_options = { ...out.stream_options, include_usage: true };
       return {
         origin,
         path: `${base}/v1/${wire === 'chat' ? 'chat/completions' : 'responses'}`,

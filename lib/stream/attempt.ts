@@ -33,6 +33,8 @@ export interface Committed {
   chunks: Buffer[];
   frames: RawFrame[];
   framer: Framer;
+  /** The route frames bytes its own way (not SSE): raw frames are re-serialised SSE text. */
+  reframed: boolean;
   /** The rest of the body. */
   rest: AsyncIterator<Buffer>;
   committedAt: number;
@@ -71,7 +73,7 @@ export async function runAttempt(spec: AttemptSpec, pools: Pools, signal: AbortS
       throw new AttemptFailed(connectionFailure(err as Error));
     }
   }
-  return { route: spec.route, tier: spec.tier, wire: spec.wire, streamed: spec.streamed, status: 200, headers: res.headers, chunks, frames, framer, rest, committedAt: now() };
+  return { route: spec.route, tier: spec.tier, wire: spec.wire, streamed: spec.streamed, status: 200, headers: res.headers, chunks, frames, framer, reframed: spec.adapter.framer !== undefined, rest, committedAt: now() };
 }
 
 async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {

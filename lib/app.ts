@@ -1,0 +1,163 @@
+// Builds a gateway: configuration → data folder → services → HTTP server. Used by `npm start`,
+// `make run` and every end-to-end test (port 0). Without routes in the configuration the built-in
+// simulator is started beside it and every route points there, served as managed.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RouteName } from './ir.ts';
+import { type Clock, systemClock } from './clock.ts';
+import { type GatewayConfig, ROUTES } from './config.ts';
+import { Catalog } from './catalog/catalog.ts';
+import { openDatabase } from './store/db.ts';
+import { secretBoxFor } from './store/secrets.ts';
+import { OrgStore } from './store/orgs.ts';
+import { openSqliteLedger } from './ledger/sqlite.ts';
+import { AbuseLimiter } from './limits/abuse.ts';
+import { vendorA } from './providers/openai-style.ts';
+import { vendorB } from './providers/gemini.ts';
+import { vendorC } from './providers/anthropic.ts';
+import { cloudA } from './providers/vertex.ts';
+import { cloudB } from './providers/bedrock.ts';
+import type { RouteAdapter } from './providers/types.ts';
+import { CODECS } from './formats/index.ts';
+import { Pools } from './stream/pools.ts';
+import { LeadEstimator } from './routing/lead.ts';
+import { FlexSlots } from './routing/flex-slots.ts';
+import { createLogger, type Logger } from './log.ts';
+import { createMetrics } from './metrics.ts';
+import { createHttpServer } from './http/server.ts';
+import { startSimulator, type Simulator } from './simulator/server.ts';
+import type { Services } from './services.ts';
+import type { TimerClock } from './machine/request-machine.ts';
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  dataDir: string;
+  adminToken?: string;
+  secret?: string;
+  port?: number;
+  host?: string;
+  clock?: Clock;
+  timerClock?: TimerClock;
+  random?: () => number;
+  logger?: Logger;
+  /** How long shutdown waits for streams to finish before aborting them. */
+  drainMs?: number;
+}
+
+export interface Gateway {
+  url: string;
+  port: number;
+  server: Server;
+  services: Services;
+  simulator?: Simulator;
+  close(): Promise<void>;
+}
+
+export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
+  const config = opts.config;
+  const clock = opts.clock ?? systemClock;
+  const log = opts.logger ?? createLogger();
+  let simulator: Simulator | undefined;
+  if (config.useSimulator) {
+    const creds = simulatorCredentials();
+    const aws = (creds.cloud_b as { key: { access_key_id: string; secret_access_key: string } }).key;
+    simulator = await startSimulator({ ...config.simulator, awsSecrets: { [aws.access_key_id]: aws.secret_access_key } });
+    const sim = simulator.url;
+    (creds.cloud_a as { key: { token_uri: string } }).key.token_uri = `${sim}/token`;
+    config.routes = Object.fromEntries(ROUTES.map((r) => [r, { base_url: sim }]));
+    config.managed = Object.fromEntries((Object.keys(config.managed) as RouteName[]).map((r) => {
+      const c = creds[r];
+      return [r, typeof c === 'string' ? { key: c } : (c as { key: unknown })];
+    }));
+  }
+  const db = openDatabase(opts.dataDir);
+  const box = secretBoxFor(opts.dataDir, opts.secret);
+  const orgs = new OrgStore(db, box);
+  const ledger = openSqliteLedger(db, config.ledger);
+  const services: Services = {
+    config, clock, timerClock: opts.timerClock, random: opts.random ?? Math.random,
+    catalog: new Catalog(config.models),
+    orgs, ledger,
+    abuse: new AbuseLimiter(config.abuse_limits, clock),
+    adapters: buildAdapters(config),
+    codecs: CODECS,
+    pools: new Pools(),
+    lead: new LeadEstimator(config.hedge),
+    flexSlots: new FlexSlots(config.flex_race_slots),
+    log,
+    metrics: createMetrics(),
+    inflight: new Set(),
+    shuttingDown: false,
+  };
+  // Holds whose process died are released after their lease; live holds are renewed by theirs.
+  const sweep = setInterval(() => {
+    try {
+      const live = [...services.inflight].flatMap((e) => (e.holdId ? [e.holdId] : []));
+      if (live.length) ledger.renew(live, clock.now());
+      for (const h of ledger.expireLeases(clock.now())) log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd }, 'hold lease expired, released');
+    } catch (err) { log.error({ err }, 'lease sweep failed'); }
+  }, Math.max(1_000, Math.floor(config.ledger.hold_lease_ms / 4)));
+  sweep.unref();
+
+  const server = createHttpServer(services, opts.adminToken);
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host ?? '127.0.0.1';
+
+  let closed = false;
+  return {
+    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
+    port, server, services, simulator,
+    async close() {
+      if (closed) return;
+      closed = true;
+      services.shuttingDown = true;
+      clearInterval(sweep);
+      server.close();
+      // Drain: streams in flight get drainMs to finish, then are aborted; each settles its hold.
+      const drained = Promise.all([...services.inflight].map((e) => e.done));
+      const timer = new Promise((r) => setTimeout(r, opts.drainMs ?? 10_000).unref());
+      await Promise.race([drained, timer]);
+      for (const e of services.inflight) e.abort();
+      await Promise.all([...services.inflight].map((e) => e.done));
+      server.closeAllConnections();
+      await services.pools.close();
+      ledger.close();
+      db.close();
+      await simulator?.close();
+    },
+  };
+}
+
+function buildAdapters(config: GatewayConfig): Record<RouteName, RouteAdapter> {
+  const base = (r: RouteName): string => config.routes[r]?.base_url ?? `http://127.0.0.1:1/${r}-not-configured`;
+  const cap = config.hold.default_max_output_tokens;
+  return {
+    vendor_a: vendorA(base('vendor_a')),
+    vendor_b: vendorB(base('vendor_b')),
+    vendor_c: vendorC(base('vendor_c'), cap),
+    cloud_a: cloudA(base('cloud_a')),
+    cloud_b: cloudB(base('cloud_b'), cap),
+  };
+}
+
+/** Credentials for the built-in simulator: plain keys for direct routes, a freshly generated
+ *  service account for cloud_a (its token_uri set to the simulator's once it listens), AWS keys
+ *  for cloud_b (the simulator verifies their SigV4 signatures). */
+export function simulatorCredentials(): Record<RouteName, unknown> {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    vendor_a: 'sim-key-vendor-a',
+    vendor_b: 'sim-key-vendor-b',
+    vendor_c: 'sim-key-vendor-c',
+    cloud_a: {
+      key: {
+        type: 'service_account', client_email: 'gateway@sim-project.iam.gserviceaccount.com', project_id: 'sim-project',
+        private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), token_uri: '',
+      },
+      location: 'us-central1',
+    },
+    cloud_b: { key: { access_key_id: 'AKIDSIM' + randomBytes(4).toString('hex').toUpperCase(), secret_access_key: randomBytes(20).toString('base64') }, region: 'us-east-1' },
+  };
+}

@@ -1,0 +1,22 @@
+// The OpenAI Chat Completions format: caller format of POST /v1/chat/completions, and vendor A's
+// wire for the Chat passthrough (Chat-native parameters). Chat callers otherwise ride the canonical
+// Responses path: chat decodeRequest → responses encodeRequest, responses stream decoder → chat
+// stream encoder.
+import type { FormatCodec } from '../types.ts';
+import { decodeChatRequest } from './request-decode.ts';
+import { encodeChatRequest } from './request-encode.ts';
+import { decodeChatResponse, encodeChatResponse } from './response.ts';
+import { createChatStreamDecoder } from './stream-decode.ts';
+import { createChatStreamEncoder } from './stream-encode.ts';
+import { chatTap } from './tap.ts';
+
+export const chatCodec: FormatCodec = {
+  name: 'chat',
+  decodeRequest: decodeChatRequest,
+  encodeRequest: encodeChatRequest,
+  decodeResponse: decodeChatResponse,
+  encodeResponse: encodeChatResponse,
+  createStreamDecoder: createChatStreamDecoder,
+  createStreamEncoder: createChatStreamEncoder,
+  tap: chatTap,
+};

@@ -1,0 +1,29 @@
+// Passthrough usage tap for a Chat Completions stream: bytes go through untouched; only the chunk
+// with a non-null usage (and the finish chunk, for the tier) is parsed. Chat writes compact JSON,
+// so `"usage":{` marks real usage: inside a content string the quotes would be escaped.
+import type { CostExtras } from '../../ir.ts';
+import { isPlainObject } from '../responses/native.ts';
+import type { SSEFrame, TapState, UsageTap } from '../types.ts';
+import { addChatExtras, tierOfChunk, usageFromChat } from './usage.ts';
+
+export const chatTap: UsageTap = {
+  carriesUsage(frame: SSEFrame): boolean {
+    return frame.data.includes('"usage":{') || frame.data.includes('"finish_reason":"');
+  },
+
+  read(data: any, acc: TapState): void {
+    if (isPlainObject(data?.usage)) { acc.usage = usageFromChat(data.usage); acc.sawUsage = true; }
+    const tier = tierOfChunk(data?.service_tier);
+    if (tier) acc.tier = tier;
+  },
+
+  isFinal(_frame: SSEFrame, data: any): boolean {
+    return isPlainObject(data?.usage);
+  },
+
+  inject(data: any, extras: CostExtras): string {
+    const usage: Record<string, unknown> = { ...data.usage };
+    addChatExtras(usage, extras);
+    return JSON.stringify({ ...data, usage });
+  },
+};

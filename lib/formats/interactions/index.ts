@@ -1,0 +1,19 @@
+// The Gemini Interactions codec: caller format "interactions", and the wire of vendor B.
+import type { FormatCodec } from '../types.ts';
+import { decodeInteractionsRequest } from './request-decode.ts';
+import { encodeInteractionsRequest } from './request-encode.ts';
+import { decodeInteractionsResponse, encodeInteractionsResponse } from './response.ts';
+import { InteractionsStreamDecoder } from './stream-decode.ts';
+import { InteractionsStreamEncoder } from './stream-encode.ts';
+import { interactionsTap } from './tap.ts';
+
+export const interactionsCodec: FormatCodec = {
+  name: 'interactions',
+  decodeRequest: decodeInteractionsRequest,
+  encodeRequest: encodeInteractionsRequest,
+  decodeResponse: decodeInteractionsResponse,
+  encodeResponse: encodeInteractionsResponse,
+  createStreamDecoder: () => new InteractionsStreamDecoder(),
+  createStreamEncoder: (ctx) => new InteractionsStreamEncoder(ctx),
+  tap: interactionsTap,
+};

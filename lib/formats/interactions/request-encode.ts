@@ -1,0 +1,108 @@
+// IR → Interactions request body (with `model`; without stream/service_tier, which the adapter
+// owns). Turns become steps: user_input, model_output, thought (kept only with its signature),
+// function_call (its Gemini signature carried as `signature`) and function_result (which needs
+// the function's name, found from the earlier call with the same id).
+import { GatewayError } from '../../errors.ts';
+import type { IRMessage, IRPart, IRRequest, IRToolChoice } from '../../ir.ts';
+import { argumentsObject } from './ids.ts';
+
+type Item = Record<string, unknown>;
+
+export function encodeInteractionsRequest(ir: IRRequest): Record<string, any> {
+  const body: Record<string, any> = { model: ir.model, input: encodeSteps(ir.messages) };
+  if (ir.system) body.system_instruction = ir.system;
+  if (ir.tools?.length) {
+    body.tools = ir.tools.map((t) => ({
+      type: 'function', name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters,
+    }));
+  }
+  if (ir.responseFormat) {
+    body.response_format = ir.responseFormat.type === 'json_schema'
+      ? { type: 'text', mime_type: 'application/json', schema: ir.responseFormat.schema }
+      : { type: 'text', mime_type: 'application/json' };
+  }
+  const gc: Record<string, unknown> = {};
+  if (ir.maxOutputTokens !== undefined) gc.max_output_tokens = ir.maxOutputTokens;
+  if (ir.temperature !== undefined) gc.temperature = ir.temperature;
+  if (ir.topP !== undefined) gc.top_p = ir.topP;
+  if (ir.stopSequences?.length) gc.stop_sequences = ir.stopSequences;
+  if (ir.reasoning) gc.thinking_level = ir.reasoning.effort;
+  if (ir.toolChoice && ir.tools?.length) gc.tool_choice = encodeToolChoice(ir.toolChoice);
+  if (Object.keys(gc).length) body.generation_config = gc;
+  if (ir.native?.family === 'interactions') copyNative(body, ir.native.fields);
+  return body;
+}
+
+/** native.fields hold what the IR could not: generation_config extras merge into ours, other
+ *  keys (previous_interaction_id, hosted tools, the caller's own input when it had hosted-tool
+ *  steps, …) are copied as they came. */
+function copyNative(body: Record<string, any>, fields: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(fields)) {
+    if (k === 'generation_config' && v && typeof v === 'object') body.generation_config = { ...body.generation_config, ...(v as object) };
+    else body[k] = v;
+  }
+}
+
+export function encodeSteps(messages: IRMessage[]): Item[] {
+  const steps: Item[] = [];
+  const callNames = new Map<string, string>();
+  let content: Item[] = [];
+  let contentStep = '';
+  const flush = () => {
+    if (content.length) steps.push({ type: contentStep, content });
+    content = [];
+  };
+  for (const m of messages) {
+    flush();
+    contentStep = m.role === 'user' ? 'user_input' : 'model_output';
+    for (const p of m.content) {
+      switch (p.type) {
+        case 'text':
+          if (p.text) content.push({ type: 'text', text: p.text });
+          break;
+        case 'image':
+        case 'file':
+          content.push(mediaItem(p));
+          break;
+        case 'reasoning':
+          if (!p.signature) break; // Gemini wants its own signed thoughts back, nothing else
+          flush();
+          steps.push({ type: 'thought', signature: p.signature, ...(p.text ? { summary: [{ type: 'text', text: p.text }] } : {}) });
+          break;
+        case 'tool_call': {
+          flush();
+          const args = argumentsObject(p.arguments);
+          if (!args) throw new GatewayError('invalid_request', `The arguments of tool call ${p.id} are not valid JSON.`, { param: 'input' });
+          callNames.set(p.id, p.name);
+          steps.push({ type: 'function_call', id: p.id, name: p.name, arguments: args, ...(p.signature ? { signature: p.signature } : {}) });
+          break;
+        }
+        case 'tool_result':
+          flush();
+          steps.push({
+            type: 'function_result', call_id: p.callId, name: callNames.get(p.callId) ?? p.name ?? '',
+            result: p.content, ...(p.isError ? { is_error: true } : {}),
+          });
+          break;
+      }
+    }
+  }
+  flush();
+  return steps;
+}
+
+function mediaItem(p: Extract<IRPart, { type: 'image' | 'file' }>): Item {
+  const mediaType = p.mediaType;
+  const type = p.type === 'image' || mediaType?.startsWith('image/') ? 'image'
+    : mediaType?.startsWith('audio/') ? 'audio'
+    : mediaType?.startsWith('video/') ? 'video'
+    : 'document';
+  if (!p.data && !p.url) throw new GatewayError('invalid_request', `An ${p.type} part has neither data nor url.`, { param: 'input' });
+  return { type, ...(p.data ? { data: p.data } : { uri: p.url }), ...(mediaType ? { mime_type: mediaType } : {}) };
+}
+
+function encodeToolChoice(tc: IRToolChoice): unknown {
+  if (tc === 'required') return 'any';
+  if (tc === 'auto' || tc === 'none') return tc;
+  return { allowed_tools: { mode: 'any', tools: [tc.name] } };
+}

@@ -1,0 +1,91 @@
+// Non-streamed Interactions bodies: an Interaction (steps[]) → IR, and IR → the Interaction a
+// caller sees.
+import type { IRBlock, IRResponse } from '../../ir.ts';
+import type { EncodeContext } from '../types.ts';
+import { argumentsObject, newInteractionId } from './ids.ts';
+import { statusFromStop, stopFromStatus } from './status.ts';
+import { isoSeconds, tierFromInteractions, usageFromInteractions, usageToInteractions } from './usage.ts';
+
+const textOf = (items: unknown): string =>
+  Array.isArray(items) ? items.filter((c: any) => c?.type === 'text').map((c: any) => String(c.text ?? '')).join('') : '';
+
+export function decodeInteractionsResponse(body: any): IRResponse {
+  const blocks: IRBlock[] = [];
+  for (const step of Array.isArray(body?.steps) ? body.steps : []) {
+    switch (step?.type) {
+      case 'thought':
+        blocks.push({ kind: 'reasoning', text: textOf(step.summary), ...(step.signature ? { signature: step.signature } : {}) });
+        break;
+      case 'model_output': {
+        const text = textOf(step.content);
+        if (text) blocks.push({ kind: 'text', text });
+        break;
+      }
+      case 'function_call':
+        blocks.push({
+          kind: 'tool_call', id: String(step.id ?? ''), name: String(step.name ?? ''), arguments: JSON.stringify(step.arguments ?? {}),
+          ...(step.signature ? { signature: step.signature } : {}),
+        });
+        break;
+      default: break; // user_input / function_result (GET replays them), hosted tool steps
+    }
+  }
+  const res: IRResponse = {
+    id: String(body?.id ?? ''),
+    model: String(body?.model ?? ''),
+    blocks,
+    stopReason: stopFromStatus(body?.status, blocks.some((b) => b.kind === 'tool_call')),
+    usage: usageFromInteractions(body?.usage),
+    tier: tierFromInteractions(body?.service_tier),
+  };
+  if (res.stopReason === 'error') {
+    const err = Array.isArray(body?.errors) ? body.errors[0] : undefined;
+    res.error = { code: String(err?.code ?? body?.status ?? 'failed'), message: String(err?.message ?? `The interaction ended with status ${body?.status}.`) };
+  }
+  return res;
+}
+
+export function encodeInteractionsResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
+  const steps: Record<string, unknown>[] = [];
+  let output: Record<string, unknown>[] | undefined; // the model_output step text blocks join
+  for (const b of res.blocks) {
+    if (b.kind === 'text') {
+      if (!output) steps.push({ type: 'model_output', content: (output = []) });
+      output.push({ type: 'text', text: b.text });
+      continue;
+    }
+    output = undefined;
+    if (b.kind === 'reasoning') {
+      if (b.signature || b.text) steps.push({ type: 'thought', ...(b.signature ? { signature: b.signature } : {}), ...(b.text ? { summary: [{ type: 'text', text: b.text }] } : {}) });
+    } else {
+      steps.push({ type: 'function_call', id: b.id, name: b.name, arguments: argumentsObject(b.arguments) ?? {}, ...(b.signature ? { signature: b.signature } : {}) });
+    }
+  }
+  const at = isoSeconds(ctx.createdAt);
+  const body: Record<string, any> = {
+    id: ctx.id || newInteractionId(),
+    object: 'interaction',
+    model: ctx.model,
+    status: statusFromStop(res.stopReason, res.blocks.some((b) => b.kind === 'tool_call')),
+    created: at,
+    updated: at,
+    service_tier: ctx.tier,
+    steps,
+    usage: interactionUsage(res),
+  };
+  if (res.error) body.errors = [{ code: res.error.code, message: res.error.message }];
+  return body;
+}
+
+/** The usage object, with the spec's input_tokens / output_tokens / cost / routing when the
+ *  caller asked include_cost (Interactions has no fields of those names of its own). */
+export function interactionUsage(res: Pick<IRResponse, 'usage' | 'extras'>): Record<string, unknown> {
+  const usage: Record<string, unknown> = usageToInteractions(res.usage);
+  if (res.extras) {
+    usage.input_tokens = res.usage.inputTokens;
+    usage.output_tokens = res.usage.outputTokens;
+    if (res.extras.cost) usage.cost = res.extras.cost;
+    usage.routing = res.extras.routing;
+  }
+  return usage;
+}

@@ -1,0 +1,134 @@
+// IR events → Interactions SSE (steps schema), as the API sends it and @google/genai parses it:
+// interaction.created, interaction.status_update, step.start/delta/stop per block,
+// interaction.completed, then `event: done` / `data: [DONE]`.
+import { formatFrame } from '../../stream/sse.ts';
+import type { IREvent } from '../../ir.ts';
+import type { EncodeContext, StreamEncoder } from '../types.ts';
+import { newInteractionId } from './ids.ts';
+import { interactionUsage } from './response.ts';
+import { statusFromStop } from './status.ts';
+import { isoSeconds } from './usage.ts';
+
+interface OpenStep {
+  kind: 'text' | 'reasoning' | 'tool_call';
+  /** Step index; undefined while a function_call's step.start is held back for its signature. */
+  at?: number;
+  tool?: { id: string; name: string; signature?: string };
+}
+
+const DONE = formatFrame('[DONE]', 'done');
+
+export class InteractionsStreamEncoder implements StreamEncoder {
+  private started = false;
+  private done = false;
+  private id = '';
+  private nextIndex = 0;
+  private sawToolCall = false;
+  private readonly steps = new Map<number, OpenStep>();
+
+  constructor(private readonly ctx: EncodeContext) {}
+
+  push(ev: IREvent): string {
+    if (this.done || ev.type === 'usage') return '';
+    let out = this.started ? '' : this.created(ev.type === 'start' ? ev.id : undefined);
+    switch (ev.type) {
+      case 'start': break;
+      case 'block_start':
+        if (ev.block.kind === 'tool_call') {
+          this.sawToolCall = true;
+          this.steps.set(ev.index, { kind: 'tool_call', tool: { id: ev.block.id, name: ev.block.name } });
+        } else out += this.open(ev.index, ev.block.kind);
+        break;
+      case 'text_delta': {
+        const [s, pre] = this.stepFor(ev.index, 'text');
+        if (s.kind === 'text' && ev.text) out += pre + delta(s.at!, { type: 'text', text: ev.text });
+        break;
+      }
+      case 'reasoning_delta': {
+        const [s, pre] = this.stepFor(ev.index, 'reasoning');
+        if (s.kind === 'reasoning' && ev.text) out += pre + delta(s.at!, { type: 'thought_summary', content: { type: 'text', text: ev.text } });
+        break;
+      }
+      case 'signature': {
+        if (ev.encrypted || !ev.signature) break; // OpenAI encrypted_content means nothing to Gemini
+        const held = this.steps.get(ev.index);
+        if (held?.kind === 'tool_call') {
+          if (held.at === undefined) held.tool!.signature = ev.signature;
+          break;
+        }
+        const [s, pre] = this.stepFor(ev.index, 'reasoning');
+        if (s.kind === 'reasoning') out += pre + delta(s.at!, { type: 'thought_signature', signature: ev.signature });
+        break;
+      }
+      case 'args_delta': {
+        const s = this.steps.get(ev.index);
+        if (s?.kind !== 'tool_call') break;
+        out += this.flushTool(s);
+        if (ev.json) out += delta(s.at!, { type: 'arguments_delta', arguments: ev.json });
+        break;
+      }
+      case 'block_stop': out += this.close(ev.index); break;
+      case 'finish': {
+        out += this.closeAll();
+        this.done = true;
+        const at = isoSeconds(this.ctx.createdAt);
+        const interaction = {
+          id: this.id, status: statusFromStop(ev.reason, this.sawToolCall), usage: interactionUsage(ev),
+          created: at, updated: at, service_tier: this.ctx.tier, object: 'interaction', model: this.ctx.model,
+        };
+        out += frame('interaction.completed', { interaction }) + DONE;
+        break;
+      }
+      case 'error':
+        this.done = true;
+        out += frame('error', { error: { code: ev.code, message: ev.message } }) + DONE;
+        break;
+    }
+    return out;
+  }
+
+  private created(id: string | undefined): string {
+    this.started = true;
+    this.id = this.ctx.id || id || newInteractionId();
+    return frame('interaction.created', { interaction: { id: this.id, status: 'in_progress', object: 'interaction', model: this.ctx.model } })
+      + frame('interaction.status_update', { interaction_id: this.id, status: 'in_progress' });
+  }
+
+  private open(index: number, kind: 'text' | 'reasoning'): string {
+    const s: OpenStep = { kind, at: this.nextIndex++ };
+    this.steps.set(index, s);
+    return frame('step.start', { index: s.at, step: { type: kind === 'text' ? 'model_output' : 'thought' } });
+  }
+
+  private stepFor(index: number, kind: 'text' | 'reasoning'): [OpenStep, string] {
+    const s = this.steps.get(index);
+    if (s) return [s, ''];
+    const pre = this.open(index, kind);
+    return [this.steps.get(index)!, pre];
+  }
+
+  /** A function_call step opens with its id, name and (Gemini) signature, as the API sends it. */
+  private flushTool(s: OpenStep): string {
+    if (s.at !== undefined || !s.tool) return '';
+    s.at = this.nextIndex++;
+    const { id, name, signature } = s.tool;
+    return frame('step.start', { index: s.at, step: { type: 'function_call', id, name, arguments: {}, ...(signature ? { signature } : {}) } });
+  }
+
+  private close(index: number): string {
+    const s = this.steps.get(index);
+    if (!s) return '';
+    this.steps.delete(index);
+    return this.flushTool(s) + frame('step.stop', { index: s.at });
+  }
+
+  private closeAll(): string {
+    let out = '';
+    for (const index of [...this.steps.keys()]) out += this.close(index);
+    return out;
+  }
+}
+
+/** One event; the payload repeats its name as event_type, as the API's does. */
+const frame = (event: string, data: Record<string, unknown>): string => formatFrame(JSON.stringify({ ...data, event_type: event }), event);
+const delta = (index: number, d: Record<string, unknown>): string => frame('step.delta', { index, delta: d });

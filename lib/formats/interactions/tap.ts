@@ -1,0 +1,37 @@
+// Usage tap for an Interactions passthrough: interaction.completed carries the usage and the
+// tier that served, and is the frame where cost and routing are added.
+import type { CostExtras } from '../../ir.ts';
+import type { SSEFrame, TapState, UsageTap } from '../types.ts';
+import { tierFromInteractions, usageFromInteractions } from './usage.ts';
+
+const isCompleted = (frame: SSEFrame): boolean =>
+  frame.event === 'interaction.completed' || (frame.event === undefined && frame.data.includes('"interaction.completed"'));
+
+export const interactionsTap: UsageTap = {
+  carriesUsage: isCompleted,
+
+  read(data, acc: TapState) {
+    const interaction = data?.interaction;
+    if (!interaction) return;
+    if (interaction.usage) {
+      acc.usage = usageFromInteractions(interaction.usage);
+      acc.sawUsage = true;
+    }
+    if (interaction.service_tier) acc.tier = tierFromInteractions(interaction.service_tier);
+  },
+
+  /** Adds the spec's usage.input_tokens / output_tokens (IR convention: thought tokens count as
+   *  output), cost and routing; everything else stays as the provider sent it. */
+  inject(data, extras: CostExtras) {
+    const interaction = data.interaction ?? {};
+    const ir = usageFromInteractions(interaction.usage);
+    const usage: Record<string, unknown> = { ...interaction.usage, input_tokens: ir.inputTokens, output_tokens: ir.outputTokens };
+    if (extras.cost) usage.cost = extras.cost;
+    usage.routing = extras.routing;
+    return JSON.stringify({ ...data, interaction: { ...interaction, usage } });
+  },
+
+  isFinal(frame, data) {
+    return isCompleted(frame) || data?.event_type === 'interaction.completed';
+  },
+};

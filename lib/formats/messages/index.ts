@@ -1,0 +1,19 @@
+// The Anthropic Messages codec: caller format "messages", and the wire of vendor C and cloud_b.
+import type { FormatCodec } from '../types.ts';
+import { decodeMessagesRequest } from './request-decode.ts';
+import { encodeMessagesRequest } from './request-encode.ts';
+import { decodeMessagesResponse, encodeMessagesResponse } from './response.ts';
+import { MessagesStreamDecoder } from './stream-decode.ts';
+import { MessagesStreamEncoder } from './stream-encode.ts';
+import { messagesTap } from './tap.ts';
+
+export const messagesCodec: FormatCodec = {
+  name: 'messages',
+  decodeRequest: decodeMessagesRequest,
+  encodeRequest: encodeMessagesRequest,
+  decodeResponse: decodeMessagesResponse,
+  encodeResponse: encodeMessagesResponse,
+  createStreamDecoder: () => new MessagesStreamDecoder(),
+  createStreamEncoder: (ctx) => new MessagesStreamEncoder(ctx),
+  tap: messagesTap,
+};

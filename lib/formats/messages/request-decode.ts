@@ -1,0 +1,263 @@
+// Messages request body → IR. What the IR cannot hold (top_k, metadata, cache_control, citations,
+// server tools, …) stays in native.fields so a Messages encoder can put it back; the validator
+// refuses such fields before a request for another family gets here.
+import { GatewayError } from '../../errors.ts';
+import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
+
+/** Keys the IR carries; every other top-level key goes to native.fields. */
+const CONSUMED = new Set([
+  'model', 'messages', 'system', 'tools', 'tool_choice', 'max_tokens', 'temperature', 'top_p',
+  'thinking', 'stop_sequences', 'stream', 'output_config',
+  'service_tier', // the tier follows from start_within; never forwarded
+]);
+
+/** Per block type, the keys the decoder reads; any other key (cache_control, citations, context,
+ *  …) makes the original `messages` travel in native.fields. */
+const BLOCK_KEYS: Record<string, string[]> = {
+  text: ['type', 'text'],
+  image: ['type', 'source'],
+  document: ['type', 'source', 'title'],
+  tool_use: ['type', 'id', 'name', 'input'],
+  tool_result: ['type', 'tool_use_id', 'content', 'is_error'],
+  thinking: ['type', 'thinking', 'signature'],
+  redacted_thinking: ['type', 'data'],
+};
+
+const invalid = (param: string, message: string) => new GatewayError('invalid_request', message, { param });
+
+/** Records whether a part of the body lost detail on its way into the IR. */
+class Loss {
+  lossy = false;
+  check(obj: Record<string, unknown>, known: string[]): void {
+    if (!this.lossy && Object.keys(obj).some((k) => !known.includes(k))) this.lossy = true;
+  }
+}
+
+export function decodeMessagesRequest(body: Record<string, any>): IRRequest {
+  if (typeof body.model !== 'string') throw invalid('model', 'model must be a string.');
+  if (!Array.isArray(body.messages)) throw invalid('messages', 'messages must be an array.');
+  const native: Record<string, unknown> = {};
+
+  const msgLoss = new Loss();
+  const messages = body.messages.map((m: any, i: number) => decodeMessage(m, `messages[${i}]`, msgLoss));
+  if (msgLoss.lossy) native.messages = body.messages;
+
+  const ir: IRRequest = { model: body.model, messages: mergeSameRole(messages), stream: body.stream === true };
+
+  if (body.system !== undefined) {
+    const loss = new Loss();
+    const system = decodeSystem(body.system, loss);
+    if (system) ir.system = system;
+    if (loss.lossy) native.system = body.system;
+  }
+  if (body.tools !== undefined) {
+    const loss = new Loss();
+    const tools = decodeTools(body.tools, loss);
+    if (tools.length) ir.tools = tools;
+    if (loss.lossy) native.tools = body.tools;
+  }
+  if (body.tool_choice !== undefined) {
+    const loss = new Loss();
+    ir.toolChoice = decodeToolChoice(body.tool_choice, loss);
+    if (loss.lossy) native.tool_choice = body.tool_choice;
+  }
+  if (body.max_tokens !== undefined) ir.maxOutputTokens = numberField(body.max_tokens, 'max_tokens');
+  if (body.temperature !== undefined) ir.temperature = numberField(body.temperature, 'temperature');
+  if (body.top_p !== undefined) ir.topP = numberField(body.top_p, 'top_p');
+  if (body.stop_sequences !== undefined) {
+    if (!Array.isArray(body.stop_sequences) || body.stop_sequences.some((s: unknown) => typeof s !== 'string')) {
+      throw invalid('stop_sequences', 'stop_sequences must be an array of strings.');
+    }
+    if (body.stop_sequences.length) ir.stopSequences = body.stop_sequences;
+  }
+  if (body.thinking !== undefined) {
+    const loss = new Loss();
+    const reasoning = decodeThinking(body.thinking, loss);
+    if (reasoning) ir.reasoning = reasoning;
+    if (loss.lossy) native.thinking = body.thinking;
+  }
+  if (body.output_config !== undefined) {
+    if (!body.output_config || typeof body.output_config !== 'object') throw invalid('output_config', 'output_config must be an object.');
+    const { format, ...rest } = body.output_config;
+    if (format !== undefined && format !== null) ir.responseFormat = decodeFormat(format);
+    if (Object.keys(rest).length) native.output_config = rest;
+  }
+  for (const [k, v] of Object.entries(body)) if (!CONSUMED.has(k)) native[k] = v;
+  if (Object.keys(native).length) ir.native = { family: 'messages', fields: native };
+  return ir;
+}
+
+function numberField(v: unknown, param: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid(param, `${param} must be a number.`);
+  return v;
+}
+
+function decodeMessage(m: any, path: string, loss: Loss): IRMessage {
+  if (!m || typeof m !== 'object') throw invalid(path, 'Each message must be an object.');
+  if (m.role !== 'user' && m.role !== 'assistant') throw invalid(`${path}.role`, 'role must be "user" or "assistant".');
+  loss.check(m, ['role', 'content']);
+  return { role: m.role, content: decodeContent(m.content, `${path}.content`, loss) };
+}
+
+function decodeContent(content: unknown, path: string, loss: Loss): IRPart[] {
+  if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
+  if (!Array.isArray(content)) throw invalid(path, 'content must be a string or an array of content blocks.');
+  const parts: IRPart[] = [];
+  content.forEach((b, j) => parts.push(...decodeBlock(b, `${path}[${j}]`, loss)));
+  return parts;
+}
+
+function decodeBlock(b: any, path: string, loss: Loss): IRPart[] {
+  if (!b || typeof b !== 'object' || typeof b.type !== 'string') throw invalid(path, 'A content block must be an object with a type.');
+  const known = BLOCK_KEYS[b.type];
+  if (!known) { loss.lossy = true; return []; } // server tool blocks, search results, …: native only
+  loss.check(b, known);
+  switch (b.type) {
+    case 'text':
+      if (typeof b.text !== 'string') throw invalid(`${path}.text`, 'text must be a string.');
+      return [{ type: 'text', text: b.text }];
+    case 'image':
+      return [decodeImage(b.source, `${path}.source`, loss)];
+    case 'document':
+      return [decodeDocument(b, path, loss)];
+    case 'tool_use':
+      if (typeof b.id !== 'string' || typeof b.name !== 'string') throw invalid(path, 'tool_use needs an id and a name.');
+      return [{ type: 'tool_call', id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) }];
+    case 'tool_result':
+      return decodeToolResult(b, path, loss);
+    case 'thinking':
+      return [{ type: 'reasoning', text: typeof b.thinking === 'string' ? b.thinking : '', ...(b.signature ? { signature: String(b.signature) } : {}) }];
+    default: // redacted_thinking: no text, the opaque data rides as the signature
+      return [{ type: 'reasoning', signature: String(b.data ?? '') }];
+  }
+}
+
+function decodeImage(source: any, path: string, loss: Loss): IRPart {
+  if (source?.type === 'base64') {
+    loss.check(source, ['type', 'media_type', 'data']);
+    return { type: 'image', mediaType: source.media_type, data: source.data };
+  }
+  if (source?.type === 'url') {
+    loss.check(source, ['type', 'url']);
+    return { type: 'image', url: source.url };
+  }
+  throw new GatewayError('unsupported_parameter', 'Only base64 and url image sources are supported.', { param: path });
+}
+
+function decodeDocument(b: any, path: string, loss: Loss): IRPart {
+  const s = b.source;
+  const filename = typeof b.title === 'string' ? { filename: b.title } : {};
+  switch (s?.type) {
+    case 'base64':
+      loss.check(s, ['type', 'media_type', 'data']);
+      return { type: 'file', mediaType: s.media_type ?? 'application/pdf', data: s.data, ...filename };
+    case 'text':
+      loss.check(s, ['type', 'media_type', 'data']);
+      return { type: 'file', mediaType: s.media_type ?? 'text/plain', data: Buffer.from(String(s.data ?? ''), 'utf8').toString('base64'), ...filename };
+    case 'url':
+      loss.check(s, ['type', 'url']);
+      return { type: 'file', mediaType: 'application/pdf', url: s.url, ...filename };
+    case 'content': {
+      loss.lossy = true;
+      const text = Array.isArray(s.content) ? s.content.filter((c: any) => c?.type === 'text').map((c: any) => c.text).join('\n') : String(s.content ?? '');
+      return { type: 'file', mediaType: 'text/plain', data: Buffer.from(text, 'utf8').toString('base64'), ...filename };
+    }
+    default:
+      throw new GatewayError('unsupported_parameter', 'Only base64, text, content and url document sources are supported.', { param: `${path}.source` });
+  }
+}
+
+/** A tool_result becomes one IR tool_result (its text joined); images inside it, which the IR's
+ *  string content cannot hold, follow it as image parts of the same user message. */
+function decodeToolResult(b: any, path: string, loss: Loss): IRPart[] {
+  if (typeof b.tool_use_id !== 'string') throw invalid(`${path}.tool_use_id`, 'tool_result needs a tool_use_id.');
+  const texts: string[] = [];
+  const extra: IRPart[] = [];
+  if (typeof b.content === 'string') texts.push(b.content);
+  else if (Array.isArray(b.content)) {
+    b.content.forEach((c: any, k: number) => {
+      for (const p of decodeBlock(c, `${path}.content[${k}]`, loss)) {
+        if (p.type === 'text') texts.push(p.text); else extra.push(p);
+      }
+    });
+  } else if (b.content !== undefined) throw invalid(`${path}.content`, 'tool_result content must be a string or an array of blocks.');
+  const result: IRPart = { type: 'tool_result', callId: b.tool_use_id, content: texts.join('\n'), ...(b.is_error === true ? { isError: true } : {}) };
+  return [result, ...extra];
+}
+
+function decodeSystem(system: unknown, loss: Loss): string | undefined {
+  if (typeof system === 'string') return system || undefined;
+  if (!Array.isArray(system)) throw invalid('system', 'system must be a string or an array of text blocks.');
+  const texts = system.map((b: any, i: number) => {
+    if (b?.type !== 'text' || typeof b.text !== 'string') throw invalid(`system[${i}]`, 'system blocks must be text blocks.');
+    loss.check(b, BLOCK_KEYS.text);
+    return b.text;
+  });
+  return texts.length ? texts.join('\n\n') : undefined;
+}
+
+function decodeTools(tools: unknown, loss: Loss): IRToolDef[] {
+  if (!Array.isArray(tools)) throw invalid('tools', 'tools must be an array.');
+  const out: IRToolDef[] = [];
+  tools.forEach((t: any, i: number) => {
+    if (!t || typeof t !== 'object') throw invalid(`tools[${i}]`, 'Each tool must be an object.');
+    if (t.type !== undefined && t.type !== 'custom') { loss.lossy = true; return; } // server tools: native only
+    if (typeof t.name !== 'string') throw invalid(`tools[${i}].name`, 'A tool needs a name.');
+    loss.check(t, ['type', 'name', 'description', 'input_schema', 'strict']);
+    out.push({
+      name: t.name,
+      ...(typeof t.description === 'string' ? { description: t.description } : {}),
+      parameters: t.input_schema && typeof t.input_schema === 'object' ? t.input_schema : { type: 'object' },
+      ...(typeof t.strict === 'boolean' ? { strict: t.strict } : {}),
+    });
+  });
+  return out;
+}
+
+function decodeToolChoice(tc: any, loss: Loss): IRToolChoice {
+  if (!tc || typeof tc !== 'object') throw invalid('tool_choice', 'tool_choice must be an object.');
+  loss.check(tc, ['type', 'name']);
+  switch (tc.type) {
+    case 'auto': return 'auto';
+    case 'any': return 'required';
+    case 'none': return 'none';
+    case 'tool':
+      if (typeof tc.name !== 'string') throw invalid('tool_choice.name', 'tool_choice of type "tool" needs a name.');
+      return { name: tc.name };
+    default:
+      throw invalid('tool_choice.type', 'tool_choice.type must be auto, any, tool or none.');
+  }
+}
+
+function decodeThinking(t: any, loss: Loss): IRRequest['reasoning'] {
+  if (!t || typeof t !== 'object') throw invalid('thinking', 'thinking must be an object.');
+  switch (t.type) {
+    case 'enabled': {
+      loss.check(t, ['type', 'budget_tokens']);
+      const budget = numberField(t.budget_tokens, 'thinking.budget_tokens');
+      return { effort: budget < 2048 ? 'low' : budget < 8192 ? 'medium' : 'high', budgetTokens: budget };
+    }
+    case 'adaptive':
+      loss.check(t, ['type']);
+      return { effort: 'medium' };
+    case 'disabled':
+      return undefined;
+    default:
+      throw invalid('thinking.type', 'thinking.type must be enabled, adaptive or disabled.');
+  }
+}
+
+function decodeFormat(f: any): IRResponseFormat {
+  if (f?.type === 'json_schema' && f.schema && typeof f.schema === 'object') return { type: 'json_schema', schema: f.schema };
+  throw new GatewayError('unsupported_parameter', 'output_config.format must be {type:"json_schema", schema}.', { param: 'output_config.format' });
+}
+
+function mergeSameRole(messages: IRMessage[]): IRMessage[] {
+  const out: IRMessage[] = [];
+  for (const m of messages) {
+    const last = out.at(-1);
+    if (last && last.role === m.role) last.content.push(...m.content);
+    else out.push({ role: m.role, content: [...m.content] });
+  }
+  return out;
+}

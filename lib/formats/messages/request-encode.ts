@@ -1,0 +1,134 @@
+// IR → Anthropic Messages request body (with `model`; without stream/service_tier, which the
+// adapter owns). Must accept IR built from any caller format: same-role turns are merged,
+// tool results lead their user turn, and reasoning only survives when it carries a signature.
+import { GatewayError } from '../../errors.ts';
+import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice } from '../../ir.ts';
+import { toolInput } from './ids.ts';
+
+type Block = Record<string, unknown>;
+interface WireMessage { role: 'user' | 'assistant'; content: Block[] }
+
+/** Thinking budget per effort when the caller gave an effort but no budget. Each lands back in its
+ *  own band when decoded (<2048 low, <8192 medium, else high); 1024 is Anthropic's minimum. */
+const BUDGET = { minimal: 1024, low: 1024, medium: 4096, high: 16384 } as const;
+const MIN_BUDGET = 1024;
+
+export function encodeMessagesRequest(ir: IRRequest): Record<string, any> {
+  const body: Record<string, any> = { model: ir.model };
+  if (ir.maxOutputTokens !== undefined) body.max_tokens = ir.maxOutputTokens;
+  if (ir.system) body.system = ir.system;
+  body.messages = encodeMessages(ir.messages);
+  if (ir.tools?.length) {
+    body.tools = ir.tools.map((t) => ({
+      name: t.name,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      input_schema: t.parameters,
+      ...(t.strict ? { strict: true } : {}),
+    }));
+    if (ir.toolChoice) body.tool_choice = encodeToolChoice(ir.toolChoice);
+  }
+  if (ir.temperature !== undefined) body.temperature = ir.temperature;
+  if (ir.topP !== undefined) body.top_p = ir.topP;
+  if (ir.stopSequences?.length) body.stop_sequences = ir.stopSequences;
+  const thinking = encodeThinking(ir);
+  if (thinking) body.thinking = thinking;
+  const format = encodeFormat(ir.responseFormat);
+  if (format) body.output_config = { format };
+  if (ir.native?.family === 'messages') copyNative(body, ir.native.fields);
+  return body;
+}
+
+/** native.fields hold what the IR could not: top-level extras, and the caller's own messages,
+ *  system, tools, … when those carried detail the IR drops (cache_control, citations, …). */
+function copyNative(body: Record<string, any>, fields: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(fields)) {
+    if (k === 'output_config' && v && typeof v === 'object') body.output_config = { ...(v as object), ...body.output_config };
+    else body[k] = v;
+  }
+}
+
+export function encodeMessages(messages: IRMessage[]): WireMessage[] {
+  const out: WireMessage[] = [];
+  for (const m of messages) {
+    const content = m.role === 'user' ? m.content.flatMap(userBlock) : m.content.flatMap(assistantBlock);
+    if (!content.length) continue;
+    const last = out.at(-1);
+    if (last && last.role === m.role) last.content.push(...content);
+    else out.push({ role: m.role, content });
+  }
+  // Anthropic wants a user turn's tool_result blocks before anything else in it.
+  for (const m of out) {
+    if (m.role !== 'user') continue;
+    const results = m.content.filter((b) => b.type === 'tool_result');
+    if (results.length && results.length < m.content.length) m.content = [...results, ...m.content.filter((b) => b.type !== 'tool_result')];
+  }
+  return out;
+}
+
+function userBlock(p: IRPart): Block[] {
+  switch (p.type) {
+    case 'text': return p.text ? [{ type: 'text', text: p.text }] : [];
+    case 'image': return [imageBlock(p.mediaType, p.data, p.url)];
+    case 'file': return [fileBlock(p)];
+    case 'tool_result':
+      return [{ type: 'tool_result', tool_use_id: p.callId, ...(p.content ? { content: p.content } : {}), ...(p.isError ? { is_error: true } : {}) }];
+    default: return []; // reasoning and tool calls belong to assistant turns
+  }
+}
+
+function assistantBlock(p: IRPart): Block[] {
+  switch (p.type) {
+    case 'text': return p.text ? [{ type: 'text', text: p.text }] : [];
+    case 'reasoning':
+      if (!p.signature) return []; // Anthropic rejects thinking it did not sign
+      // redacted_thinking decodes to a reasoning part without text; give it back the same way.
+      return [p.text === undefined ? { type: 'redacted_thinking', data: p.signature } : { type: 'thinking', thinking: p.text, signature: p.signature }];
+    case 'tool_call': {
+      const input = toolInput(p.arguments);
+      if (!input) throw new GatewayError('invalid_request', `The arguments of tool call ${p.id} are not valid JSON.`, { param: 'messages' });
+      return [{ type: 'tool_use', id: p.id, name: p.name, input }];
+    }
+    default: return []; // Anthropic takes no images, files or tool results from the assistant
+  }
+}
+
+function imageBlock(mediaType: string | undefined, data: string | undefined, url: string | undefined): Block {
+  if (data) return { type: 'image', source: { type: 'base64', media_type: mediaType ?? 'image/png', data } };
+  if (url) return { type: 'image', source: { type: 'url', url } };
+  throw new GatewayError('invalid_request', 'An image part has neither data nor url.', { param: 'messages' });
+}
+
+function fileBlock(p: Extract<IRPart, { type: 'file' }>): Block {
+  const mediaType = p.mediaType ?? 'application/pdf';
+  if (mediaType.startsWith('image/')) return imageBlock(mediaType, p.data, p.url);
+  const title = p.filename ? { title: p.filename } : {};
+  if (p.url && !p.data) return { type: 'document', source: { type: 'url', url: p.url }, ...title };
+  if (!p.data) throw new GatewayError('invalid_request', 'A file part has neither data nor url.', { param: 'messages' });
+  if (mediaType === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: mediaType, data: p.data }, ...title };
+  if (mediaType.startsWith('text/')) {
+    return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(p.data, 'base64').toString('utf8') }, ...title };
+  }
+  throw new GatewayError('unsupported_parameter', `Messages documents take PDF or plain text, not ${mediaType}.`, { param: 'messages' });
+}
+
+function encodeToolChoice(tc: IRToolChoice): Block {
+  if (tc === 'auto') return { type: 'auto' };
+  if (tc === 'required') return { type: 'any' };
+  if (tc === 'none') return { type: 'none' };
+  return { type: 'tool', name: tc.name };
+}
+
+function encodeThinking(ir: IRRequest): Block | undefined {
+  if (!ir.reasoning) return undefined;
+  let budget: number = ir.reasoning.budgetTokens ?? BUDGET[ir.reasoning.effort];
+  // budget_tokens must stay below max_tokens; with no room for the minimum, send no thinking.
+  if (ir.maxOutputTokens !== undefined && budget >= ir.maxOutputTokens) budget = ir.maxOutputTokens - 1;
+  if (budget < MIN_BUDGET) return undefined;
+  return { type: 'enabled', budget_tokens: budget };
+}
+
+function encodeFormat(f: IRResponseFormat | undefined): Block | undefined {
+  if (!f) return undefined;
+  if (f.type === 'json_schema') return { type: 'json_schema', schema: f.schema };
+  throw new GatewayError('unsupported_parameter', 'Messages has no JSON mode without a schema; send a json_schema response format.', { param: 'response_format' });
+}

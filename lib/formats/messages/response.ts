@@ -1,0 +1,59 @@
+// Non-streamed Messages bodies: an Anthropic Message → IR, and IR → the Message a caller sees.
+import type { IRBlock, IRResponse } from '../../ir.ts';
+import type { EncodeContext } from '../types.ts';
+import { newMessageId, toolInput } from './ids.ts';
+import { stopFromAnthropic, stopToAnthropic } from './stop-reason.ts';
+import { anthropicUsage, countersToIR, mergeAnthropicUsage, tierFromAnthropic, zeroCounters } from './usage.ts';
+
+export function decodeMessagesResponse(body: any): IRResponse {
+  const blocks: IRBlock[] = [];
+  for (const b of Array.isArray(body?.content) ? body.content : []) {
+    switch (b?.type) {
+      case 'text': blocks.push({ kind: 'text', text: String(b.text ?? '') }); break;
+      case 'thinking': blocks.push({ kind: 'reasoning', text: String(b.thinking ?? ''), ...(b.signature ? { signature: b.signature } : {}) }); break;
+      case 'redacted_thinking': blocks.push({ kind: 'reasoning', text: '', signature: String(b.data ?? '') }); break;
+      case 'tool_use': blocks.push({ kind: 'tool_call', id: String(b.id), name: String(b.name), arguments: JSON.stringify(b.input ?? {}) }); break;
+      default: break; // server tool blocks have no IR shape
+    }
+  }
+  const counters = zeroCounters();
+  mergeAnthropicUsage(counters, body?.usage);
+  return {
+    id: String(body?.id ?? ''),
+    model: String(body?.model ?? ''),
+    blocks,
+    stopReason: stopFromAnthropic(body?.stop_reason),
+    usage: countersToIR(counters),
+    tier: tierFromAnthropic(body?.usage?.service_tier),
+  };
+}
+
+export function encodeMessagesResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
+  const content: Record<string, unknown>[] = [];
+  for (const b of res.blocks) {
+    if (b.kind === 'text') content.push({ type: 'text', text: b.text });
+    else if (b.kind === 'reasoning') {
+      if (b.text || b.signature) content.push({ type: 'thinking', thinking: b.text, signature: b.signature ?? '' });
+    } else {
+      // A Gemini thought signature on a function call has no tool_use field; it rides in a
+      // thinking block just before the call, which the Gemini encoders put back on the call.
+      if (b.signature) content.push({ type: 'thinking', thinking: '', signature: b.signature });
+      content.push({ type: 'tool_use', id: b.id, name: b.name, input: toolInput(b.arguments) ?? {} });
+    }
+  }
+  const usage: Record<string, unknown> = { ...anthropicUsage(res.usage), service_tier: ctx.tier };
+  if (res.extras) {
+    if (res.extras.cost) usage.cost = res.extras.cost;
+    usage.routing = res.extras.routing;
+  }
+  return {
+    id: ctx.id || newMessageId(),
+    type: 'message',
+    role: 'assistant',
+    model: ctx.model,
+    content,
+    stop_reason: stopToAnthropic(res.stopReason),
+    stop_sequence: null,
+    usage,
+  };
+}

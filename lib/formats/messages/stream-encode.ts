@@ -1,0 +1,151 @@
+// IR events → the Messages SSE text the Anthropic SDKs parse. The SDK keys content blocks by
+// array position, so IR block indexes (which may skip numbers) are renumbered 0, 1, 2, … in the
+// order blocks open.
+import { formatFrame } from '../../stream/sse.ts';
+import { type IREvent, type IRUsage, zeroUsage } from '../../ir.ts';
+import type { EncodeContext, StreamEncoder } from '../types.ts';
+import { newMessageId } from './ids.ts';
+import { anthropicErrorType, stopToAnthropic } from './stop-reason.ts';
+import { anthropicUsage, countersFromIR } from './usage.ts';
+
+interface OpenBlock {
+  kind: 'text' | 'reasoning' | 'tool_call';
+  /** Anthropic index; undefined while a tool_use start is held back (see `signature`). */
+  at?: number;
+  tool?: { id: string; name: string };
+}
+
+const PING = formatFrame('{"type":"ping"}', 'ping');
+
+export class MessagesStreamEncoder implements StreamEncoder {
+  private started = false;
+  private done = false;
+  private nextIndex = 0;
+  private usage: IRUsage = zeroUsage();
+  private readonly blocks = new Map<number, OpenBlock>();
+
+  constructor(private readonly ctx: EncodeContext) {}
+
+  push(ev: IREvent): string {
+    if (this.done) return '';
+    if (ev.type === 'usage') { Object.assign(this.usage, ev.usage); return ''; }
+    let out = this.started ? '' : this.messageStart(ev.type === 'start' ? ev.id : undefined);
+    switch (ev.type) {
+      case 'start': break;
+      case 'block_start':
+        if (ev.block.kind === 'tool_call') this.blocks.set(ev.index, { kind: 'tool_call', tool: { id: ev.block.id, name: ev.block.name } });
+        else out += this.open(ev.index, ev.block.kind);
+        break;
+      case 'text_delta': {
+        const [b, pre] = this.blockFor(ev.index, 'text');
+        if (b.kind === 'text' && ev.text) out += pre + delta(b.at!, { type: 'text_delta', text: ev.text });
+        break;
+      }
+      case 'reasoning_delta': {
+        const [b, pre] = this.blockFor(ev.index, 'reasoning');
+        if (b.kind === 'reasoning' && ev.text) out += pre + delta(b.at!, { type: 'thinking_delta', thinking: ev.text });
+        break;
+      }
+      case 'signature': out += this.signature(ev.index, ev.signature, ev.encrypted === true); break;
+      case 'args_delta': {
+        const b = this.blocks.get(ev.index);
+        if (b?.kind !== 'tool_call') break;
+        out += this.flushTool(b);
+        if (ev.json) out += delta(b.at!, { type: 'input_json_delta', partial_json: ev.json });
+        break;
+      }
+      case 'block_stop': out += this.close(ev.index); break;
+      case 'finish': {
+        out += this.closeAll();
+        this.done = true;
+        if (ev.reason === 'error') return out + errorFrame('api_error', 'The provider reported a failed response.');
+        const usage: Record<string, unknown> = anthropicUsage(ev.usage);
+        if (ev.extras) {
+          if (ev.extras.cost) usage.cost = ev.extras.cost;
+          usage.routing = ev.extras.routing;
+        }
+        out += frame('message_delta', { type: 'message_delta', delta: { stop_reason: stopToAnthropic(ev.reason), stop_sequence: null }, usage });
+        out += frame('message_stop', { type: 'message_stop' });
+        break;
+      }
+      case 'error':
+        this.done = true;
+        out += errorFrame(anthropicErrorType(ev.code), ev.message);
+        break;
+    }
+    return out;
+  }
+
+  private messageStart(id: string | undefined): string {
+    this.started = true;
+    const c = countersFromIR(this.usage);
+    const message = {
+      id: this.ctx.id || (id?.startsWith('msg_') ? id : newMessageId()),
+      type: 'message', role: 'assistant', model: this.ctx.model, content: [],
+      stop_reason: null, stop_sequence: null,
+      usage: {
+        input_tokens: c.input, cache_creation_input_tokens: c.cacheWrite, cache_read_input_tokens: c.cacheRead,
+        output_tokens: 1, service_tier: this.ctx.tier,
+      },
+    };
+    return frame('message_start', { type: 'message_start', message }) + PING;
+  }
+
+  private open(index: number, kind: 'text' | 'reasoning'): string {
+    const b: OpenBlock = { kind, at: this.nextIndex++ };
+    this.blocks.set(index, b);
+    const content_block = kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' };
+    return frame('content_block_start', { type: 'content_block_start', index: b.at, content_block });
+  }
+
+  /** The open block at `index`, opening one of `kind` first when the stream skipped block_start. */
+  private blockFor(index: number, kind: 'text' | 'reasoning'): [OpenBlock, string] {
+    const b = this.blocks.get(index);
+    if (b) return [b, ''];
+    const pre = this.open(index, kind);
+    return [this.blocks.get(index)!, pre];
+  }
+
+  /** A reasoning signature becomes a signature_delta. A Gemini thought signature on a function
+   *  call has no tool_use field: while the call's start is still held back it goes out first as
+   *  a thinking block of its own, which the Gemini encoders put back on the call next turn. */
+  private signature(index: number, signature: string, encrypted: boolean): string {
+    if (encrypted || !signature) return ''; // OpenAI encrypted_content means nothing to Anthropic
+    const b = this.blocks.get(index);
+    if (b?.kind === 'tool_call') {
+      if (b.at !== undefined) return '';
+      const at = this.nextIndex++;
+      return frame('content_block_start', { type: 'content_block_start', index: at, content_block: { type: 'thinking', thinking: '', signature: '' } })
+        + delta(at, { type: 'signature_delta', signature })
+        + frame('content_block_stop', { type: 'content_block_stop', index: at })
+        + this.flushTool(b);
+    }
+    const [r, pre] = this.blockFor(index, 'reasoning');
+    return r.kind === 'reasoning' ? pre + delta(r.at!, { type: 'signature_delta', signature }) : '';
+  }
+
+  private flushTool(b: OpenBlock): string {
+    if (b.at !== undefined || !b.tool) return '';
+    b.at = this.nextIndex++;
+    const content_block = { type: 'tool_use', id: b.tool.id, name: b.tool.name, input: {} };
+    return frame('content_block_start', { type: 'content_block_start', index: b.at, content_block });
+  }
+
+  private close(index: number): string {
+    const b = this.blocks.get(index);
+    if (!b) return '';
+    this.blocks.delete(index);
+    return this.flushTool(b) + frame('content_block_stop', { type: 'content_block_stop', index: b.at });
+  }
+
+  private closeAll(): string {
+    let out = '';
+    for (const index of [...this.blocks.keys()]) out += this.close(index);
+    return out;
+  }
+}
+
+const frame = (event: string, data: unknown): string => formatFrame(JSON.stringify(data), event);
+const delta = (index: number, d: Record<string, unknown>): string =>
+  frame('content_block_delta', { type: 'content_block_delta', index, delta: d });
+const errorFrame = (type: string, message: string): string => frame('error', { type: 'error', error: { type, message } });

@@ -1,0 +1,36 @@
+// Usage tap for a Messages passthrough: message_start says the input side, message_delta the
+// cumulative totals (the final usage frame, where cost and routing are added).
+import type { CostExtras } from '../../ir.ts';
+import type { SSEFrame, TapState, UsageTap } from '../types.ts';
+import { countersFromIR, countersToIR, mergeAnthropicUsage, tierFromAnthropic } from './usage.ts';
+
+const frameType = (frame: SSEFrame): string | undefined =>
+  frame.event ?? (frame.data.includes('"message_delta"') ? 'message_delta' : frame.data.includes('"message_start"') ? 'message_start' : undefined);
+
+export const messagesTap: UsageTap = {
+  carriesUsage(frame) {
+    const t = frameType(frame);
+    return t === 'message_start' || t === 'message_delta';
+  },
+
+  read(data, acc: TapState) {
+    const usage = data?.type === 'message_start' ? data.message?.usage : data?.usage;
+    if (!usage) return;
+    const counters = countersFromIR(acc.usage);
+    mergeAnthropicUsage(counters, usage);
+    acc.usage = countersToIR(counters);
+    if (usage.service_tier) acc.tier = tierFromAnthropic(usage.service_tier);
+    acc.sawUsage = true;
+  },
+
+  inject(data, extras: CostExtras) {
+    const usage = { ...data.usage };
+    if (extras.cost) usage.cost = extras.cost;
+    usage.routing = extras.routing;
+    return JSON.stringify({ ...data, usage });
+  },
+
+  isFinal(frame, data) {
+    return (data?.type ?? frameType(frame)) === 'message_delta';
+  },
+};

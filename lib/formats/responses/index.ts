@@ -1,0 +1,19 @@
+// The OpenAI Responses format: caller format of POST /v1/responses and vendor A's canonical wire.
+import type { FormatCodec } from '../types.ts';
+import { decodeResponsesRequest } from './request-decode.ts';
+import { encodeResponsesRequest } from './request-encode.ts';
+import { decodeResponsesResponse, encodeResponsesResponse } from './response.ts';
+import { createResponsesStreamDecoder } from './stream-decode.ts';
+import { createResponsesStreamEncoder } from './stream-encode.ts';
+import { responsesTap } from './tap.ts';
+
+export const responsesCodec: FormatCodec = {
+  name: 'responses',
+  decodeRequest: decodeResponsesRequest,
+  encodeRequest: encodeResponsesRequest,
+  decodeResponse: decodeResponsesResponse,
+  encodeResponse: encodeResponsesResponse,
+  createStreamDecoder: createResponsesStreamDecoder,
+  createStreamEncoder: createResponsesStreamEncoder,
+  tap: responsesTap,
+};

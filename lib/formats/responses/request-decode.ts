@@ -1,0 +1,197 @@
+// Responses request body → IRRequest. Input items become IR messages in order; consecutive items of
+// one role share a message, so an assistant turn (reasoning, text, function calls) and the tool
+// results that answer it each read as one message, as the other formats expect.
+import { GatewayError } from '../../errors.ts';
+import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
+import { isPlainObject, parseDataUrl } from './native.ts';
+
+/** Fields this decoder maps into the IR; every other field travels in native. */
+const MAPPED = new Set([
+  'model', 'input', 'instructions', 'tools', 'tool_choice', 'max_output_tokens', 'temperature',
+  'top_p', 'reasoning', 'text', 'stream',
+]);
+/** Fields the gateway or the adapter owns: never forwarded from the caller. */
+const OWNED = new Set(['service_tier', 'stream_options']);
+const EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
+
+export function decodeResponsesRequest(body: Record<string, any>): IRRequest {
+  if (typeof body.model !== 'string' || !body.model) throw invalid('model', 'model must be a non-empty string.');
+  const native: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) if (!MAPPED.has(k) && !OWNED.has(k) && v !== undefined) native[k] = v;
+
+  const system: string[] = [];
+  if (typeof body.instructions === 'string' && body.instructions) system.push(body.instructions);
+  const messages = decodeInput(body.input, system);
+
+  const ir: IRRequest = { model: body.model, messages, stream: body.stream === true };
+  if (system.length) ir.system = system.join('\n\n');
+  decodeTools(body.tools, ir, native);
+  decodeToolChoice(body.tool_choice, ir, native);
+  if (typeof body.max_output_tokens === 'number') ir.maxOutputTokens = body.max_output_tokens;
+  if (typeof body.temperature === 'number') ir.temperature = body.temperature;
+  if (typeof body.top_p === 'number') ir.topP = body.top_p;
+  decodeReasoning(body.reasoning, ir, native);
+  decodeText(body.text, ir, native);
+  if (Object.keys(native).length) ir.native = { family: 'responses', fields: native };
+  return ir;
+}
+
+function decodeInput(input: unknown, system: string[]): IRMessage[] {
+  if (input === undefined || input === null) return [];
+  if (typeof input === 'string') return [{ role: 'user', content: [{ type: 'text', text: input }] }];
+  if (!Array.isArray(input)) throw invalid('input', 'input must be a string or an array of items.');
+  const messages: IRMessage[] = [];
+  const callNames = new Map<string, string>();
+  const add = (role: IRMessage['role'], parts: IRPart[]): void => {
+    const last = messages[messages.length - 1];
+    if (last && last.role === role) last.content.push(...parts);
+    else messages.push({ role, content: parts });
+  };
+  input.forEach((item: any, i: number) => {
+    if (!isPlainObject(item)) throw invalid(`input[${i}]`, 'Each input item must be an object.');
+    const type = item.type ?? 'message';
+    switch (type) {
+      case 'message': {
+        const role = item.role;
+        if (role === 'system' || role === 'developer') { system.push(textOf(item.content, `input[${i}].content`)); return; }
+        if (role !== 'user' && role !== 'assistant') throw invalid(`input[${i}].role`, `Unknown role ${JSON.stringify(role)}.`);
+        add(role, contentParts(item.content, `input[${i}].content`));
+        return;
+      }
+      case 'function_call': {
+        if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw invalid(`input[${i}]`, 'function_call needs call_id and name.');
+        callNames.set(item.call_id, item.name);
+        add('assistant', [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) }]);
+        return;
+      }
+      case 'function_call_output': {
+        if (typeof item.call_id !== 'string') throw invalid(`input[${i}].call_id`, 'function_call_output needs call_id.');
+        const part: IRPart = { type: 'tool_result', callId: item.call_id, content: toolOutput(item.output, `input[${i}].output`) };
+        const name = callNames.get(item.call_id);
+        if (name) part.name = name;
+        add('user', [part]);
+        return;
+      }
+      case 'reasoning': {
+        const part: IRPart = { type: 'reasoning' };
+        const text = reasoningText(item);
+        if (text) part.text = text;
+        if (typeof item.encrypted_content === 'string' && item.encrypted_content) part.encrypted = item.encrypted_content;
+        if (typeof item.id === 'string') part.id = item.id;
+        add('assistant', [part]);
+        return;
+      }
+      default:
+        // item_reference, hosted tool calls and their outputs name server-side state the IR cannot carry.
+        throw new GatewayError('unsupported_parameter', `Input items of type ${JSON.stringify(type)} are not supported.`, { param: `input[${i}].type` });
+    }
+  });
+  return messages;
+}
+
+function contentParts(content: unknown, param: string): IRPart[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) throw invalid(param, 'content must be a string or an array of parts.');
+  return content.map((p: any, i: number): IRPart => {
+    switch (p?.type) {
+      case 'input_text': case 'output_text': case 'text':
+        return { type: 'text', text: String(p.text ?? '') };
+      case 'refusal':
+        return { type: 'text', text: String(p.refusal ?? '') };
+      case 'input_image': {
+        if (typeof p.image_url !== 'string') throw unsupported(`${param}[${i}]`, 'input_image needs image_url (file_id is not supported).');
+        const d = parseDataUrl(p.image_url);
+        return d ? { type: 'image', mediaType: d.mediaType, data: d.data } : { type: 'image', url: p.image_url };
+      }
+      case 'input_file': {
+        const part: IRPart = { type: 'file' };
+        if (typeof p.file_data === 'string') {
+          const d = parseDataUrl(p.file_data);
+          if (d) { part.mediaType = d.mediaType; part.data = d.data; } else part.data = p.file_data;
+        } else if (typeof p.file_url === 'string') part.url = p.file_url;
+        else throw unsupported(`${param}[${i}]`, 'input_file needs file_data or file_url (file_id is not supported).');
+        if (typeof p.filename === 'string') part.filename = p.filename;
+        return part;
+      }
+      default:
+        throw unsupported(`${param}[${i}].type`, `Content parts of type ${JSON.stringify(p?.type)} are not supported.`);
+    }
+  });
+}
+
+function textOf(content: unknown, param: string): string {
+  return contentParts(content, param).map(p => (p.type === 'text' ? p.text : '')).join('');
+}
+
+function toolOutput(output: unknown, param: string): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) {
+    return output.map((p: any, i: number) => {
+      if (p?.type === 'input_text' || p?.type === 'output_text') return String(p.text ?? '');
+      throw unsupported(`${param}[${i}]`, 'Tool outputs other than text are not supported.');
+    }).join('');
+  }
+  return JSON.stringify(output ?? '');
+}
+
+function reasoningText(item: any): string {
+  const pick = (list: unknown, type: string): string[] =>
+    Array.isArray(list) ? list.filter((s: any) => s?.type === type && typeof s.text === 'string').map((s: any) => s.text) : [];
+  const summary = pick(item.summary, 'summary_text');
+  return (summary.length ? summary : pick(item.content, 'reasoning_text')).join('\n\n');
+}
+
+function decodeTools(tools: unknown, ir: IRRequest, native: Record<string, unknown>): void {
+  if (tools === undefined || tools === null) return;
+  if (!Array.isArray(tools)) throw invalid('tools', 'tools must be an array.');
+  const defs: IRToolDef[] = [];
+  const hosted: unknown[] = [];
+  for (const t of tools as any[]) {
+    if (t?.type !== 'function') { hosted.push(t); continue; }
+    if (typeof t.name !== 'string') throw invalid('tools', 'A function tool needs a name.');
+    const def: IRToolDef = { name: t.name, parameters: isPlainObject(t.parameters) ? t.parameters : { type: 'object', properties: {} } };
+    if (typeof t.description === 'string') def.description = t.description;
+    if (typeof t.strict === 'boolean') def.strict = t.strict;
+    defs.push(def);
+  }
+  if (defs.length) ir.tools = defs;
+  // Hosted tools (web_search, file_search…) run at vendor A only; the native merge appends them.
+  if (hosted.length) native.tools = hosted;
+}
+
+function decodeToolChoice(choice: unknown, ir: IRRequest, native: Record<string, unknown>): void {
+  if (choice === undefined || choice === null) return;
+  if (choice === 'auto' || choice === 'none' || choice === 'required') { ir.toolChoice = choice; return; }
+  if (isPlainObject(choice) && choice.type === 'function' && typeof choice.name === 'string') {
+    ir.toolChoice = { name: choice.name } satisfies IRToolChoice;
+    return;
+  }
+  native.tool_choice = choice; // allowed_tools, hosted tool choices
+}
+
+function decodeReasoning(reasoning: unknown, ir: IRRequest, native: Record<string, unknown>): void {
+  if (!isPlainObject(reasoning)) return;
+  const { effort, ...rest } = reasoning;
+  if (typeof effort === 'string' && EFFORTS.has(effort)) ir.reasoning = { effort: effort as 'minimal' | 'low' | 'medium' | 'high' };
+  else if (effort !== undefined && effort !== null) native.reasoning = reasoning; // 'none', 'xhigh'
+  if (Object.keys(rest).length && !native.reasoning) native.reasoning = rest; // summary, generate_summary
+}
+
+function decodeText(text: unknown, ir: IRRequest, native: Record<string, unknown>): void {
+  if (!isPlainObject(text)) return;
+  const { format, ...rest } = text;
+  if (isPlainObject(format)) {
+    if (format.type === 'json_schema') {
+      if (!isPlainObject(format.schema)) throw invalid('text.format.schema', 'json_schema format needs a schema object.');
+      const rf: IRResponseFormat = { type: 'json_schema', schema: format.schema };
+      if (typeof format.name === 'string') rf.name = format.name;
+      if (typeof format.strict === 'boolean') rf.strict = format.strict;
+      ir.responseFormat = rf;
+    } else if (format.type === 'json_object') ir.responseFormat = { type: 'json_object' };
+    else if (format.type !== 'text') throw unsupported('text.format.type', `text.format type ${JSON.stringify(format.type)} is not supported.`);
+  }
+  if (Object.keys(rest).length) native.text = rest; // verbosity
+}
+
+const invalid = (param: string, msg: string) => new GatewayError('invalid_request', msg, { param });
+const unsupported = (param: string, msg: string) => new GatewayError('unsupported_parameter', msg, { param });

@@ -1,0 +1,129 @@
+// Non-streamed Responses bodies: vendor A's body → IRResponse, and IRResponse → the caller's body.
+// encodeResponse also builds the `response` object of the stream encoder's lifecycle events, so
+// a streamed and a non-streamed caller see the same object.
+import type { IRBlock, IRResponse, IRStopReason } from '../../ir.ts';
+import type { EncodeContext } from '../types.ts';
+import { itemId, responseId } from './ids.ts';
+import { serviceTierOf, tierFromServiceTier, usageFromResponses, usageToResponses } from './usage.ts';
+
+export function decodeResponsesResponse(body: any): IRResponse {
+  const blocks: IRBlock[] = [];
+  let sawToolCall = false;
+  let sawRefusal = false;
+  for (const item of Array.isArray(body?.output) ? body.output : []) {
+    switch (item?.type) {
+      case 'reasoning': {
+        const summary = Array.isArray(item.summary) ? item.summary.map((s: any) => String(s?.text ?? '')) : [];
+        const block: IRBlock = { kind: 'reasoning', text: summary.join('\n\n') };
+        if (typeof item.encrypted_content === 'string' && item.encrypted_content) block.encrypted = item.encrypted_content;
+        blocks.push(block);
+        break;
+      }
+      case 'message': {
+        let text = '';
+        for (const c of Array.isArray(item.content) ? item.content : []) {
+          if (c?.type === 'output_text') text += String(c.text ?? '');
+          else if (c?.type === 'refusal') { text += String(c.refusal ?? ''); sawRefusal = true; }
+        }
+        blocks.push({ kind: 'text', text });
+        break;
+      }
+      case 'function_call':
+        sawToolCall = true;
+        blocks.push({ kind: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? ''), arguments: String(item.arguments ?? '') });
+        break;
+      default:
+        break; // hosted tool items (web_search_call…) have no IR block; their text arrives in a message
+    }
+  }
+  const res: IRResponse = {
+    id: String(body?.id ?? ''),
+    model: String(body?.model ?? ''),
+    blocks,
+    stopReason: stopReasonOf(body?.status, body?.incomplete_details?.reason, sawToolCall, sawRefusal),
+    usage: usageFromResponses(body?.usage),
+    tier: tierFromServiceTier(body?.service_tier),
+  };
+  if (body?.status === 'failed' || body?.error) {
+    res.error = { code: String(body?.error?.code ?? 'server_error'), message: String(body?.error?.message ?? 'The response failed.') };
+  }
+  return res;
+}
+
+export function stopReasonOf(status: unknown, incompleteReason: unknown, sawToolCall: boolean, sawRefusal: boolean): IRStopReason {
+  if (status === 'failed' || status === 'cancelled') return 'error';
+  if (status === 'incomplete') return incompleteReason === 'content_filter' ? 'refusal' : 'max_tokens';
+  if (sawToolCall) return 'tool_use';
+  return sawRefusal ? 'refusal' : 'end';
+}
+
+export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+
+export const statusOf = (res: Pick<IRResponse, 'stopReason' | 'error'>): ResponseStatus =>
+  res.error || res.stopReason === 'error' ? 'failed' : res.stopReason === 'max_tokens' ? 'incomplete' : 'completed';
+
+export function encodeResponsesResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
+  const id = responseId(ctx.id);
+  const status = statusOf(res);
+  const body = responseShell(id, ctx, status);
+  if (status === 'failed') body.error = { code: res.error?.code ?? 'server_error', message: res.error?.message ?? 'The response failed.' };
+  if (status === 'incomplete') body.incomplete_details = { reason: 'max_output_tokens' };
+  body.output = res.blocks.map((b, i) => outputItem(b, id, i));
+  body.usage = usageToResponses(res.usage, res.extras);
+  return body;
+}
+
+/** The fields every response object carries; status in_progress and no usage for response.created. */
+export function responseShell(id: string, ctx: EncodeContext, status: ResponseStatus): Record<string, any> {
+  return {
+    id,
+    object: 'response',
+    created_at: ctx.createdAt,
+    status,
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    max_output_tokens: null,
+    model: ctx.model,
+    output: [] as unknown[],
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    service_tier: serviceTierOf(ctx.tier),
+    store: false,
+    temperature: null,
+    text: { format: { type: 'text' } },
+    tool_choice: 'auto',
+    tools: [],
+    top_p: null,
+    truncation: 'disabled',
+    usage: null as unknown,
+    user: null,
+    metadata: {},
+  };
+}
+
+/** One IR block → one output item, completed. Ids follow the item's output index (ids.ts). */
+export function outputItem(b: IRBlock, respId: string, outputIndex: number): Record<string, unknown> {
+  switch (b.kind) {
+    case 'text':
+      return {
+        id: itemId('msg_', respId, outputIndex), type: 'message', status: 'completed', role: 'assistant',
+        content: [{ type: 'output_text', text: b.text, annotations: [] }],
+      };
+    case 'reasoning': {
+      const item: Record<string, unknown> = {
+        id: itemId('rs_', respId, outputIndex), type: 'reasoning',
+        summary: b.text ? [{ type: 'summary_text', text: b.text }] : [],
+      };
+      if (b.encrypted) item.encrypted_content = b.encrypted;
+      return item;
+    }
+    case 'tool_call':
+      return {
+        id: itemId('fc_', respId, outputIndex), type: 'function_call', status: 'completed',
+        call_id: b.id, name: b.name, arguments: b.arguments,
+      };
+  }
+}

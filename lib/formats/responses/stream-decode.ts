@@ -1,0 +1,202 @@
+// Vendor A's Responses event stream → IR events. Output items open IR blocks in order of
+// appearance: a reasoning item or a function_call item is one block; each content part of a
+// message item is one text block. The terminal response.completed / response.incomplete carries
+// the usage and the tier that served; response.failed and `error` become one IR error.
+import { type IREvent, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
+import type { SSEFrame, StreamDecoder } from '../types.ts';
+import { decodeResponsesResponse, stopReasonOf } from './response.ts';
+import { tierFromServiceTier, usageFromResponses } from './usage.ts';
+
+interface OpenBlock { index: number; kind: 'text' | 'reasoning' | 'tool_call'; streamed: boolean; open: boolean }
+
+export function createResponsesStreamDecoder(): StreamDecoder {
+  let next = 0;
+  const blocks = new Map<string, OpenBlock>(); // key: output_index, or output_index:content_index for text
+  let started = false;
+  let ended = false; // finish or error emitted
+  let sawToolCall = false;
+  let sawRefusal = false;
+  let usage: IRUsage | undefined;
+  const summaryParts = new Map<number, number>(); // reasoning block index → summary parts seen
+
+  const open = (out: IREvent[], key: string, block: StartBlock): OpenBlock => {
+    const b: OpenBlock = { index: next++, kind: block.kind, streamed: false, open: true };
+    blocks.set(key, b);
+    out.push({ type: 'block_start', index: b.index, block });
+    return b;
+  };
+  const close = (out: IREvent[], b: OpenBlock | undefined): void => {
+    if (b?.open) { b.open = false; out.push({ type: 'block_stop', index: b.index }); }
+  };
+  const textBlock = (out: IREvent[], ev: any): OpenBlock =>
+    blocks.get(`${ev.output_index}:${ev.content_index ?? 0}`) ?? open(out, `${ev.output_index}:${ev.content_index ?? 0}`, { kind: 'text' });
+
+  function push(frame: SSEFrame): IREvent[] {
+    if (ended) return [];
+    let ev: any;
+    try { ev = JSON.parse(frame.data); } catch { return []; } // `[DONE]` and malformed lines carry nothing
+    if (!ev || typeof ev !== 'object') return [];
+    const type: string = ev.type ?? frame.event ?? '';
+    const out: IREvent[] = [];
+    if (!started && type !== 'error') {
+      started = true;
+      const r = ev.response;
+      out.push({ type: 'start', ...(r?.id ? { id: String(r.id) } : {}), ...(r?.model ? { model: String(r.model) } : {}) });
+    }
+    switch (type) {
+      case 'response.output_item.added': {
+        const item = ev.item ?? {};
+        const key = String(ev.output_index);
+        if (item.type === 'reasoning') {
+          const b = open(out, key, { kind: 'reasoning' });
+          summaryParts.set(b.index, 0);
+        } else if (item.type === 'function_call') {
+          sawToolCall = true;
+          const b = open(out, key, { kind: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? '') });
+          if (item.arguments) { b.streamed = true; out.push({ type: 'args_delta', index: b.index, json: item.arguments }); }
+        }
+        break; // message items open their blocks per content part
+      }
+      case 'response.content_part.added':
+        if (ev.part?.type === 'output_text' || ev.part?.type === 'refusal') textBlock(out, ev);
+        break;
+      case 'response.output_text.delta':
+      case 'response.refusal.delta': {
+        if (type === 'response.refusal.delta') sawRefusal = true;
+        if (!ev.delta) break;
+        const b = textBlock(out, ev);
+        b.streamed = true;
+        out.push({ type: 'text_delta', index: b.index, text: String(ev.delta) });
+        break;
+      }
+      case 'response.output_text.done':
+      case 'response.refusal.done': {
+        // A stream that skipped the deltas still delivers the text once.
+        const b = textBlock(out, ev);
+        const text = type === 'response.output_text.done' ? ev.text : ev.refusal;
+        if (!b.streamed && text) { b.streamed = true; out.push({ type: 'text_delta', index: b.index, text: String(text) }); }
+        break;
+      }
+      case 'response.content_part.done':
+        close(out, blocks.get(`${ev.output_index}:${ev.content_index ?? 0}`));
+        break;
+      case 'response.reasoning_summary_part.added': {
+        const b = blocks.get(String(ev.output_index));
+        if (!b || b.kind !== 'reasoning') break;
+        const seen = summaryParts.get(b.index) ?? 0;
+        // Several summary parts share one IR reasoning block, separated as the non-streamed decoder joins them.
+        if (seen > 0) out.push({ type: 'reasoning_delta', index: b.index, text: '\n\n' });
+        summaryParts.set(b.index, seen + 1);
+        break;
+      }
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta': {
+        const b = blocks.get(String(ev.output_index));
+        if (b?.kind === 'reasoning' && ev.delta) { b.streamed = true; out.push({ type: 'reasoning_delta', index: b.index, text: String(ev.delta) }); }
+        break;
+      }
+      case 'response.function_call_arguments.delta': {
+        const b = blocks.get(String(ev.output_index));
+        if (b?.kind === 'tool_call' && ev.delta) { b.streamed = true; out.push({ type: 'args_delta', index: b.index, json: String(ev.delta) }); }
+        break;
+      }
+      case 'response.function_call_arguments.done': {
+        const b = blocks.get(String(ev.output_index));
+        if (b?.kind === 'tool_call' && !b.streamed && ev.arguments) { b.streamed = true; out.push({ type: 'args_delta', index: b.index, json: String(ev.arguments) }); }
+        break;
+      }
+      case 'response.output_item.done':
+        itemDone(out, ev);
+        break;
+      case 'response.completed':
+      case 'response.incomplete':
+        finish(out, ev.response, type === 'response.incomplete' ? 'incomplete' : ev.response?.status);
+        break;
+      case 'response.failed': {
+        const r = ev.response ?? {};
+        if (r.usage) out.push({ type: 'usage', usage: usageFromResponses(r.usage) });
+        ended = true;
+        out.push({ type: 'error', code: String(r.error?.code ?? 'server_error'), message: String(r.error?.message ?? 'The response failed.') });
+        break;
+      }
+      case 'error': {
+        // Two shapes on the wire: flat {code, message} (SDK type) and nested {error:{code, message}}.
+        const e = ev.error && typeof ev.error === 'object' ? ev.error : ev;
+        ended = true;
+        out.push({ type: 'error', code: String(e.code ?? e.type ?? 'server_error'), message: String(e.message ?? 'Upstream error.') });
+        break;
+      }
+      default:
+        break; // created, in_progress, annotations, hosted-tool progress: nothing for the IR
+    }
+    return out;
+  }
+
+  function itemDone(out: IREvent[], ev: any): void {
+    const item = ev.item ?? {};
+    const key = String(ev.output_index);
+    if (item.type === 'message') {
+      for (const [k, b] of blocks) if (k.startsWith(`${key}:`)) close(out, b);
+      return;
+    }
+    let b = blocks.get(key);
+    if (item.type === 'reasoning') {
+      b ??= open(out, key, { kind: 'reasoning' });
+      if (!b.streamed && Array.isArray(item.summary) && item.summary.length) {
+        out.push({ type: 'reasoning_delta', index: b.index, text: item.summary.map((s: any) => String(s?.text ?? '')).join('\n\n') });
+      }
+      // The item's final encrypted_content supersedes the one output_item.added carried.
+      if (typeof item.encrypted_content === 'string' && item.encrypted_content) {
+        out.push({ type: 'signature', index: b.index, signature: item.encrypted_content, encrypted: true });
+      }
+    } else if (item.type === 'function_call') {
+      sawToolCall = true;
+      b ??= open(out, key, { kind: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? '') });
+      if (!b.streamed && item.arguments) out.push({ type: 'args_delta', index: b.index, json: String(item.arguments) });
+    }
+    if (b) { b.streamed = true; close(out, b); }
+  }
+
+  function finish(out: IREvent[], r: any, status: unknown): void {
+    for (const b of blocks.values()) close(out, b);
+    if (next === 0 && Array.isArray(r?.output) && r.output.length) {
+      next = replayBlocks(out, r, next);
+      sawToolCall ||= r.output.some((item: any) => item?.type === 'function_call');
+    }
+    if (r?.usage) usage = usageFromResponses(r.usage);
+    const reason: IRStopReason = stopReasonOf(status, r?.incomplete_details?.reason, sawToolCall, sawRefusal);
+    ended = true;
+    out.push({ type: 'finish', reason, usage: usage ?? zeroUsage(), tier: tierFromServiceTier(r?.service_tier) });
+  }
+
+  return {
+    push,
+    end(): IREvent[] {
+      // Only usage makes a stream without its terminal event billable; otherwise the gateway sees
+      // a missing finish and treats it as the upstream failure it is.
+      if (ended || !usage) return [];
+      const out: IREvent[] = [];
+      for (const b of blocks.values()) close(out, b);
+      ended = true;
+      out.push({ type: 'finish', reason: sawToolCall ? 'tool_use' : 'end', usage });
+      return out;
+    },
+  };
+}
+
+type StartBlock = Extract<IREvent, { type: 'block_start' }>['block'];
+
+/** Blocks of a terminal response whose items never streamed (a body relayed as one event). */
+function replayBlocks(out: IREvent[], r: any, first: number): number {
+  let index = first;
+  for (const b of decodeResponsesResponse(r).blocks) {
+    out.push({ type: 'block_start', index, block: b.kind === 'tool_call' ? { kind: 'tool_call', id: b.id, name: b.name } : { kind: b.kind } });
+    if (b.kind === 'text' && b.text) out.push({ type: 'text_delta', index, text: b.text });
+    if (b.kind === 'reasoning' && b.text) out.push({ type: 'reasoning_delta', index, text: b.text });
+    if (b.kind === 'reasoning' && b.encrypted) out.push({ type: 'signature', index, signature: b.encrypted, encrypted: true });
+    if (b.kind === 'tool_call' && b.arguments) out.push({ type: 'args_delta', index, json: b.arguments });
+    out.push({ type: 'block_stop', index });
+    index++;
+  }
+  return index;
+}

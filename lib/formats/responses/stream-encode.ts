@@ -1,0 +1,181 @@
+// IR events → the caller's Responses event stream, in the lifecycle the official SDK accumulates:
+// response.created / in_progress, then per block output_item.added … output_item.done, then one
+// terminal event carrying the whole response (built by encodeResponse, so streamed and
+// non-streamed callers read the same object). Deltas, the hot path, are concatenated from
+// per-block prefixes instead of serialising an object per token.
+import { type IRBlock, type IREvent, type IRResponse, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
+import { formatFrame } from '../../stream/sse.ts';
+import type { EncodeContext, StreamEncoder } from '../types.ts';
+import { itemId, responseId } from './ids.ts';
+import { encodeResponsesResponse, outputItem, responseShell } from './response.ts';
+
+interface Item {
+  outputIndex: number;
+  id: string;
+  block: IRBlock;            // grows as deltas arrive; becomes the output item at the end
+  open: boolean;
+  summaryOpen: boolean;      // reasoning: summary part 0 announced
+  deltaTail: string;         // `,"item_id":…,"delta":` for this item's delta events
+}
+
+const DELTA_EVENT = {
+  text: 'response.output_text.delta',
+  reasoning: 'response.reasoning_summary_text.delta',
+  tool_call: 'response.function_call_arguments.delta',
+} as const;
+
+export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder {
+  const id = responseId(ctx.id);
+  const encCtx: EncodeContext = { ...ctx, id };
+  const items = new Map<number, Item>(); // IR block index → item
+  const order: Item[] = [];
+  let seq = 0;
+  let started = false;
+  let done = false;
+  let usageSoFar: IRUsage = zeroUsage(); // from IR usage events, for a response that fails
+
+  const frame = (type: string, payload: Record<string, unknown>): string =>
+    formatFrame(JSON.stringify({ type, sequence_number: seq++, ...payload }), type);
+
+  const deltaFrame = (item: Item, delta: string): string => {
+    const type = DELTA_EVENT[item.block.kind];
+    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${seq++}${item.deltaTail}${JSON.stringify(delta)}}\n\n`;
+  };
+
+  function start(): string {
+    if (started) return '';
+    started = true;
+    const response = responseShell(id, encCtx, 'in_progress');
+    return frame('response.created', { response }) + frame('response.in_progress', { response });
+  }
+
+  function openItem(index: number, block: IRBlock): string {
+    const outputIndex = order.length;
+    const prefix = block.kind === 'text' ? 'msg_' : block.kind === 'reasoning' ? 'rs_' : 'fc_';
+    const itemIdText = itemId(prefix, id, outputIndex);
+    const item: Item = {
+      outputIndex, id: itemIdText, block, open: true, summaryOpen: false,
+      deltaTail: `,"item_id":${JSON.stringify(itemIdText)},"output_index":${outputIndex}${block.kind === 'text' ? ',"content_index":0' : block.kind === 'reasoning' ? ',"summary_index":0' : ''},"delta":`,
+    };
+    items.set(index, item);
+    order.push(item);
+    const at = { output_index: outputIndex };
+    switch (block.kind) {
+      case 'text':
+        return frame('response.output_item.added', { ...at, item: { id: item.id, type: 'message', status: 'in_progress', content: [], role: 'assistant' } })
+          + frame('response.content_part.added', { item_id: item.id, ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } });
+      case 'reasoning':
+        return frame('response.output_item.added', { ...at, item: { id: item.id, type: 'reasoning', summary: [] } });
+      case 'tool_call':
+        return frame('response.output_item.added', { ...at, item: { id: item.id, type: 'function_call', status: 'in_progress', arguments: '', call_id: block.id, name: block.name } });
+    }
+  }
+
+  /** The item at an IR index, opened on the fly when a delta came without its block_start. */
+  function itemFor(index: number, kind: 'text' | 'reasoning'): [Item, string] {
+    const have = items.get(index);
+    if (have) return [have, ''];
+    const text = openItem(index, kind === 'text' ? { kind: 'text', text: '' } : { kind: 'reasoning', text: '' });
+    return [items.get(index)!, text];
+  }
+
+  function closeItem(item: Item): string {
+    if (!item.open) return '';
+    item.open = false;
+    const b = item.block;
+    const at = { item_id: item.id, output_index: item.outputIndex };
+    let out = '';
+    if (b.kind === 'text') {
+      out += frame('response.output_text.done', { ...at, content_index: 0, text: b.text, logprobs: [] })
+        + frame('response.content_part.done', { ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: b.text } });
+    } else if (b.kind === 'reasoning' && item.summaryOpen) {
+      out += frame('response.reasoning_summary_text.done', { ...at, summary_index: 0, text: b.text })
+        + frame('response.reasoning_summary_part.done', { ...at, summary_index: 0, part: { type: 'summary_text', text: b.text } });
+    } else if (b.kind === 'tool_call') {
+      out += frame('response.function_call_arguments.done', { ...at, name: b.name, arguments: b.arguments });
+    }
+    return out + frame('response.output_item.done', { output_index: item.outputIndex, item: outputItem(b, id, item.outputIndex) });
+  }
+
+  function terminal(reason: IRStopReason, usage: IRUsage, ev?: Extract<IREvent, { type: 'finish' }>, error?: IRResponse['error']): string {
+    const res: IRResponse = { id, model: ctx.model, blocks: order.map(i => i.block), stopReason: reason, usage, tier: ctx.tier };
+    if (ev?.extras) res.extras = ev.extras;
+    if (error) res.error = error;
+    const response = encodeResponsesResponse(res, encCtx);
+    const type = response.status === 'failed' ? 'response.failed' : response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+    return frame(type, { response });
+  }
+
+  return {
+    push(ev: IREvent): string {
+      if (done) return '';
+      let out = start();
+      switch (ev.type) {
+        case 'start':
+          break;
+        case 'block_start':
+          if (!items.has(ev.index)) {
+            out += openItem(ev.index, ev.block.kind === 'tool_call'
+              ? { kind: 'tool_call', id: ev.block.id, name: ev.block.name, arguments: '' }
+              : ev.block.kind === 'text' ? { kind: 'text', text: '' } : { kind: 'reasoning', text: '' });
+          }
+          break;
+        case 'text_delta': {
+          const [item, opened] = itemFor(ev.index, 'text');
+          out += opened;
+          if (item.block.kind !== 'text' || !ev.text) break;
+          item.block.text += ev.text;
+          out += deltaFrame(item, ev.text);
+          break;
+        }
+        case 'reasoning_delta': {
+          const [item, opened] = itemFor(ev.index, 'reasoning');
+          out += opened;
+          if (item.block.kind !== 'reasoning' || !ev.text) break;
+          if (!item.summaryOpen) {
+            item.summaryOpen = true;
+            out += frame('response.reasoning_summary_part.added', { item_id: item.id, output_index: item.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+          }
+          item.block.text += ev.text;
+          out += deltaFrame(item, ev.text);
+          break;
+        }
+        case 'signature': {
+          // Only OpenAI's own encrypted reasoning means something to a Responses caller; an
+          // Anthropic or Gemini signature has no field here and is not shown.
+          const item = items.get(ev.index);
+          if (ev.encrypted && item?.block.kind === 'reasoning') item.block.encrypted = ev.signature;
+          break;
+        }
+        case 'args_delta': {
+          const item = items.get(ev.index);
+          if (item?.block.kind !== 'tool_call' || !ev.json) break;
+          item.block.arguments += ev.json;
+          out += deltaFrame(item, ev.json);
+          break;
+        }
+        case 'block_stop': {
+          const item = items.get(ev.index);
+          if (item) out += closeItem(item);
+          break;
+        }
+        case 'usage':
+          usageSoFar = { ...usageSoFar, ...ev.usage };
+          break;
+        case 'finish':
+          for (const item of order) out += closeItem(item);
+          out += terminal(ev.reason, ev.usage, ev, ev.reason === 'error' ? { code: 'provider_error', message: 'The provider ended the response with an error.' } : undefined);
+          done = true;
+          break;
+        case 'error':
+          // The SDK raises APIError on an `error` event whose data has an `error` key; the flat
+          // code/message pair is the SDK's own ResponseErrorEvent type. Both are written.
+          out += frame('error', { code: ev.code, message: ev.message, param: null, error: { type: 'server_error', code: ev.code, message: ev.message, param: null } });
+          out += terminal('error', usageSoFar, undefined, { code: ev.code, message: ev.message });
+          done = true;
+          break;
+      }
+      return out;
+    },
+  };
+}

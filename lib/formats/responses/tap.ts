@@ -1,0 +1,33 @@
+// Passthrough usage tap for a Responses stream: the gateway forwards vendor A's bytes untouched
+// and parses only the terminal event, the one that carries usage and the tier that served.
+import type { CostExtras } from '../../ir.ts';
+import type { SSEFrame, TapState, UsageTap } from '../types.ts';
+import { isPlainObject } from './native.ts';
+import { addExtras, tierFromServiceTier, usageFromResponses } from './usage.ts';
+
+const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+export const responsesTap: UsageTap = {
+  carriesUsage(frame: SSEFrame): boolean {
+    if (frame.event !== undefined) return TERMINAL.has(frame.event);
+    // Data-only framing (not what vendor A sends): the type leads the payload.
+    return frame.data.startsWith('{"type":"response.') && /^\{"type":"response\.(completed|incomplete|failed)"/.test(frame.data);
+  },
+
+  read(data: any, acc: TapState): void {
+    const r = data?.response;
+    if (!r) return;
+    if (isPlainObject(r.usage)) { acc.usage = usageFromResponses(r.usage); acc.sawUsage = true; }
+    if (r.service_tier) acc.tier = tierFromServiceTier(r.service_tier);
+  },
+
+  isFinal(_frame: SSEFrame, data: any): boolean {
+    return TERMINAL.has(data?.type) && isPlainObject(data?.response?.usage);
+  },
+
+  inject(data: any, extras: CostExtras): string {
+    const usage: Record<string, unknown> = { ...data.response.usage };
+    addExtras(usage, extras);
+    return JSON.stringify({ ...data, response: { ...data.response, usage } });
+  },
+};

@@ -1,0 +1,63 @@
+// IR → Vertex generateContent body (no model: it lives in the URL the adapter builds).
+import type { IRRequest, IRToolChoice } from '../../ir.ts';
+import { encodeParts, type VertexPart } from './parts-encode.ts';
+
+export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
+  const contents: { role: 'user' | 'model'; parts: VertexPart[] }[] = [];
+  const callNames = new Map<string, string>();
+  for (const m of ir.messages) {
+    const parts = encodeParts(m.content, callNames);
+    if (!parts.length) continue;
+    const role = m.role === 'user' ? 'user' : 'model';
+    const last = contents.at(-1);
+    if (last?.role === role) last.parts.push(...parts);
+    else contents.push({ role, parts });
+  }
+  const body: Record<string, any> = { contents };
+  if (ir.system) body.systemInstruction = { parts: [{ text: ir.system }] };
+  if (ir.tools?.length) {
+    body.tools = [{
+      functionDeclarations: ir.tools.map((t) => ({
+        name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: withoutSchemaKeyword(t.parameters),
+      })),
+    }];
+    if (ir.toolChoice) body.toolConfig = { functionCallingConfig: encodeToolChoice(ir.toolChoice) };
+  }
+  const gc: Record<string, unknown> = {};
+  if (ir.maxOutputTokens !== undefined) gc.maxOutputTokens = ir.maxOutputTokens;
+  if (ir.temperature !== undefined) gc.temperature = ir.temperature;
+  if (ir.topP !== undefined) gc.topP = ir.topP;
+  if (ir.stopSequences?.length) gc.stopSequences = ir.stopSequences;
+  if (ir.responseFormat) {
+    gc.responseMimeType = 'application/json';
+    // responseJsonSchema takes JSON Schema as callers write it (responseSchema takes an OpenAPI subset).
+    if (ir.responseFormat.type === 'json_schema') gc.responseJsonSchema = ir.responseFormat.schema;
+  }
+  if (ir.reasoning) {
+    gc.thinkingConfig = ir.reasoning.budgetTokens !== undefined
+      ? { thinkingBudget: ir.reasoning.budgetTokens, includeThoughts: true }
+      : { thinkingLevel: ir.reasoning.effort.toUpperCase(), includeThoughts: true };
+  }
+  if (Object.keys(gc).length) body.generationConfig = gc;
+  if (ir.native?.family === 'vertex') {
+    for (const [k, v] of Object.entries(ir.native.fields)) {
+      if (k === 'generationConfig' && v && typeof v === 'object') body.generationConfig = { ...body.generationConfig, ...(v as object) };
+      else body[k] = v;
+    }
+  }
+  return body;
+}
+
+function encodeToolChoice(tc: IRToolChoice): Record<string, unknown> {
+  if (tc === 'auto') return { mode: 'AUTO' };
+  if (tc === 'none') return { mode: 'NONE' };
+  if (tc === 'required') return { mode: 'ANY' };
+  return { mode: 'ANY', allowedFunctionNames: [tc.name] };
+}
+
+/** Vertex's function parameters reject the `$schema` keyword that schema generators add. */
+function withoutSchemaKeyword(schema: Record<string, unknown>): Record<string, unknown> {
+  if (!('$schema' in schema)) return schema;
+  const { $schema: _drop, ...rest } = schema;
+  return rest;
+}

@@ -1,0 +1,255 @@
+// The life of an inference request, top to bottom (style.md habit 1):
+// limit IP → authenticate → limit key → read body → validate → plan → admit → race (machine)
+// → respond → settle. Each step is a named function; every exit releases what the request held.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { CostExtras, IRUsage, Tier } from '../ir.ts';
+import { GatewayError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { managedCredential } from '../config.ts';
+import { costOf } from '../catalog/catalog.ts';
+import { authenticate } from './auth.ts';
+import { parseJsonObject, readBody } from './body.ts';
+import { asGatewayError, sendError, type Headers } from './reply.ts';
+import { checkRequest, type CallerFormat, type CheckedRequest } from '../routing/validate.ts';
+import { planRequest, requestedMaxOutput, type Plan, type RoutePlan } from '../routing/plan.ts';
+import { startRequest, type FlexMode, type Outcome } from '../machine/request-machine.ts';
+import { runAttempt } from '../stream/attempt.ts';
+import { respond, type Pricing, type StreamResult } from '../stream/respond.ts';
+import type { ApiKeyRecord } from '../store/orgs.ts';
+import type { Logger } from '../log.ts';
+
+type Admitted = { holdId: string; spendRemainingMicroUsd: number; asOfMs: number };
+
+export async function handleInference(format: CallerFormat, req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
+  const t0 = svc.clock.now();
+  const reqId = randomUUID();
+  res.setHeader('x-request-id', reqId);
+  const log = svc.log.child({ req: reqId, endpoint: format });
+  try {
+    if (svc.shuttingDown) throw new GatewayError('shutting_down');
+    const ip = clientIp(req);
+    limitIp(svc, ip);
+    const key = authenticateCounted(req, svc, ip);
+    limitKey(svc, key);
+    const bytes = await readBody(req);
+    const raw = parseJsonObject(bytes);
+    const checked = checkRequest(format, raw, svc.catalog, key.defaultStartWithin, req.headers['anthropic-beta'] !== undefined);
+    const plan = planRequest(checked, {
+      adapters: svc.adapters,
+      codecs: svc.codecs,
+      ownKey: (r) => svc.orgs.providerKey(key.orgId, r),
+      managedKey: (r) => managedCredential(svc.config, r),
+    });
+    for (const rp of plan.routes) plan.upstreamBody(rp);   // translation errors are the caller's 400, before anything is sent
+    await runInference({ req, res, svc, key, plan, log: log.child({ org: key.orgId, model: checked.model.id }), t0, bodyBytes: bytes.length });
+  } catch (err) {
+    const ge = asGatewayError(err);
+    if (ge.code === 'internal_error') log.error({ err }, 'internal error');
+    else log.info({ code: ge.code, status: ge.status }, 'refused');
+    if (!res.headersSent && !res.destroyed) sendError(res, format, ge);
+    svc.metrics.requests.inc({ endpoint: format, status: ge.status });
+  }
+}
+
+export function clientIp(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+function limitIp(svc: Services, ip: string): void {
+  const r = svc.abuse.checkIp(ip);
+  if (!r.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: r.retryAfterS });
+}
+
+/** Authenticates; a failed attempt counts against the client IP before the key is known. */
+export function authenticateCounted(req: IncomingMessage, svc: Services, ip: string, missing: 'missing_api_key' | 'invalid_api_key' = 'missing_api_key'): ApiKeyRecord {
+  try {
+    return authenticate(req, svc.orgs, missing);
+  } catch (err) {
+    svc.abuse.recordFailedAuth(ip);
+    throw err;
+  }
+}
+
+function limitKey(svc: Services, key: ApiKeyRecord): void {
+  const r = svc.abuse.checkKey(key.orgId, key.id);
+  if (!r.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: r.retryAfterS });
+}
+
+interface RunArgs { req: IncomingMessage; res: ServerResponse; svc: Services; key: ApiKeyRecord; plan: Plan; log: Logger; t0: number; bodyBytes: number }
+
+async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs): Promise<void> {
+  const c = plan.checked;
+  const estimate = holdEstimate(svc, c, bodyBytes);
+  const admitted = plan.anyManaged ? admit(svc, key.orgId, plan, estimate) : undefined;
+  const flex = flexMode(svc, key.orgId, plan);
+  const holdsSlot = flex === 'race' && plan.routes[0]!.mode === 'byok';
+  const deadlineAt = t0 + (c.startWithin.kind === 'duration' ? c.startWithin.ms : 0);
+  const run = startRequest({
+    routes: plan.routes.map((r) => r.route),
+    flex,
+    deadlineAt,
+    lead: () => svc.lead.lead(plan.routes[0]!.route, c.model.id),
+    retry: c.retry,
+    now: () => svc.clock.now(),
+    random: svc.random,
+    launch: (route, tier, signal) => launchAttempt(svc, plan, plan.routes.find((r) => r.route === route)!, tier, signal),
+  }, svc.timerClock);
+
+  let clientClosed = false;
+  const onClose = (): void => { if (!res.writableFinished) { clientClosed = true; run.stop(); } };
+  res.on('close', onClose);
+  let finished!: () => void;
+  const entry = { abort: () => run.stop(), done: new Promise<void>((r) => { finished = r; }), holdId: admitted?.holdId };
+  svc.inflight.add(entry);
+
+  let outcome: Outcome | undefined;
+  let result: StreamResult | undefined;
+  let costMicroUsd = 0;
+  let status = 200;
+  try {
+    outcome = await run.outcome;
+    const winner = outcome.winner;
+    if (clientClosed) { status = 499; return; }
+    if (!winner) {
+      const f = outcome.failure;
+      const err = f?.kind === 'fatal'
+        ? new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status: f.status >= 400 && f.status < 500 ? f.status : 400 })
+        : new GatewayError('provider_error', f ? `The provider failed (${f.status}): ${f.message}` : undefined);
+      status = err.status;
+      const last = plan.routes[outcome.routeIndex]!;
+      sendError(res, c.format, err, { ...routingHeaders(c, last, outcome, 'standard'), ...spendHeaders(last, admitted) });
+      return;
+    }
+    const served = plan.routes.find((r) => r.route === winner.route)!;
+    if (winner.committedAt > deadlineAt && flex === 'race') svc.metrics.deadlineMisses.inc();
+    svc.metrics.timeToCommit.observe({ route: winner.route, tier: winner.tier }, (winner.committedAt - t0) / 1000);
+    svc.metrics.outcomes.inc({ reason: outcome.reason, route: winner.route, tier: winner.tier });
+    if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
+    if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
+    const headers = { ...routingHeaders(c, served, outcome, winner.tier), ...spendHeaders(served, admitted) };
+    result = await respond({
+      res, committed: winner, caller: svc.codecs[c.format], wire: svc.codecs[winner.wire],
+      passthrough: served.passthrough, stream: c.stream, includeCost: c.includeCost, includeUsage: c.includeUsage,
+      headers, ctx: { id: '', model: c.body.model, createdAt: Math.floor(t0 / 1000), tier: winner.tier, includeUsage: c.includeUsage },
+      pricing: pricing(svc, plan, served, outcome),
+    });
+    if (!result.complete && !c.stream && !res.headersSent) {
+      status = 502;
+      sendError(res, c.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
+    }
+    if (clientClosed) status = 499;
+    costMicroUsd = result.costMicroUsd ?? unpricedEstimate(svc, c, result, estimate);
+  } finally {
+    res.off('close', onClose);
+    run.stop();
+    if (holdsSlot) svc.flexSlots.release(key.orgId);
+    if (admitted) settle(svc, log, admitted.holdId, costMicroUsd);
+    svc.inflight.delete(entry);
+    finished();
+    const servedMode = outcome?.winner ? plan.routes.find((r) => r.route === outcome!.winner!.route)?.mode : undefined;
+    if (servedMode && costMicroUsd) svc.metrics.spend.inc({ mode: servedMode }, costMicroUsd);
+    svc.metrics.requests.inc({ endpoint: c.format, status });
+    log.info({
+      status, route: outcome?.winner?.route, tier: result?.tier ?? outcome?.winner?.tier, reason: outcome?.reason,
+      retries: outcome?.retries, fallbacks: outcome?.fallbacks, cost_micro_usd: costMicroUsd,
+      ms: svc.clock.now() - t0, ...(status === 499 ? { code: 'client_closed_request' } : {}),
+      ...(result?.error ? { stream_error: result.error } : {}),
+    }, clientClosed ? 'client_closed_request' : 'request');
+  }
+}
+
+function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier, signal: AbortSignal) {
+  const c = plan.checked;
+  const adapter = svc.adapters[rp.route];
+  // A "now" request whose caller wants one body, in the route's own format, may call upstream
+  // non-streamed: there is no race, so nothing needs to observe the first event.
+  const streamed = !(c.startWithin.kind === 'now' && !c.stream && rp.passthrough && !adapter.framer);
+  const launchedAt = svc.clock.now();
+  return runAttempt({
+    route: rp.route, tier, wire: rp.wire, adapter, streamed,
+    request: () => adapter.build({ wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential, translated: !rp.passthrough }),
+  }, svc.pools, signal, () => svc.clock.now()).then((committed) => {
+    if (tier === 'standard' && streamed) svc.lead.observe(rp.route, c.model.id, committed.committedAt - launchedAt);
+    return committed;
+  });
+}
+
+function flexMode(svc: Services, orgId: string, plan: Plan): FlexMode {
+  if (plan.checked.startWithin.kind !== 'duration') return 'off';
+  if (plan.routes[0]!.mode !== 'byok') return 'race';
+  return svc.flexSlots.tryAcquire(orgId) ? 'race' : 'slots_full';
+}
+
+/** The hold: input size (≈ 4 bytes a token) plus the output cap, at the standard price. */
+function holdEstimate(svc: Services, c: CheckedRequest, bodyBytes: number): { inputTokens: number; maxOutput: number; micro: number } {
+  const inputTokens = Math.ceil(bodyBytes / 4);
+  const maxOutput = requestedMaxOutput(c.body) ?? svc.config.hold.default_max_output_tokens;
+  const micro = costOf(c.model.prices.standard, { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: maxOutput, reasoningTokens: 0 });
+  return { inputTokens, maxOutput, micro };
+}
+
+function admit(svc: Services, orgId: string, plan: Plan, estimate: { micro: number }): Admitted {
+  let r;
+  try {
+    r = svc.ledger.admit({ orgId, holdMicroUsd: estimate.micro, route: plan.routes[0]!.route, nowMs: svc.clock.now() });
+  } catch (err) {
+    svc.log.error({ err, org: orgId }, 'ledger unreadable at admission');
+    throw new GatewayError('limits_unavailable');
+  }
+  if (!r.ok) throw new GatewayError(r.code, undefined, { retryAfterS: r.retryAfterS });
+  return r;
+}
+
+function settle(svc: Services, log: Logger, holdId: string, cost: number): void {
+  try {
+    svc.ledger.settle(holdId, cost, svc.clock.now());
+  } catch (err) {
+    // The hold stays and its lease expiry releases it; the cost is logged for reconciliation.
+    log.error({ err, hold: holdId, cost_micro_usd: cost }, 'settlement failed');
+  }
+}
+
+/** A stream that ended without the provider's usage (client gone, upstream broke): charge the
+ *  estimated input plus an output estimate from the bytes that reached the caller (≈16 bytes of
+ *  event framing per token), capped by the hold's output cap. */
+function unpricedEstimate(svc: Services, c: CheckedRequest, r: StreamResult, est: { inputTokens: number; maxOutput: number }): number {
+  if (r.usage) return costOf(svc.catalog.priceOf(c.model, r.tier), r.usage);
+  if (r.bytesOut === 0) return 0;
+  const outputTokens = Math.min(est.maxOutput, Math.ceil(r.bytesOut / 16));
+  return costOf(svc.catalog.priceOf(c.model, r.tier), { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 });
+}
+
+function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome): Pricing {
+  const c = plan.checked;
+  return {
+    price(usage: IRUsage, tier: Tier) {
+      const costMicroUsd = costOf(svc.catalog.priceOf(c.model, tier), usage);
+      const extras: CostExtras = {
+        cost: { total_micro_usd: costMicroUsd, currency: 'USD' },
+        routing: {
+          provider: served.route, requested_provider: plan.routes[0]!.route, tier, reason: outcome.reason,
+          fallback_attempts: outcome.fallbacks, mode: served.mode,
+        },
+      };
+      return { costMicroUsd, extras };
+    },
+  };
+}
+
+function routingHeaders(c: CheckedRequest, served: RoutePlan, o: Outcome, tier: Tier): Headers {
+  const h: Headers = {
+    'x-service-served-provider': served.route,
+    'x-service-routing-reason': o.routeIndex > 0 ? 'fallback' : c.explicitProvider ? 'requested' : 'native',
+    'x-service-flex-applied': tier === 'flex' ? 'true' : 'false',
+    'x-service-flex-reason': o.reason,
+  };
+  if (c.retry) h['x-service-retries'] = o.retries;
+  return h;
+}
+
+function spendHeaders(served: RoutePlan, admitted: Admitted | undefined): Headers {
+  if (served.mode === 'byok') return { 'x-service-spend-remaining': 'unlimited' };
+  if (!admitted) return {};
+  return { 'x-service-spend-remaining': admitted.spendRemainingMicroUsd, 'x-service-spend-as-of': admitted.asOfMs };
+}

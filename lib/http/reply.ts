@@ -1,0 +1,22 @@
+// Writing answers: JSON bodies with their headers, and errors in the caller format's envelope.
+import type { ServerResponse } from 'node:http';
+import type { FormatName } from '../ir.ts';
+import { errorBody, GatewayError } from '../errors.ts';
+
+export type Headers = Record<string, string | number>;
+
+export function sendJson(res: ServerResponse, status: number, body: string, headers: Headers = {}): void {
+  if (res.headersSent) { res.end(); return; }
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+export function sendError(res: ServerResponse, format: FormatName | 'plain', err: GatewayError, headers: Headers = {}): void {
+  const h: Headers = { ...headers };
+  if (err.retryAfterS !== undefined) h['retry-after'] = err.retryAfterS;
+  sendJson(res, err.status, JSON.stringify(errorBody(format, err)), h);
+}
+
+/** Any thrown value as a GatewayError (unknown ones become internal_error, logged by the caller). */
+export const asGatewayError = (err: unknown): GatewayError =>
+  err instanceof GatewayError ? err : new GatewayError('internal_error');

@@ -1,0 +1,83 @@
+// The node:http server: a route table from method and path to a handler. No framework.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { handleInference, authenticateCounted, clientIp } from './pipeline.ts';
+import { handleAdmin } from './admin.ts';
+import { asGatewayError, sendError, sendJson } from './reply.ts';
+import type { CallerFormat } from '../routing/validate.ts';
+import { buildLimitsReport, serializeLimitsReport } from '../limits/report.ts';
+import { catalogBody } from './models.ts';
+
+const INFERENCE: Record<string, CallerFormat> = {
+  '/v1/responses': 'responses',
+  '/v1/chat/completions': 'chat',
+  '/v1/messages': 'messages',
+  '/v1/interactions': 'interactions',
+};
+
+export function createHttpServer(svc: Services, adminToken: string | undefined): Server {
+  const models = catalogBody(svc.catalog);
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
+    route(req, res, svc, adminToken, models).catch((err) => {
+      svc.log.error({ err }, 'unhandled');
+      if (!res.headersSent) sendError(res, 'plain', asGatewayError(err)); else res.destroy();
+    });
+  });
+  return server;
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, svc: Services, adminToken: string | undefined, models: string): Promise<void> {
+  const path = (req.url ?? '/').split('?', 1)[0]!;
+  const format = INFERENCE[path];
+  if (format) {
+    if (req.method !== 'POST') return sendError(res, format, new GatewayError('method_not_allowed'));
+    return handleInference(format, req, res, svc);
+  }
+  try {
+    if (path.startsWith('/admin/v1/')) return await handleAdmin(req, res, svc, path, adminToken);
+    if (req.method !== 'GET') throw new GatewayError(path === '/v1/models' || path === '/v1/limits' ? 'method_not_allowed' : 'not_found');
+    switch (path) {
+      case '/healthz': return sendJson(res, 200, '{"status":"ok"}');
+      case '/readyz': return sendJson(res, svc.shuttingDown ? 503 : 200, svc.shuttingDown ? '{"status":"shutting_down"}' : '{"status":"ready"}');
+      case '/metrics': {
+        const body = await svc.metrics.registry.metrics();
+        res.writeHead(200, { 'content-type': svc.metrics.registry.contentType });
+        res.end(body);
+        return;
+      }
+      case '/v1/models':
+        authenticateCounted(req, svc, clientIp(req));
+        return sendJson(res, 200, models);
+      case '/v1/limits':
+        return limits(req, res, svc);
+      default:
+        throw new GatewayError('not_found');
+    }
+  } catch (err) {
+    const ge = asGatewayError(err);
+    if (ge.code === 'internal_error') svc.log.error({ err }, 'internal error');
+    sendError(res, 'plain', ge);
+  }
+}
+
+/** GET /v1/limits: read the record that admits requests, never a cached figure (spec). */
+function limits(req: IncomingMessage, res: ServerResponse, svc: Services): void {
+  const key = authenticateCounted(req, svc, clientIp(req), 'invalid_api_key');
+  const now = svc.clock.now();
+  const providers = Object.keys(svc.config.managed);
+  let snapshot = null;
+  if (providers.length) {
+    try {
+      snapshot = svc.ledger.snapshot(key.orgId, now);
+    } catch (err) {
+      svc.log.error({ err, org: key.orgId }, 'limits record unreadable');
+      throw new GatewayError('limits_unavailable');
+    }
+  }
+  const report = buildLimitsReport({
+    nowMs: now, flexRaceSlots: svc.flexSlots.limit, managedProviders: providers, snapshot,
+    abuse: svc.config.abuse_limits, publishAbuseLimits: svc.config.abuse_limits.publish,
+  });
+  sendJson(res, 200, serializeLimitsReport(report), { 'cache-control': 'no-store' });
+}

@@ -1,0 +1,409 @@
+// The SQLite adapter of the ledger (design.md "Ledger storage"). The caller opens the better-sqlite3
+// file (WAL) and owns it; this module keeps its `ledger_` tables in it. Every write is one
+// IMMEDIATE transaction: SQLite takes the file's write lock at BEGIN, so admission is atomic across
+// every connection and process sharing the file, and a check can never be raced by another
+// admission between reading the figures and placing the hold.
+import { randomUUID } from 'node:crypto';
+import type { Database } from 'better-sqlite3';
+import type { RouteName } from '../ir.ts';
+import type { AdmitInput, AdmitResult, Ledger, LedgerConfig, PauseReason, SharedPool, Snapshot } from './types.ts';
+import { migrateLedger } from './sqlite-schema.ts';
+import {
+  assess, checkAmount, checkConfig, debit, nextUtcMidnightS, utcDay, POOL_WINDOW_MS,
+  type OrgRecord, type Standing, type Usage,
+} from './rules.ts';
+
+/** An expired hold is remembered this long so a late settle still charges the real cost. */
+const EXPIRED_HOLD_RETENTION_MS = 7 * 86_400_000;
+
+interface OrgRow {
+  cash_micro_usd: number; credit_micro_usd: number; exempt: number; first_topup_at_ms: number | null;
+  override_concurrency: number | null; override_daily_spend_micro_usd: number | null;
+  paused_reason: PauseReason | null; paused_day: number | null; paused_daily_limit_micro_usd: number | null;
+}
+interface HoldRow { hold_id: string; org_id: string; amount_micro_usd: number; expired_at_ms: number | null }
+interface EntryRow {
+  id: number; at_ms: number; kind: string; hold_id: string | null; amount_micro_usd: number | null;
+  cash_micro_usd: number | null; credit_micro_usd: number | null; reason: string | null; detail: string | null;
+}
+interface Entry {
+  org: string; at: number; kind: string; hold?: string | null; amount?: number | null;
+  cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
+}
+
+const toRecord = (r: OrgRow): OrgRecord => ({
+  cash: r.cash_micro_usd,
+  credit: r.credit_micro_usd,
+  exempt: r.exempt === 1,
+  firstTopupAtMs: r.first_topup_at_ms,
+  overrideConcurrency: r.override_concurrency,
+  overrideDaily: r.override_daily_spend_micro_usd,
+  pausedReason: r.paused_reason,
+  pausedDay: r.paused_day,
+  pausedDailyLimit: r.paused_daily_limit_micro_usd,
+});
+
+export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
+  const ramp = checkConfig(config);
+  migrateLedger(db);
+
+  const poolsByRoute = new Map<RouteName, SharedPool[]>();
+  for (const p of config.pools) {
+    for (const r of p.routes) poolsByRoute.set(r, [...(poolsByRoute.get(r) ?? []), p]);
+  }
+
+  // Prepared once (style.md habit 3).
+  const q = {
+    insertOrg: db.prepare<[string, number]>('INSERT OR IGNORE INTO ledger_orgs (org_id, created_at_ms) VALUES (?, ?)'),
+    org: db.prepare<[string], OrgRow>('SELECT * FROM ledger_orgs WHERE org_id = ?'),
+    setMoney: db.prepare<[number, number, string]>('UPDATE ledger_orgs SET cash_micro_usd = ?, credit_micro_usd = ? WHERE org_id = ?'),
+    setFirstTopup: db.prepare<[number, string]>('UPDATE ledger_orgs SET first_topup_at_ms = ? WHERE org_id = ? AND first_topup_at_ms IS NULL'),
+    setPause: db.prepare<[PauseReason | null, number | null, number | null, number | null, string]>(
+      'UPDATE ledger_orgs SET paused_reason = ?, paused_at_ms = ?, paused_day = ?, paused_daily_limit_micro_usd = ? WHERE org_id = ?'),
+    setOverrides: db.prepare<[number | null, number | null, string]>(
+      'UPDATE ledger_orgs SET override_concurrency = ?, override_daily_spend_micro_usd = ? WHERE org_id = ?'),
+    setExempt: db.prepare<[number, string]>('UPDATE ledger_orgs SET exempt = ? WHERE org_id = ?'),
+    usage: db.prepare<[number, string, number], { in_flight: number; reserved: number; held_today: number }>(`
+      SELECT COUNT(*) AS in_flight,
+             COALESCE(SUM(amount_micro_usd), 0) AS reserved,
+             COALESCE(SUM(CASE WHEN day = ? THEN amount_micro_usd ELSE 0 END), 0) AS held_today
+      FROM ledger_holds WHERE org_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?`),
+    spent: db.prepare<[string, number], number>('SELECT spent_micro_usd FROM ledger_daily_spend WHERE org_id = ? AND day = ?').pluck(),
+    addSpend: db.prepare<[string, number, number]>(`
+      INSERT INTO ledger_daily_spend (org_id, day, spent_micro_usd) VALUES (?, ?, ?)
+      ON CONFLICT (org_id, day) DO UPDATE SET spent_micro_usd = spent_micro_usd + excluded.spent_micro_usd`),
+    insertHold: db.prepare<[string, string, number, number, number, number]>(`
+      INSERT INTO ledger_holds (hold_id, org_id, amount_micro_usd, created_at_ms, lease_expires_at_ms, day)
+      VALUES (?, ?, ?, ?, ?, ?)`),
+    hold: db.prepare<[string], HoldRow>('SELECT hold_id, org_id, amount_micro_usd, expired_at_ms FROM ledger_holds WHERE hold_id = ?'),
+    deleteHold: db.prepare<[string]>('DELETE FROM ledger_holds WHERE hold_id = ?'),
+    renewHold: db.prepare<[number, string, number]>(
+      'UPDATE ledger_holds SET lease_expires_at_ms = ? WHERE hold_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?'),
+    staleHolds: db.prepare<[number], HoldRow>(`
+      SELECT hold_id, org_id, amount_micro_usd, expired_at_ms FROM ledger_holds
+      WHERE expired_at_ms IS NULL AND lease_expires_at_ms <= ? ORDER BY lease_expires_at_ms`),
+    staleHoldsOfOrg: db.prepare<[string, number], HoldRow>(`
+      SELECT hold_id, org_id, amount_micro_usd, expired_at_ms FROM ledger_holds
+      WHERE org_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms <= ?`),
+    markExpired: db.prepare<[number, string]>('UPDATE ledger_holds SET expired_at_ms = ? WHERE hold_id = ?'),
+    forgetExpired: db.prepare<[number]>('DELETE FROM ledger_holds WHERE expired_at_ms IS NOT NULL AND expired_at_ms < ?'),
+    pool: db.prepare<[string], { window_start_ms: number; admitted: number }>('SELECT window_start_ms, admitted FROM ledger_pool_windows WHERE pool = ?'),
+    countPool: db.prepare<{ pool: string; start: number }>(`
+      INSERT INTO ledger_pool_windows (pool, window_start_ms, admitted) VALUES (@pool, @start, 1)
+      ON CONFLICT (pool) DO UPDATE SET
+        admitted = CASE WHEN window_start_ms = @start THEN admitted + 1 ELSE 1 END,
+        window_start_ms = @start`),
+    insertEntry: db.prepare<[string, number, string, string | null, number | null, number | null, number | null, string | null, string | null]>(`
+      INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    entries: db.prepare<[string, number], EntryRow>(
+      'SELECT id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail FROM ledger_entries WHERE org_id = ? ORDER BY id DESC LIMIT ?'),
+  };
+
+  let closed = false;
+
+  // ── small named steps, shared by the transactions below ────────────────────────────────────
+
+  const log = (e: Entry): void => {
+    q.insertEntry.run(e.org, e.at, e.kind, e.hold ?? null, e.amount ?? null, e.cash ?? null, e.credit ?? null, e.reason ?? null, e.detail ?? null);
+  };
+
+  const live = (): void => {
+    if (closed) throw new Error('ledger: closed');
+  };
+
+  const readOrg = (orgId: string): OrgRecord => {
+    const row = q.org.get(orgId);
+    if (!row) throw new Error(`ledger: unknown organization "${orgId}"`);
+    return toRecord(row);
+  };
+
+  const readUsage = (orgId: string, nowMs: number): Usage => {
+    const day = utcDay(nowMs);
+    const h = q.usage.get(day, orgId, nowMs)!;
+    return { settledToday: q.spent.get(orgId, day) ?? 0, heldToday: h.held_today, reserved: h.reserved, inFlight: h.in_flight };
+  };
+
+  const expireHold = (h: HoldRow, nowMs: number): void => {
+    q.markExpired.run(nowMs, h.hold_id);
+    log({ org: h.org_id, at: nowMs, kind: 'lease_expired', hold: h.hold_id, amount: h.amount_micro_usd });
+  };
+
+  const setPause = (orgId: string, reason: PauseReason, nowMs: number, s: Standing): void => {
+    const velocity = reason === 'spend_velocity_exceeded';
+    q.setPause.run(reason, nowMs, velocity ? utcDay(nowMs) : null, velocity ? s.dailyLimit : null, orgId);
+    log({ org: orgId, at: nowMs, kind: 'pause', reason });
+  };
+
+  const clearPause = (orgId: string, reason: PauseReason, nowMs: number): void => {
+    q.setPause.run(null, null, null, null, orgId);
+    log({ org: orgId, at: nowMs, kind: 'unpause', reason });
+  };
+
+  /** Reads the org's standing and persists a pause whose lifting condition now holds. */
+  const standing = (orgId: string, nowMs: number): { org: OrgRecord; usage: Usage; s: Standing } => {
+    const org = readOrg(orgId);
+    const usage = readUsage(orgId, nowMs);
+    const s = assess(org, usage, ramp, nowMs);
+    if (org.pausedReason !== null && s.pause === null) {
+      clearPause(orgId, org.pausedReason, nowMs);
+      org.pausedReason = null;
+    }
+    return { org, usage, s };
+  };
+
+  const poolRates = (nowMs: number): Snapshot['rates'] => {
+    const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
+    return config.pools.map((p) => {
+      const row = q.pool.get(p.name);
+      const used = row && row.window_start_ms === windowStart ? row.admitted : 0;
+      return { name: p.name, scope: 'pool', window_seconds: 60, limit: p.per_minute, used };
+    });
+  };
+
+  /** null when no pool of the route is full; else the seconds until every full one frees. */
+  const fullPoolWait = (route: RouteName, nowMs: number): number | null => {
+    const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
+    let wait: number | null = null;
+    for (const p of poolsByRoute.get(route) ?? []) {
+      const row = q.pool.get(p.name);
+      const used = row && row.window_start_ms === windowStart ? row.admitted : 0;
+      if (used >= p.per_minute) {
+        const s = Math.max(1, Math.ceil((windowStart + POOL_WINDOW_MS - nowMs) / 1000));
+        wait = Math.max(wait ?? 0, s);
+      }
+    }
+    return wait;
+  };
+
+  const buildSnapshot = (org: OrgRecord, usage: Usage, s: Standing, nowMs: number): Snapshot => {
+    const paused = s.pause !== null;
+    return {
+      asOfMs: nowMs,
+      serving: paused ? 'paused' : 'ok',
+      pausedReason: s.pause,
+      // A pause shows as the binding ceiling even for an exempt org: the spec wants the pause shown
+      // "rather than a positive figure that could read as permission to send".
+      binding: paused ? 'paused' : org.exempt ? 'exempt' : s.balance <= s.dailyLimit - s.dailyUsed ? 'balance' : 'daily_spend',
+      // Paused: no request would be admitted, so no positive figure is reported.
+      spendRemainingMicroUsd: paused ? Math.min(s.spendRemaining, 0) : s.spendRemaining,
+      cashMicroUsd: org.cash,
+      creditMicroUsd: org.credit,
+      reservedMicroUsd: usage.reserved,
+      dailyLimitMicroUsd: s.dailyLimit,
+      dailyUsedMicroUsd: s.dailyUsed,
+      dailyResetsAtS: nextUtcMidnightS(nowMs),
+      concurrencyLimit: s.concurrency,
+      inFlight: usage.inFlight,
+      exempt: org.exempt,
+      rampWeek: s.week,
+      rampDefaults: s.defaults,
+      overrideInForce: s.overrideInForce,
+      rates: poolRates(nowMs),
+    };
+  };
+
+  /** Snapshot inside an already open transaction (after a write, or in a read transaction). */
+  const snapshotNow = (orgId: string, nowMs: number): Snapshot => {
+    const org = readOrg(orgId);
+    const usage = readUsage(orgId, nowMs);
+    return buildSnapshot(org, usage, assess(org, usage, ramp, nowMs), nowMs);
+  };
+
+  // ── admission: pause → balance → daily ceiling → concurrency → pool → hold ─────────────────
+
+  const admitTx = db.transaction((input: AdmitInput): AdmitResult => {
+    const { orgId, nowMs, route } = input;
+    // A hold whose lease ran out belongs to a dead process: release it before counting.
+    for (const h of q.staleHoldsOfOrg.all(orgId, nowMs)) expireHold(h, nowMs);
+
+    const { org, usage, s } = standing(orgId, nowMs);
+    if (s.pause !== null) return { ok: false, code: s.pause };
+
+    if (s.balance <= 0) {
+      setPause(orgId, 'insufficient_balance', nowMs, s);
+      return { ok: false, code: 'insufficient_balance' };
+    }
+    if (!org.exempt) {
+      // Daily ceiling: refuse once today's settled spend plus today's holds has reached the
+      // ceiling (used >= limit), before adding this request's hold. At used == limit nothing is
+      // left, so any request would overspend; this mirrors the balance rule ("at or below zero")
+      // and means a refused request never followed a header that promised room. Not counting the
+      // new hold keeps a request that starts with room from pausing the org for the rest of the
+      // day; the overshoot is bounded by the last admitted hold (and its settlement).
+      if (s.dailyUsed >= s.dailyLimit) {
+        setPause(orgId, 'spend_velocity_exceeded', nowMs, s);
+        return { ok: false, code: 'spend_velocity_exceeded' };
+      }
+      if (usage.inFlight >= s.concurrency) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 };
+    }
+    const poolWait = fullPoolWait(route, nowMs);
+    if (poolWait !== null) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: poolWait };
+
+    const holdId = randomUUID();
+    q.insertHold.run(holdId, orgId, input.holdMicroUsd, nowMs, nowMs + config.hold_lease_ms, utcDay(nowMs));
+    const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
+    for (const p of poolsByRoute.get(route) ?? []) q.countPool.run({ pool: p.name, start: windowStart });
+    return { ok: true, holdId, spendRemainingMicroUsd: s.spendRemaining, asOfMs: nowMs, exempt: org.exempt };
+  });
+
+  // ── settlement and leases ──────────────────────────────────────────────────────────────────
+
+  const settleTx = db.transaction((holdId: string, cost: number, nowMs: number): void => {
+    const hold = q.hold.get(holdId);
+    if (!hold) return; // unknown or already settled: idempotent
+    const org = readOrg(hold.org_id);
+    const after = debit(org.cash, org.credit, cost);
+    q.setMoney.run(after.cash, after.credit, hold.org_id);
+    if (cost > 0) q.addSpend.run(hold.org_id, utcDay(nowMs), cost);
+    q.deleteHold.run(holdId);
+    log({
+      org: hold.org_id, at: nowMs, kind: hold.expired_at_ms === null ? 'settle' : 'settle_after_expiry',
+      hold: holdId, amount: cost, cash: after.cash - org.cash, credit: after.credit - org.credit,
+    });
+  });
+
+  const renewTx = db.transaction((holdIds: string[], nowMs: number): void => {
+    for (const id of holdIds) q.renewHold.run(nowMs + config.hold_lease_ms, id, nowMs);
+  });
+
+  const expireTx = db.transaction((nowMs: number) => {
+    const released = q.staleHolds.all(nowMs);
+    for (const h of released) expireHold(h, nowMs);
+    q.forgetExpired.run(nowMs - EXPIRED_HOLD_RETENTION_MS);
+    return released.map((h) => ({ holdId: h.hold_id, orgId: h.org_id, amountMicroUsd: h.amount_micro_usd }));
+  });
+
+  // ── administration ─────────────────────────────────────────────────────────────────────────
+
+  const topupTx = db.transaction((orgId: string, cash: number, credit: number, nowMs: number): Snapshot => {
+    const org = readOrg(orgId);
+    q.setMoney.run(org.cash + cash, org.credit + credit, orgId);
+    // The ramp starts at the first cash top-up: promo credit is granted, not paid, so an account
+    // living on credit alone stays in week 0 ("never topped up") with week 0's ceilings.
+    if (cash > 0) q.setFirstTopup.run(nowMs, orgId);
+    log({ org: orgId, at: nowMs, kind: 'topup', cash, credit, amount: cash + credit });
+    standing(orgId, nowMs); // repairs insufficient_balance once the balance is above zero
+    return snapshotNow(orgId, nowMs);
+  });
+
+  const overridesTx = db.transaction((orgId: string, o: { concurrency?: number | null; daily_spend_micro_usd?: number | null }, nowMs: number): Snapshot => {
+    const org = readOrg(orgId);
+    // undefined leaves a figure as it is; null clears it (back to the schedule).
+    const concurrency = o.concurrency === undefined ? org.overrideConcurrency : o.concurrency;
+    const daily = o.daily_spend_micro_usd === undefined ? org.overrideDaily : o.daily_spend_micro_usd;
+    q.setOverrides.run(concurrency, daily, orgId);
+    log({ org: orgId, at: nowMs, kind: 'overrides', detail: JSON.stringify({ concurrency, daily_spend_micro_usd: daily }) });
+    standing(orgId, nowMs); // a raised daily ceiling repairs spend_velocity_exceeded
+    return snapshotNow(orgId, nowMs);
+  });
+
+  const reviewTx = db.transaction((orgId: string, start: boolean, nowMs: number): Snapshot => {
+    const org = readOrg(orgId);
+    if (start && org.pausedReason !== 'account_under_review') {
+      // The review takes precedence over any other pause; the others are re-evaluated at the
+      // first admission after the review ends.
+      q.setPause.run('account_under_review', nowMs, null, null, orgId);
+      log({ org: orgId, at: nowMs, kind: 'pause', reason: 'account_under_review' });
+    } else if (!start && org.pausedReason === 'account_under_review') {
+      clearPause(orgId, 'account_under_review', nowMs);
+    }
+    return snapshotNow(orgId, nowMs);
+  });
+
+  const exemptTx = db.transaction((orgId: string, exempt: boolean, nowMs: number): Snapshot => {
+    const org = readOrg(orgId);
+    if (org.exempt !== exempt) {
+      q.setExempt.run(exempt ? 1 : 0, orgId);
+      log({ org: orgId, at: nowMs, kind: 'exempt', detail: JSON.stringify({ exempt }) });
+    }
+    standing(orgId, nowMs); // no ceiling: a spend_velocity_exceeded pause lifts
+    return snapshotNow(orgId, nowMs);
+  });
+
+  const readTx = db.transaction((orgId: string, nowMs: number): Snapshot => snapshotNow(orgId, nowMs));
+
+  return {
+    ensureOrg(orgId, nowMs) {
+      live();
+      q.insertOrg.run(orgId, nowMs);
+    },
+
+    admit(input) {
+      live();
+      checkAmount('holdMicroUsd', input.holdMicroUsd);
+      return admitTx.immediate(input);
+    },
+
+    settle(holdId, costMicroUsd, nowMs) {
+      live();
+      settleTx.immediate(holdId, checkAmount('costMicroUsd', costMicroUsd), nowMs);
+    },
+
+    renew(holdIds, nowMs) {
+      live();
+      if (holdIds.length > 0) renewTx.immediate(holdIds, nowMs);
+    },
+
+    expireLeases(nowMs) {
+      live();
+      return expireTx.immediate(nowMs);
+    },
+
+    topup(orgId, amounts, nowMs) {
+      live();
+      const cash = checkAmount('cash_micro_usd', amounts.cash_micro_usd ?? 0);
+      const credit = checkAmount('credit_micro_usd', amounts.credit_micro_usd ?? 0);
+      return topupTx.immediate(orgId, cash, credit, nowMs);
+    },
+
+    setOverrides(orgId, o, nowMs) {
+      live();
+      if (o.concurrency != null) checkAmount('concurrency', o.concurrency);
+      if (o.daily_spend_micro_usd != null) checkAmount('daily_spend_micro_usd', o.daily_spend_micro_usd);
+      return overridesTx.immediate(orgId, o, nowMs);
+    },
+
+    startReview(orgId, nowMs) {
+      live();
+      return reviewTx.immediate(orgId, true, nowMs);
+    },
+
+    endReview(orgId, nowMs) {
+      live();
+      return reviewTx.immediate(orgId, false, nowMs);
+    },
+
+    setExempt(orgId, exempt, nowMs) {
+      live();
+      return exemptTx.immediate(orgId, exempt, nowMs);
+    },
+
+    snapshot(orgId, nowMs) {
+      live();
+      // A read transaction: every figure comes from one consistent state of the file.
+      return readTx.deferred(orgId, nowMs);
+    },
+
+    entries(orgId, limit) {
+      live();
+      readOrg(orgId);
+      return q.entries.all(orgId, Math.max(0, Math.floor(limit))).map((e) => {
+        const out: Record<string, unknown> = { id: e.id, at_ms: e.at_ms, kind: e.kind };
+        if (e.hold_id !== null) out.hold_id = e.hold_id;
+        if (e.amount_micro_usd !== null) out.amount_micro_usd = e.amount_micro_usd;
+        if (e.cash_micro_usd !== null) out.cash_micro_usd = e.cash_micro_usd;
+        if (e.credit_micro_usd !== null) out.credit_micro_usd = e.credit_micro_usd;
+        if (e.reason !== null) out.reason = e.reason;
+        if (e.detail !== null) Object.assign(out, JSON.parse(e.detail) as Record<string, unknown>);
+        return out;
+      });
+    },
+
+    // The database handle belongs to whoever opened it (other modules share the file), so closing
+    // the ledger only stops it from being used; the opener closes the connection.
+    close() {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,58 @@
+// Per-instance abuse limits (spec "Limits": organization, key, client IP, failed authentications,
+// each per minute and counted separately in every edge location, i.e. in this process's memory).
+// A null limit is unlimited. A refused request is not counted, so a client that backs off for
+// Retry-After seconds is let through.
+import type { Clock } from '../clock.ts';
+import { SlidingWindowCounter } from './window.ts';
+
+export interface AbuseLimitsConfig {
+  organization_requests: number | null;
+  api_key_requests: number | null;
+  client_ip_requests: number | null;
+  failed_authentications: number | null;
+}
+
+export type AbuseCheck = { ok: true } | { ok: false; retryAfterS: number };
+
+const verdict = (waitS: number): AbuseCheck => (waitS === 0 ? { ok: true } : { ok: false, retryAfterS: waitS });
+
+export class AbuseLimiter {
+  private readonly org: SlidingWindowCounter;
+  private readonly key: SlidingWindowCounter;
+  private readonly ip: SlidingWindowCounter;
+  private readonly failedAuth: SlidingWindowCounter;
+
+  constructor(cfg: AbuseLimitsConfig, clock: Clock, opts: { maxKeysPerLimit?: number } = {}) {
+    const max = opts.maxKeysPerLimit ?? 1_000_000;
+    this.org = new SlidingWindowCounter(cfg.organization_requests, clock, 60_000, max);
+    this.key = new SlidingWindowCounter(cfg.api_key_requests, clock, 60_000, max);
+    this.ip = new SlidingWindowCounter(cfg.client_ip_requests, clock, 60_000, max);
+    this.failedAuth = new SlidingWindowCounter(cfg.failed_authentications, clock, 60_000, max);
+  }
+
+  /** Before authentication. Refuses an IP over its request rate, or one whose failed
+   *  authentications already reached the limit (even if this request carries a good key: the
+   *  key is not known yet). Counts the request when it passes. */
+  checkIp(ip: string): AbuseCheck {
+    const locked = this.failedAuth.wait(ip);
+    const busy = this.ip.wait(ip);
+    if (locked === 0 && busy === 0) this.ip.add(ip);
+    return verdict(Math.max(locked, busy));
+  }
+
+  /** After a failed authentication from this IP. */
+  recordFailedAuth(ip: string): void {
+    this.failedAuth.add(ip);
+  }
+
+  /** After authentication: organization and key rates. Counts both only when both pass. */
+  checkKey(orgId: string, keyId: string): AbuseCheck {
+    const o = this.org.wait(orgId);
+    const k = this.key.wait(keyId);
+    if (o === 0 && k === 0) {
+      this.org.add(orgId);
+      this.key.add(keyId);
+    }
+    return verdict(Math.max(o, k));
+  }
+}

@@ -1,0 +1,122 @@
+// The limits report of GET /v1/limits (spec "Limits report"), built from the ledger's snapshot —
+// the same figures admission reads — and serialized by one fast-json-stringify function compiled
+// at start from schemas/limits-report.json.
+import { readFileSync } from 'node:fs';
+import fastJson from 'fast-json-stringify';
+import type { PauseReason, Snapshot } from '../ledger/types.ts';
+import type { AbuseLimitsConfig } from './abuse.ts';
+
+export const REQUEST_BODY_BYTES = 50_000_000;
+
+type AbuseRateName = keyof AbuseLimitsConfig;
+
+export interface LimitsReport {
+  object: 'limits';
+  as_of: number;
+  own_keys: {
+    unlimited: true;
+    flex_race_slots: { limit: number; scope: 'organization'; on_exceed: 'degrade_to_standard' };
+  };
+  managed: ManagedLimits | null;
+  abuse_limits: {
+    counted_per_edge_location: true;
+    request_body_bytes: number;
+    rates: Array<{ name: AbuseRateName; scope: 'organization' | 'api_key' | 'client_ip'; window_seconds: 60; limit: number | null; on_exceed: 'refuse' }>;
+  };
+}
+
+export interface ManagedLimits {
+  providers: string[];
+  serving: 'ok' | 'paused';
+  paused_reason: PauseReason | null;
+  binding: Snapshot['binding'];
+  spend_remaining_micro_usd: number;
+  currency: 'USD';
+  balance: { remaining_micro_usd: number; cash_micro_usd: number; credit_micro_usd: number; reserved_micro_usd: number };
+  daily_spend: { limit_micro_usd: number; used_micro_usd: number; remaining_micro_usd: number; window: 'utc_day'; resets_at: number };
+  concurrency: { limit: number; scope: 'organization'; on_exceed: 'refuse' };
+  ramp_week: number | null;
+  ramp_defaults: { concurrency: number; daily_spend_micro_usd: number } | null;
+  override_in_force: { concurrency: boolean; daily_spend: boolean } | null;
+  rates: Array<{ name: string; scope: 'pool'; window_seconds: 60; limit: number; used: number; on_exceed: 'refuse' }>;
+}
+
+export interface LimitsReportInput {
+  nowMs: number;
+  flexRaceSlots: number;
+  /** Routes served on the service's own keys for this organization; empty → managed is null. */
+  managedProviders: string[];
+  /** The ledger's snapshot; null when no balance was read. */
+  snapshot: Snapshot | null;
+  abuse: AbuseLimitsConfig;
+  /** Per-minute limits are counted per edge location, so by default no figure is published. */
+  publishAbuseLimits: boolean;
+}
+
+const ABUSE_ROWS: Array<{ name: AbuseRateName; scope: 'organization' | 'api_key' | 'client_ip' }> = [
+  { name: 'organization_requests', scope: 'organization' },
+  { name: 'api_key_requests', scope: 'api_key' },
+  { name: 'client_ip_requests', scope: 'client_ip' },
+  { name: 'failed_authentications', scope: 'client_ip' },
+];
+
+export function buildLimitsReport(input: LimitsReportInput): LimitsReport {
+  const s = input.snapshot;
+  return {
+    object: 'limits',
+    as_of: s ? s.asOfMs : input.nowMs,
+    own_keys: {
+      unlimited: true,
+      flex_race_slots: { limit: input.flexRaceSlots, scope: 'organization', on_exceed: 'degrade_to_standard' },
+    },
+    managed: s && input.managedProviders.length > 0 ? managedLimits(input.managedProviders, s) : null,
+    abuse_limits: {
+      counted_per_edge_location: true,
+      request_body_bytes: REQUEST_BODY_BYTES,
+      rates: ABUSE_ROWS.map((r) => ({
+        name: r.name, scope: r.scope, window_seconds: 60,
+        limit: input.publishAbuseLimits ? input.abuse[r.name] : null,
+        on_exceed: 'refuse',
+      })),
+    },
+  };
+}
+
+/** For an exempt organization the ledger reports its ceilings as rules.ts UNBOUNDED
+ *  (Number.MAX_SAFE_INTEGER): the schema's integer type is kept, the figure never binds, and
+ *  binding = "exempt" with ramp_week / ramp_defaults / override_in_force null says why. */
+function managedLimits(providers: string[], s: Snapshot): ManagedLimits {
+  return {
+    providers: [...providers],
+    serving: s.serving,
+    paused_reason: s.pausedReason,
+    binding: s.binding,
+    spend_remaining_micro_usd: s.spendRemainingMicroUsd,
+    currency: 'USD',
+    balance: {
+      remaining_micro_usd: s.cashMicroUsd + s.creditMicroUsd,
+      cash_micro_usd: s.cashMicroUsd,
+      credit_micro_usd: s.creditMicroUsd,
+      reserved_micro_usd: s.reservedMicroUsd,
+    },
+    daily_spend: {
+      limit_micro_usd: s.dailyLimitMicroUsd,
+      used_micro_usd: s.dailyUsedMicroUsd,
+      remaining_micro_usd: s.dailyLimitMicroUsd - s.dailyUsedMicroUsd,
+      window: 'utc_day',
+      resets_at: s.dailyResetsAtS,
+    },
+    concurrency: { limit: s.concurrencyLimit, scope: 'organization', on_exceed: 'refuse' },
+    ramp_week: s.rampWeek,
+    ramp_defaults: s.rampDefaults,
+    override_in_force: s.overrideInForce,
+    rates: s.rates.map((r) => ({ ...r, on_exceed: 'refuse' })),
+  };
+}
+
+export const LIMITS_REPORT_SCHEMA: Record<string, unknown> = JSON.parse(
+  readFileSync(new URL('../../schemas/limits-report.json', import.meta.url), 'utf8'),
+) as Record<string, unknown>;
+
+/** Compiled once, at module load (style.md habit 3). */
+export const serializeLimitsReport: (report: LimitsReport) => string = fastJson(LIMITS_REPORT_SCHEMA);

@@ -1,0 +1,15 @@
+// pino, with every key-bearing field redacted: nothing secret reaches a log line (habit 11).
+import { pino, type Logger } from 'pino';
+
+export function createLogger(level = process.env.LOG_LEVEL ?? 'info'): Logger {
+  return pino({
+    level,
+    base: undefined,
+    redact: {
+      paths: ['authorization', 'headers.authorization', 'headers["x-api-key"]', 'headers["x-goog-api-key"]', 'key', 'credential', '*.key', '*.credential', 'api_key'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+export type { Logger };

@@ -1,0 +1,87 @@
+// cloud_b: the vendor C family on AWS Bedrock (InvokeModelWithResponseStream). The body is the
+// Messages body without model and stream, plus anthropic_version; requests are SigV4-signed with
+// @smithy/signature-v4 and the binary event stream is decoded with @smithy/eventstream-codec —
+// each chunk's base64 payload is one Anthropic event, re-framed as SSE for the shared stream code.
+import { SignatureV4 } from '@smithy/signature-v4';
+import { HttpRequest } from '@smithy/protocol-http';
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type { Framer, RouteAdapter } from './types.ts';
+import { originAndBase } from './url.ts';
+import { formatFrame, type RawFrame } from '../stream/sse.ts';
+import { GatewayError } from '../errors.ts';
+
+/** The documented shape of a cloud_b key. */
+export interface BedrockCredential {
+  key: { access_key_id: string; secret_access_key: string; session_token?: string };
+  region?: string;
+}
+
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+
+export function parseBedrockCredential(raw: unknown): { creds: BedrockCredential['key']; region: string } {
+  const c = raw as BedrockCredential;
+  if (!c?.key?.access_key_id || !c.key.secret_access_key) throw new GatewayError('provider_key_missing', 'The cloud_b key must be {"key": {"access_key_id", "secret_access_key", "session_token"?}, "region"?}.');
+  return { creds: c.key, region: c.region ?? 'us-east-1' };
+}
+
+export function cloudB(baseUrl: string, defaultMaxTokens: number): RouteAdapter {
+  const { origin, base } = originAndBase(baseUrl);
+  const url = new URL(origin);
+  return {
+    route: 'cloud_b',
+    wires: ['messages'],
+    flex: false,
+    async build({ body, model, stream, credential }) {
+      const { creds, region } = parseBedrockCredential(credential);
+      const { model: _m, stream: _s, service_tier: _t, ...rest } = body;
+      const out = { ...rest, anthropic_version: 'bedrock-2023-05-31', max_tokens: rest.max_tokens ?? defaultMaxTokens };
+      const path = `${base}/model/${encodeURIComponent(model)}/${stream ? 'invoke-with-response-stream' : 'invoke'}`;
+      const payload = JSON.stringify(out);
+      const signer = new SignatureV4({
+        service: 'bedrock', region, sha256: Sha256,
+        credentials: { accessKeyId: creds.access_key_id, secretAccessKey: creds.secret_access_key, sessionToken: creds.session_token },
+      });
+      const signed = await signer.sign(new HttpRequest({
+        method: 'POST', protocol: url.protocol, hostname: url.hostname, port: url.port ? Number(url.port) : undefined, path,
+        headers: { host: url.host, 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json' },
+        body: payload,
+      }));
+      return { origin, path, headers: signed.headers as Record<string, string>, body: payload };
+    },
+    framer: () => new EventStreamFramer(),
+  };
+}
+
+/** Splits the binary event stream into messages (u32 total length prefix) and turns each into an
+ *  Anthropic SSE frame: chunk events carry {"bytes": base64(event JSON)}; exceptions become an
+ *  Anthropic error event naming the exception. */
+export class EventStreamFramer implements Framer {
+  private buf: Buffer = Buffer.alloc(0);
+
+  push(chunk: Buffer): RawFrame[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const out: RawFrame[] = [];
+    while (this.buf.length >= 4) {
+      const total = this.buf.readUInt32BE(0);
+      if (this.buf.length < total) break;
+      const msg = codec.decode(this.buf.subarray(0, total));
+      this.buf = this.buf.subarray(total);
+      const type = msg.headers[':message-type']?.value;
+      let json: string;
+      if (type === 'event') {
+        const payload = JSON.parse(toUtf8(msg.body));
+        json = Buffer.from(String(payload.bytes ?? ''), 'base64').toString('utf8');
+      } else {
+        const name = String(msg.headers[':exception-type']?.value ?? msg.headers[':error-code']?.value ?? 'exception');
+        json = JSON.stringify({ type: 'error', error: { type: name === 'throttlingException' ? 'rate_limit_error' : 'api_error', message: name } });
+      }
+      const event = (JSON.parse(json) as { type?: string }).type ?? 'message';
+      out.push({ event, data: json, raw: Buffer.from(formatFrame(json, event)) });
+    }
+    return out;
+  }
+
+  end(): RawFrame[] { return []; }
+}

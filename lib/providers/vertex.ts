@@ -1,0 +1,67 @@
+// cloud_a: Gemini on Vertex AI (generateContent / streamGenerateContent?alt=sse). The org's cloud
+// key is a service-account JSON; google-auth-library mints and caches the OAuth access token.
+// A service account whose token_uri is not Google's (a private endpoint, or the simulator) gets
+// its tokens there: the library's transporter is pointed at that URI.
+import { createHash } from 'node:crypto';
+import { JWT, type JWTOptions } from 'google-auth-library';
+import { Gaxios } from 'gaxios';
+import type { RouteAdapter } from './types.ts';
+import { originAndBase } from './url.ts';
+import { GatewayError } from '../errors.ts';
+
+const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
+
+/** The documented shape of a cloud_a key: {"key": <service-account JSON>, "project"?, "location"?}. */
+export interface VertexCredential {
+  key: { client_email: string; private_key: string; project_id?: string; token_uri?: string } | string;
+  project?: string;
+  location?: string;
+}
+
+const clients = new Map<string, JWT>();
+
+function jwtFor(sa: { client_email: string; private_key: string; token_uri?: string }): JWT {
+  const id = createHash('sha256').update(sa.client_email + '\0' + sa.private_key + '\0' + (sa.token_uri ?? '')).digest('hex');
+  let c = clients.get(id);
+  if (!c) {
+    const transporter = new Gaxios();
+    if (sa.token_uri && sa.token_uri !== GOOGLE_TOKEN_URL) {
+      const uri = sa.token_uri;
+      transporter.interceptors.request.add({
+        resolved: async (cfg) => (String(cfg.url) === GOOGLE_TOKEN_URL ? { ...cfg, url: new URL(uri) } : cfg),
+      });
+    }
+    c = new JWT({ email: sa.client_email, key: sa.private_key, scopes: ["https://www.googleapis.com/auth/cloud-platform"], transporter: transporter as unknown as JWTOptions["transporter"] });
+    clients.set(id, c);
+  }
+  return c;
+}
+
+export function parseVertexCredential(raw: unknown): { sa: { client_email: string; private_key: string; project_id?: string; token_uri?: string }; project: string; location: string } {
+  const cred = raw as VertexCredential;
+  const sa = typeof cred?.key === 'string' ? JSON.parse(cred.key) : cred?.key;
+  if (!sa?.client_email || !sa?.private_key) throw new GatewayError('provider_key_missing', 'The cloud_a key must be {"key": <service-account JSON>, "project"?, "location"?}.');
+  const project = cred.project ?? sa.project_id;
+  if (!project) throw new GatewayError('provider_key_missing', 'The cloud_a key names no project.');
+  return { sa, project, location: cred.location ?? 'us-central1' };
+}
+
+export function cloudA(baseUrl: string): RouteAdapter {
+  const { origin, base } = originAndBase(baseUrl);
+  return {
+    route: 'cloud_a',
+    wires: ['vertex'],
+    flex: false,
+    async build({ body, model, stream, credential }) {
+      const { sa, project, location } = parseVertexCredential(credential);
+      const { token } = await jwtFor(sa).getAccessToken();
+      const verb = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+      return {
+        origin,
+        path: `${base}/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}/publishers/google/models/${encodeURIComponent(model)}:${verb}`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      };
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// Everything a request needs, built once at start (habit 3) and passed down the request path.
+import type { FormatName, RouteName } from './ir.ts';
+import type { Clock } from './clock.ts';
+import type { GatewayConfig } from './config.ts';
+import type { Catalog } from './catalog/catalog.ts';
+import type { OrgStore } from './store/orgs.ts';
+import type { Ledger } from './ledger/types.ts';
+import type { AbuseLimiter } from './limits/abuse.ts';
+import type { RouteAdapter } from './providers/types.ts';
+import type { FormatCodec } from './formats/types.ts';
+import type { Pools } from './stream/pools.ts';
+import type { LeadEstimator } from './routing/lead.ts';
+import type { FlexSlots } from './routing/flex-slots.ts';
+import type { TimerClock } from './machine/request-machine.ts';
+import type { Logger } from './log.ts';
+import type { Metrics } from './metrics.ts';
+
+export interface Services {
+  config: GatewayConfig;
+  clock: Clock;
+  /** Timer source for the request machine (xstate SimulatedClock in tests); real timers if absent. */
+  timerClock?: TimerClock;
+  random: () => number;
+  catalog: Catalog;
+  orgs: OrgStore;
+  ledger: Ledger;
+  abuse: AbuseLimiter;
+  adapters: Record<RouteName, RouteAdapter>;
+  codecs: Record<FormatName, FormatCodec>;
+  pools: Pools;
+  lead: LeadEstimator;
+  flexSlots: FlexSlots;
+  log: Logger;
+  metrics: Metrics;
+  /** Requests in flight, so shutdown can drain them and settle their holds. */
+  inflight: Set<{ abort(): void; done: Promise<void>; holdId?: string }>;
+  shuttingDown: boolean;
+}

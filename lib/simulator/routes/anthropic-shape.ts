@@ -1,0 +1,124 @@
+// The Anthropic Messages shape, shared by vendor_c (/v1/messages) and cloud_b (Bedrock
+// InvokeModel): decoding the request body and building the Message object or stream events.
+// Each route adds its own framing and envelope.
+import type { Answer } from '../answer.ts';
+import {
+  asArray, asPositiveInt, asString, contentText, DEFAULT_REASONING_TOKENS, invalid, isRecord,
+  type DecodeResult, type PromptTool,
+} from '../prompt.ts';
+
+export interface AnthropicEvent { payload: Record<string, unknown>; tokens: number }
+
+/** Decode a Messages body; `model` comes from the body (vendor_c) or the URL (Bedrock). */
+export function decodeAnthropic(body: Record<string, unknown>, model: string): DecodeResult {
+  const maxTokens = asPositiveInt(body.max_tokens);
+  if (maxTokens === undefined) return invalid('max_tokens: Field required');
+  const messages = asArray(body.messages);
+  if (!messages.length) return invalid('messages: Field required');
+  const tier = body.service_tier;
+  if (tier !== undefined && tier !== 'auto' && tier !== 'standard_only') {
+    return invalid(`service_tier: Input should be 'auto' or 'standard_only'`);
+  }
+
+  let text = typeof body.system === 'string' ? body.system : contentText(body.system);
+  let lastUserText = '';
+  let lastIsToolResult = false;
+  for (const m of messages) {
+    if (!isRecord(m) || (m.role !== 'user' && m.role !== 'assistant')) {
+      return invalid('messages: each message needs role "user" or "assistant"');
+    }
+    let t = '';
+    let hasToolResult = false;
+    if (typeof m.content === 'string') t = m.content;
+    for (const block of asArray(m.content)) {
+      if (!isRecord(block)) continue;
+      if (block.type === 'text') t += asString(block.text) ?? '';
+      else if (block.type === 'tool_use') text += JSON.stringify(block.input ?? {});
+      else if (block.type === 'tool_result') { hasToolResult = true; text += contentText(block.content); }
+    }
+    text += t;
+    if (m.role === 'user' && t) lastUserText = t;
+    lastIsToolResult = m.role === 'user' && hasToolResult;
+  }
+
+  const tools: PromptTool[] = [];
+  for (const t of asArray(body.tools)) {
+    if (isRecord(t) && typeof t.name === 'string') tools.push({ name: t.name, parameters: t.input_schema });
+  }
+  const choice = isRecord(body.tool_choice) ? body.tool_choice : {};
+  const forcedTool = choice.type === 'any' ? true
+    : choice.type === 'tool' && typeof choice.name === 'string' ? choice.name : undefined;
+  const thinking = isRecord(body.thinking) ? body.thinking.type : undefined;
+  const reasoning = thinking === 'enabled' || thinking === 'adaptive';
+
+  return {
+    ok: true,
+    value: {
+      prompt: {
+        model, text, lastUserText, tools, forcedTool, lastTurnIsToolResult: lastIsToolResult,
+        maxOutputTokens: maxTokens, reasoning, reasoningTokens: reasoning ? DEFAULT_REASONING_TOKENS : undefined,
+      },
+      stream: body.stream === true,
+      tier: 'standard',
+      echo: {},
+    },
+  };
+}
+
+const stopReason = (a: Answer) => (a.stop === 'tool_use' ? 'tool_use' : a.stop === 'max_tokens' ? 'max_tokens' : 'end_turn');
+
+function usage(a: Answer, outputTokens: number) {
+  return {
+    input_tokens: a.usage.input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
+    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    output_tokens: outputTokens, service_tier: 'standard',
+  };
+}
+
+export function messageBody(a: Answer): Record<string, unknown> {
+  const content: unknown[] = [];
+  if (a.reasoning) content.push({ type: 'thinking', thinking: a.reasoning.text, signature: a.reasoning.signature });
+  if (a.toolCall) content.push({ type: 'tool_use', id: `toolu_01${a.uid}`, name: a.toolCall.name, input: JSON.parse(a.toolCall.args) });
+  if (a.text) content.push({ type: 'text', text: a.text.text });
+  return {
+    id: `msg_01${a.uid}`, type: 'message', role: 'assistant', model: a.model, content,
+    stop_reason: stopReason(a), stop_sequence: null, usage: usage(a, a.usage.output),
+  };
+}
+
+export function* messageEvents(a: Answer): Generator<AnthropicEvent> {
+  const ev = (payload: Record<string, unknown>, tokens = 0): AnthropicEvent => ({ payload, tokens });
+  yield ev({
+    type: 'message_start',
+    message: {
+      id: `msg_01${a.uid}`, type: 'message', role: 'assistant', model: a.model, content: [],
+      stop_reason: null, stop_sequence: null, usage: usage(a, 1),
+    },
+  });
+  yield ev({ type: 'ping' });
+  let index = 0;
+  const block = function* (start: Record<string, unknown>, deltas: Iterable<[Record<string, unknown>, number]>) {
+    yield ev({ type: 'content_block_start', index, content_block: start });
+    for (const [delta, tokens] of deltas) yield ev({ type: 'content_block_delta', index, delta }, tokens);
+    yield ev({ type: 'content_block_stop', index });
+    index++;
+  };
+  if (a.reasoning) {
+    const r = a.reasoning;
+    yield* block({ type: 'thinking', thinking: '', signature: '' }, [
+      ...r.tokens.map((t): [Record<string, unknown>, number] => [{ type: 'thinking_delta', thinking: t }, 1]),
+      [{ type: 'signature_delta', signature: r.signature }, 0],
+    ]);
+  }
+  if (a.toolCall) {
+    const per = Math.max(1, Math.round((a.usage.output - a.usage.reasoning) / a.toolCall.fragments.length));
+    yield* block({ type: 'tool_use', id: `toolu_01${a.uid}`, name: a.toolCall.name, input: {} },
+      a.toolCall.fragments.map((f): [Record<string, unknown>, number] => [{ type: 'input_json_delta', partial_json: f }, per]));
+  }
+  if (a.text) {
+    yield* block({ type: 'text', text: '' },
+      a.text.tokens.map((t): [Record<string, unknown>, number] => [{ type: 'text_delta', text: t }, 1]));
+  }
+  yield ev({ type: 'message_delta', delta: { stop_reason: stopReason(a), stop_sequence: null }, usage: { output_tokens: a.usage.output } });
+  yield ev({ type: 'message_stop' });
+}

@@ -1,0 +1,75 @@
+// What a provider route declares (style.md habit 7: providers declare, shared code executes):
+// how to match, authenticate and decode a request, and how to encode an Answer as a body or as
+// stream frames. server.ts runs every route through the same request life.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { RouteName } from '../../ir.ts';
+import type { Answer } from '../answer.ts';
+import type { Frame } from '../frames.ts';
+import type { DecodeResult, Decoded } from '../prompt.ts';
+import type { ErrorFamily, ErrorName } from '../errors.ts';
+
+export interface RequestInfo {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  /** Captures from the path pattern (e.g. model, modelId). */
+  params: Record<string, string>;
+  rawBody: Buffer;
+}
+
+export interface Rejection { name: ErrorName; message: string; status?: number }
+
+/** Server-wide state a route may consult (issued OAuth tokens, AWS secrets). */
+export interface RouteContext {
+  isIssuedToken(token: string): boolean;
+  awsSecrets?: Record<string, string>;
+}
+
+/** A stream's frames, and the format's own mid-stream failure (sent by `error_after_tokens`),
+ *  which may depend on how far the frames got (sequence numbers). */
+export interface StreamEncoding {
+  frames: Iterable<Frame>;
+  error(message: string): Frame[];
+}
+
+export interface RouteAdapter {
+  name: RouteName;
+  family: ErrorFamily;
+  /** Path patterns; `{name}` captures one segment (or the `model:verb` part, see server). */
+  match(method: string, path: string, query: URLSearchParams): Record<string, string> | undefined;
+  authenticate(info: RequestInfo, ctx: RouteContext): Rejection | undefined | Promise<Rejection | undefined>;
+  decode(body: unknown, info: RequestInfo): DecodeResult;
+  /** The flex queue's refusal, for routes that have a flex tier. */
+  flexRefusal?: { name: ErrorName; status: number; message: string };
+  streamContentType: string;
+  encodeBody(answer: Answer, d: Decoded): unknown;
+  encodeStream(answer: Answer, d: Decoded): StreamEncoding;
+  /** A recorded payload line in this route's framing, and what follows the last line. */
+  replayFrame(line: string): Frame;
+  replayTail: Frame[];
+  /** Response headers added to a successful answer (request ids, tier headers). */
+  headers?(answer: Answer | undefined, d: Decoded): Record<string, string>;
+}
+
+/** The event name of a recorded line: its `type` (or `event_type`), found even in broken JSON. */
+export function recordedEventName(line: string, key: 'type' | 'event_type'): string | undefined {
+  try {
+    const v = (JSON.parse(line) as Record<string, unknown>)[key];
+    if (typeof v === 'string') return v;
+  } catch { /* not valid JSON: fall through to a textual match */ }
+  const m = new RegExp(`"${key}"\\s*:\\s*"([^"]+)"`).exec(line);
+  return m?.[1];
+}
+
+export function bearerToken(headers: IncomingHttpHeaders): string | undefined {
+  const auth = headers.authorization;
+  if (typeof auth !== 'string') return undefined;
+  const m = /^Bearer\s+(\S.*)$/i.exec(auth.trim());
+  return m?.[1]?.trim() || undefined;
+}
+
+export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}

@@ -1,0 +1,155 @@
+// cloud_a, Gemini on Vertex AI (generateContent):
+//   POST /v1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent
+//   POST …:streamGenerateContent?alt=sse   (data-only SSE, no terminator)
+// Auth is a Bearer token this simulator issued at POST /token. Flex is the header
+// `X-Vertex-AI-LLM-Shared-Request-Type: flex`; the tier used shows in usageMetadata.trafficType
+// (ON_DEMAND_FLEX | ON_DEMAND). A full flex queue answers 429 RESOURCE_EXHAUSTED.
+import type { Answer } from '../answer.ts';
+import { sseData, sseRaw, SSE_CONTENT_TYPE, type Frame } from '../frames.ts';
+import {
+  asArray, asPositiveInt, asString, invalid, isRecord, REASONING_TOKENS, DEFAULT_REASONING_TOKENS,
+  type DecodeResult, type Decoded, type PromptTool,
+} from '../prompt.ts';
+import { bearerToken, type RequestInfo, type RouteAdapter, type StreamEncoding } from './route.ts';
+
+const PATH = /^\/(v1|v1beta1)\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+
+export const vertexGemini: RouteAdapter = {
+  name: 'cloud_a',
+  family: 'google',
+  match: (method, path) => {
+    const m = PATH.exec(path);
+    return m ? { project: m[2]!, location: m[3]!, model: decodeURIComponent(m[4]!), verb: m[5]! } : undefined;
+  },
+  authenticate: (info, ctx) => {
+    const token = bearerToken(info.headers);
+    if (token && ctx.isIssuedToken(token)) return undefined;
+    return {
+      name: 'unauthenticated',
+      message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+    };
+  },
+  decode: decodeVertex,
+  flexRefusal: { name: 'rate_limited', status: 429, message: 'Resource exhausted. Flex PayGo capacity is temporarily unavailable; please try again later.' },
+  streamContentType: SSE_CONTENT_TYPE,
+  encodeBody: (a, d) => response(a, d, allParts(a), true),
+  encodeStream: vertexStream,
+  replayFrame: (line) => sseRaw(line),
+  replayTail: [],
+};
+
+function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
+  if (!isRecord(body)) return invalid('Invalid JSON payload received.');
+  const contents = asArray(body.contents);
+  if (!contents.length) return invalid('contents is not specified');
+
+  let text = '';
+  for (const p of partsOf(body.systemInstruction)) if (isRecord(p)) text += asString(p.text) ?? '';
+  let lastUserText = '';
+  let lastIsToolResult = false;
+  for (const c of contents) {
+    if (!isRecord(c)) return invalid('Invalid value at \'contents\'.');
+    let t = '';
+    lastIsToolResult = false;
+    for (const p of asArray(c.parts)) {
+      if (!isRecord(p)) continue;
+      if (typeof p.text === 'string' && p.thought !== true) t += p.text;
+      if (isRecord(p.functionCall)) text += JSON.stringify(p.functionCall.args ?? {});
+      if (isRecord(p.functionResponse)) { text += JSON.stringify(p.functionResponse.response ?? {}); lastIsToolResult = true; }
+    }
+    text += t;
+    if (c.role !== 'model' && t) lastUserText = t;
+  }
+
+  const tools: PromptTool[] = [];
+  for (const t of asArray(body.tools)) {
+    if (!isRecord(t)) continue;
+    for (const f of asArray(t.functionDeclarations)) {
+      if (isRecord(f) && typeof f.name === 'string') tools.push({ name: f.name, parameters: f.parametersJsonSchema ?? f.parameters });
+    }
+  }
+  const fcc = isRecord(body.toolConfig) && isRecord(body.toolConfig.functionCallingConfig) ? body.toolConfig.functionCallingConfig : {};
+  const allowed = asArray(fcc.allowedFunctionNames).filter((n): n is string => typeof n === 'string');
+  const forcedTool = fcc.mode === 'ANY' ? (allowed[0] ?? true) : undefined;
+  const gen = isRecord(body.generationConfig) ? body.generationConfig : {};
+  const thinking = isRecord(gen.thinkingConfig) ? gen.thinkingConfig : undefined;
+  const reasoning = thinking !== undefined && thinking.thinkingBudget !== 0;
+  const level = thinking ? asString(thinking.thinkingLevel)?.toLowerCase() : undefined;
+  const flexHeader = info.headers['x-vertex-ai-llm-shared-request-type'];
+
+  const value: Decoded = {
+    prompt: {
+      model: info.params.model!, text, lastUserText, tools, forcedTool, lastTurnIsToolResult: lastIsToolResult,
+      maxOutputTokens: asPositiveInt(gen.maxOutputTokens),
+      reasoning, reasoningTokens: reasoning ? (level && REASONING_TOKENS[level]) || DEFAULT_REASONING_TOKENS : undefined,
+    },
+    stream: info.params.verb === 'streamGenerateContent',
+    tier: typeof flexHeader === 'string' && flexHeader.toLowerCase() === 'flex' ? 'flex' : 'standard',
+    echo: {},
+  };
+  return { ok: true, value };
+}
+
+function partsOf(content: unknown): unknown[] {
+  return isRecord(content) ? asArray(content.parts) : [];
+}
+
+type Part = Record<string, unknown>;
+
+function allParts(a: Answer): Part[] {
+  const parts: Part[] = [];
+  if (a.reasoning) parts.push({ text: a.reasoning.text, thought: true, thoughtSignature: a.reasoning.signature });
+  if (a.toolCall) parts.push({ functionCall: { name: a.toolCall.name, args: JSON.parse(a.toolCall.args) } });
+  if (a.text) parts.push({ text: a.text.text });
+  return parts;
+}
+
+const trafficType = (d: Decoded) => (d.tier === 'flex' ? 'ON_DEMAND_FLEX' : 'ON_DEMAND');
+
+function usageMetadata(a: Answer, d: Decoded) {
+  const candidates = a.usage.output - a.usage.reasoning;
+  return {
+    promptTokenCount: a.usage.input, candidatesTokenCount: candidates, thoughtsTokenCount: a.usage.reasoning,
+    totalTokenCount: a.usage.input + a.usage.output, cachedContentTokenCount: 0, trafficType: trafficType(d),
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: a.usage.input }],
+    candidatesTokensDetails: [{ modality: 'TEXT', tokenCount: candidates }],
+  };
+}
+
+/** One GenerateContentResponse; the last one carries finishReason and the full usage. */
+function response(a: Answer, d: Decoded, parts: Part[], last: boolean) {
+  const candidate: Record<string, unknown> = { content: { role: 'model', parts }, index: 0 };
+  if (last) candidate.finishReason = a.stop === 'max_tokens' ? 'MAX_TOKENS' : 'STOP';
+  return {
+    candidates: [candidate],
+    usageMetadata: last ? usageMetadata(a, d) : { trafficType: trafficType(d) },
+    modelVersion: a.model,
+    createTime: new Date(a.created * 1000).toISOString(),
+    responseId: a.uid,
+  };
+}
+
+function vertexStream(a: Answer, d: Decoded): StreamEncoding {
+  function* frames(): Generator<Frame> {
+    // The final chunk carries the last piece of output together with finishReason and usage.
+    const pieces: [Part, number][] = [];
+    if (a.reasoning) {
+      const r = a.reasoning;
+      r.tokens.forEach((t, i) => pieces.push([
+        i === r.tokens.length - 1 ? { text: t, thought: true, thoughtSignature: r.signature } : { text: t, thought: true }, 1,
+      ]));
+    }
+    // Vertex sends a function call whole ({name, args}); its tokens are one frame.
+    if (a.toolCall) pieces.push([{ functionCall: { name: a.toolCall.name, args: JSON.parse(a.toolCall.args) } }, a.usage.output - a.usage.reasoning]);
+    for (const t of a.text?.tokens ?? []) pieces.push([{ text: t }, 1]);
+    if (!pieces.length) pieces.push([{ text: '' }, 0]);
+    for (let i = 0; i < pieces.length; i++) {
+      const [part, tokens] = pieces[i]!;
+      yield sseData(response(a, d, [part], i === pieces.length - 1), tokens);
+    }
+  }
+  return {
+    frames: frames(),
+    error: (message) => [sseData({ error: { code: 500, message, status: 'INTERNAL' } })],
+  };
+}

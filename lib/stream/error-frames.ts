@@ -1,0 +1,20 @@
+// The error event each caller format ends a broken stream with (style.md habit 5: after commit a
+// failure becomes the format's own error event, never a fake clean end). Used on passthrough
+// streams, whose encoders never ran; translated streams get theirs from the encoder.
+import type { FormatName } from '../ir.ts';
+import { formatFrame } from './sse.ts';
+
+export function errorFrame(format: FormatName, code: string, message: string): string {
+  switch (format) {
+    case 'responses':
+      return formatFrame(JSON.stringify({ type: 'error', code, message, param: null }), 'error');
+    case 'chat':
+      return formatFrame(JSON.stringify({ error: { message, type: 'server_error', param: null, code } }));
+    case 'messages':
+      return formatFrame(JSON.stringify({ type: 'error', error: { type: 'api_error', message, code } }), 'error');
+    case 'interactions':
+      return formatFrame(JSON.stringify({ error: { code, message }, event_type: 'error' }), 'error');
+    case 'vertex':
+      return formatFrame(JSON.stringify({ error: { code: 500, message, status: 'INTERNAL' } }));
+  }
+}

@@ -1,0 +1,195 @@
+// After commit: drain the winning upstream into the caller. Three shapes, one loop:
+// - passthrough (caller format = upstream wire): bytes forwarded untouched, the usage frame tapped
+//   (and rewritten only when the caller asked include_cost);
+// - translate: upstream frames → IR events → the caller format's encoder;
+// - assemble: a non-streamed caller gets one body built from the IR events.
+import type { ServerResponse } from 'node:http';
+import type { CostExtras, FormatName, IREvent, IRUsage, Tier } from '../ir.ts';
+import { zeroUsage } from '../ir.ts';
+import type { EncodeContext, FormatCodec, TapState } from '../formats/types.ts';
+import { ResponseCollector } from '../formats/collect.ts';
+import type { Committed } from './attempt.ts';
+import type { RawFrame } from './sse.ts';
+import { formatFrame } from './sse.ts';
+import { errorFrame } from './error-frames.ts';
+import type { Headers } from '../http/reply.ts';
+
+export interface Pricing {
+  /** Cost of this usage at this tier (undefined when it cannot be priced) and the include_cost extras. */
+  price(usage: IRUsage, tier: Tier): { costMicroUsd?: number; extras?: CostExtras };
+}
+
+export interface RespondArgs {
+  res: ServerResponse;
+  committed: Committed;
+  caller: FormatCodec;
+  wire: FormatCodec;
+  passthrough: boolean;
+  stream: boolean;               // the caller asked a stream
+  includeCost: boolean;
+  includeUsage: boolean;         // Chat: the caller asked stream_options.include_usage
+  headers: Headers;              // x-service-* headers decided at commit
+  ctx: EncodeContext;
+  pricing: Pricing;
+}
+
+export interface StreamResult {
+  complete: boolean;             // the upstream finished cleanly
+  usage?: IRUsage;               // the provider's usage, when it reported one
+  tier: Tier;                    // tier that served (provider-reported when it says)
+  costMicroUsd?: number;
+  bytesOut: number;
+  error?: string;
+}
+
+export async function respond(a: RespondArgs): Promise<StreamResult> {
+  return a.stream ? (a.passthrough ? pipePassthrough(a) : pipeTranslated(a)) : assemble(a);
+}
+
+async function* framesOf(c: Committed): AsyncGenerator<{ chunk?: Buffer; frames: RawFrame[] }> {
+  if (c.chunks.length) yield { chunk: Buffer.concat(c.chunks), frames: c.frames };
+  for (;;) {
+    const r = await c.rest.next();
+    if (r.done) break;
+    yield { chunk: r.value, frames: c.framer.push(r.value) };
+  }
+  const tail = c.framer.end();
+  if (tail.length) yield { frames: tail };
+}
+
+function startStream(a: RespondArgs): void {
+  a.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...a.headers });
+}
+
+async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
+  const { res, committed, wire } = a;
+  const tap = wire.tap;
+  const st: TapState = { usage: zeroUsage(), sawUsage: false };
+  // Chat: the gateway always asks vendor A for usage (settlement needs it); a caller that did not
+  // ask include_usage does not get the usage-only chunk. Then frames are written one by one.
+  const dropUsageChunk = a.caller.name === 'chat' && !a.includeUsage;
+  const frameWise = a.includeCost || dropUsageChunk || committed.reframed;
+  let final = false;
+  let bytesOut = 0;
+  const write = (s: string | Buffer): void => { bytesOut += s.length; res.write(s); };
+  startStream(a);
+  try {
+    for await (const { chunk, frames } of framesOf(committed)) {
+      if (!frameWise && chunk) write(chunk);
+      for (const f of frames) {
+        let out: string | Buffer = f.raw;
+        if (tap.carriesUsage(f)) {
+          let data: any;
+          try { data = JSON.parse(f.data); } catch { data = undefined; }
+          if (data !== undefined) {
+            tap.read(data, st);
+            if (tap.isFinal(f, data)) {
+              final = true;
+              if (dropUsageChunk && Array.isArray(data.choices) && data.choices.length === 0) out = '';
+              else if (a.includeCost) out = formatFrame(tap.inject(data, a.pricing.price(st.usage, st.tier ?? committed.tier).extras!), f.event);
+            }
+          }
+        }
+        if (frameWise && out.length) write(out);
+      }
+    }
+  } catch (err) {
+    return endBroken(a, st, bytesOut, (err as Error).message);
+  }
+  if (!final) return endBroken(a, st, bytesOut, 'upstream stream ended before its final event');
+  res.end();
+  const tier = st.tier ?? committed.tier;
+  return { complete: true, usage: st.sawUsage ? st.usage : undefined, tier, costMicroUsd: st.sawUsage ? a.pricing.price(st.usage, tier).costMicroUsd : undefined, bytesOut };
+}
+
+function endBroken(a: RespondArgs, st: TapState, bytesOut: number, why: string): StreamResult {
+  const frame = errorFrame(a.caller.name, 'provider_error', `The provider stream failed: ${why}`);
+  if (!a.res.destroyed) a.res.end(frame);
+  const tier = st.tier ?? a.committed.tier;
+  return { complete: false, usage: st.sawUsage ? st.usage : undefined, tier, bytesOut, error: why };
+}
+
+async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
+  const { res, committed } = a;
+  const decoder = a.wire.createStreamDecoder();
+  const encoder = a.caller.createStreamEncoder(a.ctx);
+  let finish: Extract<IREvent, { type: 'finish' }> | undefined;
+  let failed: string | undefined;
+  let bytesOut = 0;
+  let costMicroUsd: number | undefined;
+  const emit = (events: IREvent[]): void => {
+    for (const ev of events) {
+      if (ev.type === 'finish') {
+        const tier = ev.tier ?? committed.tier;
+        const p = a.pricing.price(ev.usage, tier);
+        costMicroUsd = p.costMicroUsd;
+        if (a.includeCost) ev.extras = p.extras;
+        finish = { ...ev, tier };
+      } else if (ev.type === 'error') failed = ev.message;
+      const out = encoder.push(ev);
+      if (out) { bytesOut += out.length; res.write(out); }
+    }
+  };
+  startStream(a);
+  try {
+    for await (const { frames } of framesOf(committed)) for (const f of frames) emit(decoder.push(f));
+    emit(decoder.end());
+  } catch (err) {
+    failed = (err as Error).message;
+  }
+  if (!finish && !failed) failed = 'upstream stream ended before its final event';
+  if (failed && !finish) {
+    if (!res.destroyed) res.end(encoder.push({ type: 'error', code: 'provider_error', message: `The provider stream failed: ${failed}` }));
+    return { complete: false, tier: committed.tier, bytesOut, error: failed };
+  }
+  res.end();
+  return { complete: !failed, usage: finish!.usage, tier: finish!.tier!, costMicroUsd, bytesOut, error: failed };
+}
+
+async function assemble(a: RespondArgs): Promise<StreamResult> {
+  const { committed } = a;
+  let body: Record<string, any>;
+  let usage: IRUsage;
+  let tier: Tier;
+  let raw: Buffer | undefined;
+  try {
+    if (!committed.streamed) {
+      const parts: Buffer[] = [];
+      for await (const { chunk } of framesOf(committed)) if (chunk) parts.push(chunk);
+      raw = Buffer.concat(parts);
+      body = JSON.parse(raw.toString('utf8'));
+      const ir = a.wire.decodeResponse(body);
+      usage = ir.usage;
+      tier = ir.tier ?? committed.tier;
+      if (a.wire.name !== a.caller.name) { body = a.caller.encodeResponse(ir, a.ctx); raw = undefined; }
+    } else {
+      const decoder = a.wire.createStreamDecoder();
+      const collector = new ResponseCollector(committed.tier);
+      let finished = false;
+      for await (const { frames } of framesOf(committed)) {
+        for (const f of frames) for (const ev of decoder.push(f)) { collector.push(ev); if (ev.type === 'finish') finished = true; }
+      }
+      for (const ev of decoder.end()) { collector.push(ev); if (ev.type === 'finish') finished = true; }
+      const ir = collector.result();
+      if (!finished || ir.error) return { complete: false, tier: committed.tier, bytesOut: 0, error: ir.error?.message ?? 'upstream stream ended before its final event' };
+      usage = ir.usage;
+      tier = ir.tier;
+      body = a.caller.encodeResponse(ir, { ...a.ctx, tier });
+    }
+  } catch (err) {
+    return { complete: false, tier: committed.tier, bytesOut: 0, error: (err as Error).message };
+  }
+  const { costMicroUsd, extras } = a.pricing.price(usage, tier);
+  const headers: Headers = { ...a.headers };
+  if (costMicroUsd !== undefined) headers['x-service-cost'] = costMicroUsd;
+  if (a.includeCost && extras) {
+    body.usage = { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, ...body.usage, ...(extras.cost ? { cost: extras.cost } : {}), routing: extras.routing };
+    raw = undefined;
+  }
+  const out = raw ?? Buffer.from(JSON.stringify(body));
+  a.res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length, ...headers });
+  a.res.end(out);
+  return { complete: true, usage, tier, costMicroUsd, bytesOut: out.length };
+}
+
+export type { FormatName };

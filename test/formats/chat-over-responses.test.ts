@@ -1,0 +1,167 @@
+// The gateway's canonical path for Chat callers: a Chat request decoded to IR and encoded as a
+// Responses request for vendor A; vendor A's Responses stream decoded to IR and encoded as Chat
+// chunks the official openai SDK accepts (streamed and assembled into a non-streamed body).
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, test } from 'node:test';
+import OpenAI from 'openai';
+import { chatCodec } from '../../lib/formats/chat/index.ts';
+import { ResponseCollector } from '../../lib/formats/collect.ts';
+import { responsesCodec } from '../../lib/formats/responses/index.ts';
+import type { EncodeContext, SSEFrame } from '../../lib/formats/types.ts';
+import type { CostExtras, IREvent } from '../../lib/ir.ts';
+
+const DIR = '../shared/fixtures/recorded/openai-responses';
+const IMAGE = Buffer.from('jpeg bytes').toString('base64');
+
+function recordedStreams(file: string): SSEFrame[][] {
+  const streams: SSEFrame[][] = [];
+  for (const line of readFileSync(`${DIR}/${file}`, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    let payload: any;
+    try { payload = JSON.parse(line); } catch { continue; }
+    if (payload.type === 'response.created' || !streams.length) streams.push([]);
+    streams[streams.length - 1].push({ event: payload.type, data: line });
+  }
+  return streams;
+}
+
+const servers: { close(): void }[] = [];
+after(() => { for (const s of servers) s.close(); });
+
+async function serve(body: string, contentType: string): Promise<OpenAI> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => { res.writeHead(200, { 'content-type': contentType }); res.end(body); });
+  });
+  await new Promise<void>(r => server.listen(0, '127.0.0.1', r));
+  servers.push(server);
+  return new OpenAI({ apiKey: 'x', baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, maxRetries: 0 });
+}
+
+describe('Chat request → IR → Responses request', () => {
+  const chatBody = {
+    model: 'gpt-5.1',
+    messages: [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: [{ type: 'text', text: 'Weather here?' }, { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${IMAGE}` } }] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'rain' },
+      { role: 'assistant', content: 'It rains.' },
+      { role: 'user', content: 'Thanks' },
+    ],
+    tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: true } }],
+    tool_choice: 'auto',
+    max_completion_tokens: 300,
+    temperature: 0.2,
+    reasoning_effort: 'low',
+    response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object', properties: {} }, strict: true } },
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+
+  test('is a valid Responses body', () => {
+    const body = responsesCodec.encodeRequest(chatCodec.decodeRequest(chatBody));
+    assert.deepEqual(body, {
+      model: 'gpt-5.1',
+      instructions: 'You are terse.',
+      input: [
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather here?' }, { type: 'input_image', detail: 'auto', image_url: `data:image/jpeg;base64,${IMAGE}` }] },
+        { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+        { type: 'function_call_output', call_id: 'call_1', output: 'rain' },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'It rains.', annotations: [] }] },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Thanks' }] },
+      ],
+      tools: [{ type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: true }],
+      tool_choice: 'auto',
+      max_output_tokens: 300,
+      temperature: 0.2,
+      reasoning: { effort: 'low' },
+      include: ['reasoning.encrypted_content'],
+      text: { format: { type: 'json_schema', name: 'w', schema: { type: 'object', properties: {} }, strict: true } },
+    });
+  });
+
+  test('Chat-only fields stay behind (they need the Chat passthrough)', () => {
+    const body = responsesCodec.encodeRequest(chatCodec.decodeRequest({ ...chatBody, seed: 3, logit_bias: { 1: 2 } }));
+    assert.equal(body.seed, undefined);
+    assert.equal(body.logit_bias, undefined);
+    assert.equal(body.messages, undefined);
+  });
+});
+
+describe('Responses stream → IR → Chat chunks read by the SDK', () => {
+  const ctx: EncodeContext = { id: '', model: 'gpt-5.1', createdAt: 1_770_000_000, tier: 'standard', includeUsage: true };
+  const extras: CostExtras = {
+    cost: { total_micro_usd: 99, currency: 'USD' },
+    routing: { provider: 'vendor_a', requested_provider: 'vendor_a', tier: 'standard', reason: 'flex_lost_race', fallback_attempts: 0, mode: 'byok' },
+  };
+
+  /** What the gateway does: decode upstream frames, add extras to the finish, encode for the caller. */
+  function translate(frames: SSEFrame[], withExtras = false): { sse: string; events: IREvent[] } {
+    const dec = responsesCodec.createStreamDecoder();
+    const enc = chatCodec.createStreamEncoder(ctx);
+    const events = [...frames.flatMap(f => dec.push(f)), ...dec.end()];
+    const sse = events.map(e => enc.push(e.type === 'finish' && withExtras ? { ...e, extras } : e)).join('');
+    return { sse, events };
+  }
+
+  for (const file of readdirSync(DIR).filter(f => f.endsWith('.chunks.txt'))) {
+    recordedStreams(file).forEach((frames, n) => {
+      const payloads = frames.map(f => JSON.parse(f.data));
+      const completed = payloads.find(p => p.type === 'response.completed')?.response;
+      const failed = payloads.some(p => p.type === 'error' || p.type === 'response.failed');
+      if (!completed && !failed) return; // the hand-written wrapper stream never finishes
+      test(`${file} #${n + 1}`, async () => {
+        const { sse } = translate(frames, true);
+        const client = await serve(sse, 'text/event-stream');
+        const params = { model: 'gpt-5.1', messages: [{ role: 'user' as const, content: 'hi' }], stream_options: { include_usage: true } };
+        if (failed) {
+          await assert.rejects(client.chat.completions.stream(params).finalChatCompletion(), OpenAI.APIError);
+          return;
+        }
+        const final = await client.chat.completions.stream(params).finalChatCompletion();
+        const text = payloads.filter(p => p.type === 'response.output_text.delta').map(p => p.delta).join('');
+        const calls = completed.output.filter((o: any) => o.type === 'function_call');
+        const msg = final.choices[0].message;
+        assert.equal(msg.content ?? '', text);
+        assert.deepEqual((msg.tool_calls ?? []).map(t => t.type === 'function' && { id: t.id, name: t.function.name, arguments: t.function.arguments }),
+          calls.map((c: any) => ({ id: c.call_id, name: c.name, arguments: c.arguments })));
+        assert.equal(final.choices[0].finish_reason, calls.length ? 'tool_calls' : 'stop');
+        assert.equal(final.usage?.prompt_tokens, completed.usage.input_tokens);
+        assert.equal(final.usage?.completion_tokens, completed.usage.output_tokens);
+        assert.equal(final.usage?.prompt_tokens_details?.cached_tokens, completed.usage.input_tokens_details.cached_tokens);
+        assert.equal((final.usage as any).input_tokens, completed.usage.input_tokens);
+        assert.deepEqual((final.usage as any).cost, extras.cost);
+        assert.deepEqual((final.usage as any).routing, extras.routing);
+        assert.equal(final.service_tier, 'default');
+      });
+    });
+  }
+
+  test('error event mid-stream becomes a Chat error frame (APIError with the upstream code)', async () => {
+    const { sse } = translate(recordedStreams('openai-error.1.chunks.txt')[0]);
+    assert.ok(!sse.includes('[DONE]'));
+    const client = await serve(sse, 'text/event-stream');
+    await assert.rejects(async () => {
+      for await (const _ of await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true })) { /* drain */ }
+    }, (e: unknown) => e instanceof OpenAI.APIError && e.code === 'insufficient_quota');
+  });
+
+  test('non-streamed Chat caller: the Responses stream assembled into a chat.completion', async () => {
+    const frames = recordedStreams('openai-reasoning-encrypted-content.1.chunks.txt')[0];
+    const { events } = translate(frames);
+    const c = new ResponseCollector();
+    for (const e of events) c.push(e);
+    const body = chatCodec.encodeResponse(c.result(), ctx);
+    const client = await serve(JSON.stringify(body), 'application/json');
+    const got = await client.chat.completions.create({ model: 'gpt-5.1', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(got.choices[0].finish_reason, 'tool_calls');
+    assert.equal(got.choices[0].message.content, null);
+    const tc = got.choices[0].message.tool_calls?.[0];
+    assert.ok(tc?.type === 'function' && tc.id === 'call_AB6AaRZ1FYZB2RwS6A5vbdqn' && tc.function.arguments === '{"a":12,"b":7,"op":"add"}');
+    assert.equal(got.usage?.total_tokens, 162);
+  });
+});

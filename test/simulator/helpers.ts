@@ -1,0 +1,89 @@
+// Shared test helpers: start a simulator per test file, read SSE and AWS event-stream bodies,
+// validate against JSON Schema (ajv), and build the credentials each route wants.
+import { createHmac } from 'node:crypto';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import AjvModule from 'ajv';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../lib/simulator/server.ts';
+
+export const FIXTURES = new URL('../../../shared/fixtures/recorded/', import.meta.url).pathname;
+
+export function start(opts: SimulatorOptions = {}): Promise<Simulator> {
+  return startSimulator({ fixturesDir: FIXTURES, ...opts });
+}
+
+export interface SSE { event?: string; data: string }
+
+/** Split an SSE body into frames (LF framing, as the simulator writes it). */
+export function parseSSE(text: string): SSE[] {
+  const out: SSE[] = [];
+  for (const block of text.split('\n\n')) {
+    if (!block.trim()) continue;
+    let event: string | undefined;
+    const data: string[] = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event: ')) event = line.slice(7);
+      else if (line.startsWith('data: ')) data.push(line.slice(6));
+    }
+    out.push(event === undefined ? { data: data.join('\n') } : { event, data: data.join('\n') });
+  }
+  return out;
+}
+
+export interface EventStreamMessage { headers: Record<string, string>; body: string }
+
+/** Decode a whole AWS event-stream body with the same codec the AWS SDKs use. */
+export function decodeEventStream(bytes: Uint8Array): EventStreamMessage[] {
+  const codec = new EventStreamCodec(toUtf8, fromUtf8);
+  codec.feed(bytes);
+  codec.endOfStream();
+  const out: EventStreamMessage[] = [];
+  for (const msg of codec.getAvailableMessages().getMessages()) {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(msg.headers)) headers[k] = String(v.value);
+    out.push({ headers, body: toUtf8(msg.body) });
+  }
+  return out;
+}
+
+const Ajv = AjvModule.default ?? AjvModule;
+const ajv = new (Ajv as unknown as typeof AjvModule.default)({ strict: false, allErrors: true });
+
+/** Throws with ajv's messages when `value` does not satisfy `schema`. */
+export function assertSatisfies(schema: object, value: unknown): void {
+  const validate = ajv.compile(schema);
+  if (!validate(value)) throw new Error(`schema violation: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(value)}`);
+}
+
+/** A well-formed (unsigned-checked) service-account JWT for the /token endpoint. */
+export function fakeJwt(): string {
+  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const head = b64({ alg: 'RS256', typ: 'JWT' });
+  const claims = b64({ iss: 'sa@sim.iam.gserviceaccount.com', scope: 'https://www.googleapis.com/auth/cloud-platform', aud: 'sim', exp: 2e9, iat: 1e9 });
+  return `${head}.${claims}.${createHmac('sha256', 'k').update(head + claims).digest('base64url')}`;
+}
+
+export async function vertexToken(sim: Simulator): Promise<string> {
+  const res = await fetch(`${sim.url}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: fakeJwt() }),
+  });
+  const body = await res.json() as { access_token: string };
+  return body.access_token;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Poll until `cond` holds (for counters updated when a socket closes). */
+export async function eventually(cond: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await sleep(5);
+  }
+}
+
+export function directive(d: Record<string, unknown>): string {
+  return `#sim${JSON.stringify(d)}`;
+}
