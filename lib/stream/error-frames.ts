@@ -7,7 +7,8 @@ import { formatFrame } from './sse.ts';
 export function errorFrame(format: FormatName, code: string, message: string): string {
   switch (format) {
     case 'responses':
-      return formatFrame(JSON.stringify({ type: 'error', code, message, param: null }), 'error');
+      // Both recorded shapes at once: the flat SDK type and the nested wire form the SDK raises on.
+      return formatFrame(JSON.stringify({ type: 'error', code, message, param: null, error: { type: 'server_error', code, message, param: null } }), 'error');
     case 'chat':
       return formatFrame(JSON.stringify({ error: { message, type: 'server_error', param: null, code } }));
     case 'messages':

@@ -32,13 +32,16 @@ export function parseSSE(text: string): SSE[] {
 
 export interface EventStreamMessage { headers: Record<string, string>; body: string }
 
-/** Decode a whole AWS event-stream body with the same codec the AWS SDKs use. */
+/** Decode a whole AWS event-stream body with the same codec the AWS SDKs use. Each message
+ *  starts with its total length (u32 big-endian), which is how the body is split. */
 export function decodeEventStream(bytes: Uint8Array): EventStreamMessage[] {
   const codec = new EventStreamCodec(toUtf8, fromUtf8);
-  codec.feed(bytes);
-  codec.endOfStream();
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out: EventStreamMessage[] = [];
-  for (const msg of codec.getAvailableMessages().getMessages()) {
+  for (let at = 0; at < bytes.byteLength;) {
+    const length = view.getUint32(at);
+    const msg = codec.decode(bytes.subarray(at, at + length));
+    at += length;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(msg.headers)) headers[k] = String(v.value);
     out.push({ headers, body: toUtf8(msg.body) });

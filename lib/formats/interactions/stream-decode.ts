@@ -10,6 +10,8 @@ export class InteractionsStreamDecoder implements StreamDecoder {
   private sawToolCall = false;
   /** Open steps the IR has a shape for, by index (hosted tool steps are skipped with their deltas). */
   private readonly open = new Map<number, IRBlockStart['kind']>();
+  /** function_call steps that have not had arguments yet (a call without arguments still gets "{}"). */
+  private readonly noArgs = new Set<number>();
 
   push(frame: SSEFrame): IREvent[] {
     if (this.ended || frame.data === '[DONE]' || frame.event === 'done') return [];
@@ -21,8 +23,7 @@ export class InteractionsStreamDecoder implements StreamDecoder {
       case 'interaction.created': return this.start(data.interaction ?? {});
       case 'step.start': return this.stepStart(data.index, data.step ?? {});
       case 'step.delta': return this.stepDelta(data.index, data.delta ?? {});
-      case 'step.stop':
-        return this.open.delete(data.index) ? [{ type: 'block_stop', index: data.index }] : [];
+      case 'step.stop': return this.stepStop(data.index);
       case 'interaction.completed': return this.completed(data.interaction ?? {});
       case 'error':
         return this.fail(String(data.error?.code ?? 'provider_error'), String(data.error?.message ?? 'The provider reported an error.'));
@@ -68,7 +69,7 @@ export class InteractionsStreamDecoder implements StreamDecoder {
         if (step.signature) events.push({ type: 'signature', index, signature: step.signature });
         if (step.arguments && typeof step.arguments === 'object' && Object.keys(step.arguments).length) {
           events.push({ type: 'args_delta', index, json: JSON.stringify(step.arguments) });
-        }
+        } else this.noArgs.add(index);
         break;
       }
       default: break; // hosted tool steps have no IR shape
@@ -86,9 +87,20 @@ export class InteractionsStreamDecoder implements StreamDecoder {
         return kind === 'reasoning' && text ? [{ type: 'reasoning_delta', index, text }] : [];
       }
       case 'thought_signature': return delta.signature ? [{ type: 'signature', index, signature: delta.signature }] : [];
-      case 'arguments_delta': return kind === 'tool_call' && delta.arguments ? [{ type: 'args_delta', index, json: delta.arguments }] : [];
+      case 'arguments_delta':
+        if (kind !== 'tool_call' || !delta.arguments) return [];
+        this.noArgs.delete(index);
+        return [{ type: 'args_delta', index, json: delta.arguments }];
       default: return []; // images, annotations, hosted tool deltas
     }
+  }
+
+  private stepStop(index: number): IREvent[] {
+    if (!this.open.delete(index)) return [];
+    const events: IREvent[] = [];
+    if (this.noArgs.delete(index)) events.push({ type: 'args_delta', index, json: '{}' });
+    events.push({ type: 'block_stop', index });
+    return events;
   }
 
   private completed(interaction: any): IREvent[] {

@@ -16,6 +16,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private stopReason: IRStopReason | undefined;
   /** Indexes of blocks the IR has a shape for (server tool blocks are skipped with their deltas). */
   private readonly open = new Set<number>();
+  /** Tool blocks that have not had an args_delta yet (a call without arguments still gets "{}"). */
+  private readonly noArgs = new Set<number>();
 
   push(frame: SSEFrame): IREvent[] {
     if (this.ended) return [];
@@ -27,8 +29,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'message_start': return this.messageStart(data.message ?? {});
       case 'content_block_start': return this.blockStart(data.index, data.content_block ?? {});
       case 'content_block_delta': return this.blockDelta(data.index, data.delta ?? {});
-      case 'content_block_stop':
-        return this.open.delete(data.index) ? [{ type: 'block_stop', index: data.index }] : [];
+      case 'content_block_stop': return this.blockStop(data.index);
       case 'message_delta':
         if (data.delta?.stop_reason) this.stopReason = stopFromAnthropic(data.delta.stop_reason);
         if (typeof data.usage?.input_tokens === 'number') this.deltaHad.input = true;
@@ -86,7 +87,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
         const events: IREvent[] = [{ type: 'block_start', index, block: { kind: 'tool_call', id: String(block.id), name: String(block.name) } }];
         if (block.input && typeof block.input === 'object' && Object.keys(block.input).length) {
           events.push({ type: 'args_delta', index, json: JSON.stringify(block.input) });
-        }
+        } else this.noArgs.add(index);
         return events;
       }
       default:
@@ -100,9 +101,20 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'text_delta': return delta.text ? [{ type: 'text_delta', index, text: delta.text }] : [];
       case 'thinking_delta': return delta.thinking ? [{ type: 'reasoning_delta', index, text: delta.thinking }] : [];
       case 'signature_delta': return delta.signature ? [{ type: 'signature', index, signature: delta.signature }] : [];
-      case 'input_json_delta': return delta.partial_json ? [{ type: 'args_delta', index, json: delta.partial_json }] : [];
+      case 'input_json_delta':
+        if (!delta.partial_json) return [];
+        this.noArgs.delete(index);
+        return [{ type: 'args_delta', index, json: delta.partial_json }];
       default: return []; // citations_delta
     }
+  }
+
+  private blockStop(index: number): IREvent[] {
+    if (!this.open.delete(index)) return [];
+    const events: IREvent[] = [];
+    if (this.noArgs.delete(index)) events.push({ type: 'args_delta', index, json: '{}' });
+    events.push({ type: 'block_stop', index });
+    return events;
   }
 
   /** Bedrock's counts fill in what message_delta did not state. Like Anthropic's input_tokens,

@@ -9,8 +9,10 @@ import type { IRPart } from '../../ir.ts';
 
 export type VertexPart = Record<string, unknown>;
 
-/** `callNames` maps tool call ids to names, for functionResponse parts (filled as calls pass). */
-export function encodeParts(parts: IRPart[], callNames: Map<string, string>): VertexPart[] {
+/** `callNames` maps tool call ids to names, for functionResponse parts (filled as calls pass).
+ *  For a response body (`response`), unsigned thought text is shown and arguments cut off by
+ *  max_tokens become {} instead of an error. */
+export function encodeParts(parts: IRPart[], callNames: Map<string, string>, response = false): VertexPart[] {
   const out: VertexPart[] = [];
   let pending: string | undefined;
   const push = (part: VertexPart): void => {
@@ -24,7 +26,10 @@ export function encodeParts(parts: IRPart[], callNames: Map<string, string>): Ve
   for (const p of parts) {
     switch (p.type) {
       case 'reasoning':
-        if (!p.signature) break; // Gemini wants its own signed thoughts back, nothing else
+        if (!p.signature) { // Gemini wants its own signed thoughts back, nothing else
+          if (response && p.text) push({ text: p.text, thought: true });
+          break;
+        }
         if (p.text) push({ text: p.text, thought: true, thoughtSignature: p.signature });
         else {
           if (pending) out.push({ text: '', thoughtSignature: pending });
@@ -40,7 +45,7 @@ export function encodeParts(parts: IRPart[], callNames: Map<string, string>): Ve
         break;
       case 'tool_call':
         callNames.set(p.id, p.name);
-        push({ functionCall: { name: p.name, args: argsObject(p.arguments, p.id) }, ...(p.signature ? { thoughtSignature: p.signature } : {}) });
+        push({ functionCall: { name: p.name, args: argsObject(p.arguments, p.id, response) }, ...(p.signature ? { thoughtSignature: p.signature } : {}) });
         break;
       case 'tool_result':
         push({ functionResponse: { name: callNames.get(p.callId) ?? p.name ?? '', response: responseObject(p.content, p.isError === true) } });
@@ -58,10 +63,11 @@ function mediaPart(p: Extract<IRPart, { type: 'image' | 'file' }>): VertexPart {
   throw new GatewayError('invalid_request', `An ${p.type} part has neither data nor url.`, { param: 'contents' });
 }
 
-function argsObject(args: string, id: string): Record<string, unknown> {
+function argsObject(args: string, id: string, lenient: boolean): Record<string, unknown> {
   if (!args.trim()) return {};
   let parsed: unknown;
   try { parsed = JSON.parse(args); } catch {
+    if (lenient) return {};
     throw new GatewayError('invalid_request', `The arguments of tool call ${id} are not valid JSON.`, { param: 'contents' });
   }
   return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed as Record<string, unknown> : { value: parsed };

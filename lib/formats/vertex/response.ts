@@ -1,0 +1,44 @@
+// Non-streamed Vertex bodies. A GenerateContentResponse decodes through the stream decoder (one
+// chunk that ends the stream), so both paths read parts the same way.
+import { ResponseCollector } from '../collect.ts';
+import type { IRPart, IRResponse } from '../../ir.ts';
+import type { EncodeContext } from '../types.ts';
+import { finishFromStop } from './finish-reason.ts';
+import { newResponseId } from './ids.ts';
+import { encodeParts } from './parts-encode.ts';
+import { VertexStreamDecoder } from './stream-decode.ts';
+import { usageToVertex } from './usage.ts';
+
+export function decodeVertexResponse(body: any): IRResponse {
+  const decoder = new VertexStreamDecoder();
+  const collector = new ResponseCollector();
+  for (const ev of [...decoder.push({ data: JSON.stringify(body ?? {}) }), ...decoder.end()]) collector.push(ev);
+  return collector.result();
+}
+
+export function encodeVertexResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
+  const parts: IRPart[] = res.blocks.map((b): IRPart =>
+    b.kind === 'text' ? { type: 'text', text: b.text }
+      : b.kind === 'reasoning' ? { type: 'reasoning', ...(b.text ? { text: b.text } : {}), ...(b.signature ? { signature: b.signature } : {}) }
+      : { type: 'tool_call', id: b.id, name: b.name, arguments: b.arguments, ...(b.signature ? { signature: b.signature } : {}) });
+  return {
+    candidates: [{ content: { role: 'model', parts: encodeParts(parts, new Map(), true) }, finishReason: finishFromStop(res.stopReason), index: 0 }],
+    usageMetadata: vertexUsage(res, ctx),
+    modelVersion: ctx.model,
+    createTime: new Date(ctx.createdAt * 1000).toISOString(),
+    responseId: ctx.id || newResponseId(),
+  };
+}
+
+/** usageMetadata, with the spec's input_tokens / output_tokens / cost / routing when the caller
+ *  asked include_cost (Vertex has no fields of those names of its own). */
+export function vertexUsage(res: Pick<IRResponse, 'usage' | 'extras'>, ctx: Pick<EncodeContext, 'tier'>): Record<string, unknown> {
+  const usage = usageToVertex(res.usage, ctx.tier);
+  if (res.extras) {
+    usage.input_tokens = res.usage.inputTokens;
+    usage.output_tokens = res.usage.outputTokens;
+    if (res.extras.cost) usage.cost = res.extras.cost;
+    usage.routing = res.extras.routing;
+  }
+  return usage;
+}

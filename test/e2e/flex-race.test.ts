@@ -1,0 +1,115 @@
+// The flex race end to end under injected time: the gateway's clock and timers are xstate's
+// SimulatedClock, so the hedge and backoff fire exactly when the test moves time; the simulator's
+// own delays script which tier can start.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startTestGateway, waitFor, sim, type TestGateway } from '../helpers/gateway.ts';
+
+let t: TestGateway;
+let client: OpenAI;
+const stats = () => t.gw.simulator!.stats;
+const flush = () => new Promise((r) => setTimeout(r, 20));
+
+before(async () => {
+  t = await startTestGateway({ simulatedTime: true, config: { hedge: { initial_lead_ms: 2_000, min_lead_ms: 2_000, max_lead_ms: 2_000 } } });
+  const org = await t.newOrg({ ownKeys: ['vendor_a'] });
+  client = new OpenAI({ apiKey: org.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+});
+after(() => t.close());
+
+test('flex starts within the budget: flex_committed, standard never sent', async () => {
+  const before = stats().requests;
+  const { data, response } = await client.responses.create({ model: 'gpt-5.4', input: sim({ flex_start_ms: 0 }), start_within: '00h-00m-10s' } as any).withResponse();
+  assert.equal((data as any).service_tier, 'flex');
+  assert.equal(response.headers.get('x-service-flex-applied'), 'true');
+  assert.equal(response.headers.get('x-service-flex-reason'), 'flex_committed');
+  assert.equal(stats().requests - before, 1);
+});
+
+test('flex too slow: the standard hedge goes out at deadline − lead, starts before the deadline, flex is aborted', async () => {
+  const before = { requests: stats().requests, aborted: stats().aborted };
+  const pending = client.responses.create({ model: 'gpt-5.4', input: sim({ flex_start_ms: 600_000 }), start_within: '00h-00m-10s' } as any).withResponse();
+  await waitFor(() => stats().requests === before.requests + 1, 'the flex attempt');
+  t.clock!.increment(7_999);
+  await flush();
+  assert.equal(stats().requests, before.requests + 1, 'no standard attempt before deadline − lead');
+  t.clock!.increment(1);
+  const { data, response } = await pending;
+  assert.equal(stats().requests, before.requests + 2);
+  assert.equal(response.headers.get('x-service-flex-applied'), 'false');
+  assert.equal(response.headers.get('x-service-flex-reason'), 'flex_lost_race');
+  assert.equal((data as any).service_tier, 'default');
+  await waitFor(() => stats().aborted === before.aborted + 1, 'the losing flex attempt to be aborted upstream');
+});
+
+test('flex refused for capacity: standard at once, no waiting for the deadline', async () => {
+  const before = stats().requests;
+  const { response } = await client.responses.create({ model: 'gpt-5.4', input: sim({ flex_refuse: true }), start_within: '00h-05m-00s' } as any).withResponse();
+  assert.equal(response.headers.get('x-service-flex-reason'), 'flex_unavailable');
+  assert.equal(response.headers.get('x-service-flex-applied'), 'false');
+  assert.equal(stats().requests - before, 2);
+});
+
+test('retries honour Retry-After and are counted in x-service-retries', async () => {
+  const before = stats().requests;
+  const pending = client.responses.create({
+    model: 'gpt-5.4', input: sim({ fail: [429], retry_after_s: 3, id: 'retry-1' }), start_within: 'now', retry: { count: 2 },
+  } as any).withResponse();
+  await waitFor(() => stats().requests === before + 1, 'the first attempt');
+  await flush();
+  t.clock!.increment(2_999);
+  await flush();
+  assert.equal(stats().requests, before + 1, 'not retried sooner than Retry-After');
+  t.clock!.increment(1);
+  const { response } = await pending;
+  assert.equal(stats().requests, before + 2);
+  assert.equal(response.headers.get('x-service-retries'), '1');
+});
+
+test('without retry a transient failure is the caller\'s 502 provider_error, with routing headers', async () => {
+  await assert.rejects(
+    client.responses.create({ model: 'gpt-5.4', input: sim({ fail: [503], id: 'no-retry-1' }), start_within: 'now' } as any),
+    (err: any) => err.status === 502 && err.code === 'provider_error' && err.headers.get('x-service-served-provider') === 'vendor_a',
+  );
+});
+
+test('flex race slots per organization: past the limit the request runs standard (flex_slots_full)', async () => {
+  const t2 = await startTestGateway({ config: { flex_race_slots: 1 } });
+  try {
+    const org = await t2.newOrg({ ownKeys: ['vendor_a'] });
+    const c2 = new OpenAI({ apiKey: org.key, baseURL: `${t2.url}/v1`, maxRetries: 0 });
+    const slow = c2.responses.create({ model: 'gpt-5.4', input: sim({ flex_start_ms: 300 }), start_within: '00h-00m-30s' } as any).withResponse();
+    await waitFor(() => t2.gw.simulator!.stats.requests === 1, 'the first race');
+    const { response } = await c2.responses.create({ model: 'gpt-5.4', input: sim({ flex_start_ms: 0 }), start_within: '00h-00m-30s' } as any).withResponse();
+    assert.equal(response.headers.get('x-service-flex-reason'), 'flex_slots_full');
+    assert.equal(response.headers.get('x-service-flex-applied'), 'false');
+    assert.equal((await slow).response.headers.get('x-service-flex-reason'), 'flex_committed');
+  } finally { await t2.close(); }
+});
+
+test('a client that disconnects aborts the upstream attempt at once (before and after commit)', async () => {
+  const before = stats().aborted;
+  const ac = new AbortController();
+  const waiting = client.responses.create({ model: 'gpt-5.4', input: sim({ flex_start_ms: 600_000 }), start_within: '00h-00m-30s' } as any, { signal: ac.signal });
+  await waitFor(() => t.gw.services.inflight.size === 1, 'the request to be racing');
+  await flush();
+  ac.abort();
+  await assert.rejects(waiting);
+  await waitFor(() => stats().aborted === before + 1, 'the flex attempt aborted upstream');
+  await waitFor(() => t.gw.services.inflight.size === 0, 'the request to end');
+
+  const ac2 = new AbortController();
+  const stream: any = await client.responses.create({ model: 'gpt-5.4', input: sim({ output_tokens: 400, tokens_per_s: 20 }), start_within: 'now', stream: true } as any, { signal: ac2.signal });
+  for await (const ev of stream) { if (ev.type === 'response.output_text.delta') break; }
+  ac2.abort();
+  await waitFor(() => stats().aborted === before + 2, 'the streaming attempt aborted upstream');
+  await waitFor(() => t.gw.services.inflight.size === 0, 'the request to end');
+});
+
+test('a mid-stream upstream reset ends the stream with the format\'s error event', async () => {
+  const stream: any = await client.responses.create({ model: 'gpt-5.4', input: sim({ output_tokens: 50, reset_after_tokens: 5 }), start_within: 'now', stream: true } as any);
+  let deltas = 0;
+  await assert.rejects(async () => { for await (const ev of stream) if (ev.type === 'response.output_text.delta') deltas++; }, (err: any) => /provider stream failed/.test(err.message));
+  assert.ok(deltas >= 1);
+});
