@@ -3,18 +3,31 @@
 // for the balanced closing brace (string-aware) so the JSON may nest.
 
 export interface Directive {
+  /** Flex start delay for this request (overrides the seeded draw). */
   flex_start_ms?: number;
+  /** true → the flex queue refuses with the route's capacity error (overrides refuseRate). */
   flex_refuse?: boolean;
+  /** Standard-tier time to first event. */
   standard_start_ms?: number;
+  /** Text length in tokens (one word = one token). */
   output_tokens?: number;
+  /** Reasoning length when the request asked for reasoning (default from effort/level, else 16). */
   reasoning_tokens?: number;
+  /** Output pacing; 0 = none. */
   tokens_per_s?: number;
+  /** HTTP statuses for attempts 1, 2, … of requests with the same `id`; later attempts succeed. */
   fail?: number[];
+  /** Retry-After (seconds) on injected 429/503/529 and flex refusals. */
   retry_after_s?: number;
+  /** Reset the TCP connection after streaming this many tokens. */
   reset_after_tokens?: number;
+  /** Send the format's own in-stream error after this many tokens, then end the body. */
   error_after_tokens?: number;
+  /** Key for `fail` counting, shared across routes and tiers. */
   id?: string;
+  /** Answer with one call to this tool (arguments generated from its schema). */
   tool_call?: string;
+  /** A file under fixturesDir to send back instead of generated output. */
   replay?: string;
 }
 

@@ -113,9 +113,6 @@ export function errorNameFor(status: number): ErrorName {
   }
 }
 
-/** AWS event-stream exception names for mid-stream failures, and Anthropic in-stream error types. */
-export const STREAM_EXCEPTION = { aws: 'internalServerException', anthropic: 'api_error' } as const;
-
 let requestCounter = 0;
 function requestId(): string {
   return `req_sim${(++requestCounter).toString(36).padStart(8, '0')}`;

@@ -1,6 +1,6 @@
 // What every route decoder extracts from a request body: the few facts the simulated model needs,
 // whatever the wire format. Decoders live next to their route; the answer is composed from this.
-import type { RouteName, Tier } from '../ir.ts';
+import type { Tier } from '../ir.ts';
 
 export interface PromptTool { name: string; parameters: unknown }
 
@@ -39,8 +39,6 @@ export const REASONING_TOKENS: Record<string, number> = {
   minimal: 4, low: 8, medium: 16, high: 32, xhigh: 48, max: 48,
 };
 export const DEFAULT_REASONING_TOKENS = 16;
-
-export type { RouteName, Tier };
 
 // Small readers shared by the decoders: request bodies are untrusted JSON.
 export const isRecord = (v: unknown): v is Record<string, unknown> =>

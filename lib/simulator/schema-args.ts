@@ -94,11 +94,14 @@ function generateNumber(s: Schema, rng: Rng, integer: boolean): number {
   let lo = typeof s.minimum === 'number' ? s.minimum : exMin !== undefined ? exMin + (integer ? 1 : 0.5) : 0;
   let hi = typeof s.maximum === 'number' ? s.maximum : exMax !== undefined ? exMax - (integer ? 1 : 0.5) : lo + 100;
   if (hi < lo) hi = lo;
-  if (integer) { lo = Math.ceil(lo); hi = Math.floor(hi); return hi < lo ? lo : rng.int(lo, hi); }
-  const step = typeof s.multipleOf === 'number' && s.multipleOf > 0 ? s.multipleOf : undefined;
-  const v = lo + rng.next() * (hi - lo);
-  if (step) return Math.min(hi, Math.ceil(lo / step) * step);
-  return Math.round(v * 100) / 100 || lo;
+  const step = typeof s.multipleOf === 'number' && s.multipleOf > 0 ? s.multipleOf : integer ? 1 : undefined;
+  if (step !== undefined) {
+    const first = Math.ceil(lo / step);
+    const last = Math.max(first, Math.floor(hi / step));
+    return rng.int(first, last) * step;
+  }
+  const v = Math.round((lo + rng.next() * (hi - lo)) * 100) / 100;
+  return Math.min(hi, Math.max(lo, v));
 }
 
 function generateAllOf(s: Schema, root: Schema, rng: Rng, depth: number): unknown {

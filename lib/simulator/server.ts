@@ -108,7 +108,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     handle(req, res, sim).catch((err: unknown) => {
       // Never crash on bad input: a bug becomes a 500 (or a dropped stream once committed).
       if (!res.headersSent) send(res, errorReply('openai', 'server_error', { message: String(err) }));
-      else res.destroy();
+      else { markSelfClosed(res); res.destroy(); }
     });
   });
   const host = opts.host ?? '127.0.0.1';
@@ -132,7 +132,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
 async function handle(req: IncomingMessage, res: ServerResponse, sim: SimState): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
   if (url.pathname === '/token') return handleToken(req, res, sim);
-  const found = findRoute(req.method ?? 'GET', url);
+  const found = findRoute(url.pathname);
   if (!found) return send(res, errorReply('openai', 'not_found', { message: `Unknown path: ${req.method} ${url.pathname}` }));
   const { route, params } = found;
   count(sim.stats, route.name);
@@ -241,9 +241,9 @@ async function handleToken(req: IncomingMessage, res: ServerResponse, sim: SimSt
 
 // ---------- small steps ----------
 
-function findRoute(method: string, url: URL): { route: RouteAdapter; params: Record<string, string> } | undefined {
+function findRoute(path: string): { route: RouteAdapter; params: Record<string, string> } | undefined {
   for (const route of ROUTES) {
-    const params = route.match(method, url.pathname, url.searchParams);
+    const params = route.match(path);
     if (params) return { route, params };
   }
   return undefined;

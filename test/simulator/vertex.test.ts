@@ -2,6 +2,9 @@
 // token endpoint that issues its Bearer tokens.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
+import { JWT } from 'google-auth-library';
+import { Gaxios } from 'gaxios';
 import type { Simulator } from '../../lib/simulator/server.ts';
 import { assertSatisfies, directive, fakeJwt, parseSSE, start, vertexToken } from './helpers.ts';
 
@@ -33,6 +36,24 @@ test('token endpoint: JWT-bearer grant → sim- token; malformed JWT and other g
   assert.deepEqual(Object.keys(await ok.json() as object).sort(), ['access_token', 'expires_in', 'token_type']);
   assert.equal((await form('urn:ietf:params:oauth:grant-type:jwt-bearer', 'a.b')).status, 400);
   assert.equal((await form('client_credentials', fakeJwt())).status, 400);
+});
+
+test('google-auth-library JWT client obtains a token from /token (signed RS256 assertion)', async () => {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const transporter = new Gaxios();
+  // Point the library's fixed Google token URL at the simulator.
+  transporter.interceptors.request.add({
+    resolved: async (cfg) => (String(cfg.url) === 'https://oauth2.googleapis.com/token' ? { ...cfg, url: new URL(`${sim.url}/token`) } : cfg),
+  });
+  const client = new JWT({
+    email: 'sa@sim.iam.gserviceaccount.com', key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    scopes: ['https://www.googleapis.com/auth/cloud-platform'], transporter: transporter as never,
+  });
+  const { token: issued } = await client.getAccessToken();
+  assert.match(issued ?? '', /^sim-/);
+  assert.equal((await fetch(`${sim.url}${MODEL_PATH}:generateContent`, {
+    method: 'POST', headers: { authorization: `Bearer ${issued}` }, body: JSON.stringify(user('x')),
+  })).status, 200);
 });
 
 test('stream: data-only GenerateContentResponse chunks, no terminator, last has STOP + full usage', async () => {

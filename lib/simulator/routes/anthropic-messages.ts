@@ -10,7 +10,7 @@ import { bearerToken, headerValue, recordedEventName, type RouteAdapter } from '
 export const anthropicMessages: RouteAdapter = {
   name: 'vendor_c',
   family: 'anthropic',
-  match: (method, path) => (path === '/v1/messages' ? {} : undefined),
+  match: (path) => (path === '/v1/messages' ? {} : undefined),
   authenticate: (info) => {
     if (!headerValue(info.headers, 'x-api-key')?.trim() && !bearerToken(info.headers)) {
       return { name: 'unauthenticated', message: 'x-api-key header is required' };

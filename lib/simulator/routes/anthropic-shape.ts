@@ -72,6 +72,8 @@ function usage(a: Answer, outputTokens: number) {
     input_tokens: a.usage.input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
     cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
     output_tokens: outputTokens, service_tier: 'standard',
+    // As the recorded reasoning stream reports it: thinking tokens inside output_tokens.
+    ...(a.usage.reasoning > 0 && outputTokens > 1 ? { output_tokens_details: { thinking_tokens: a.usage.reasoning } } : {}),
   };
 }
 
@@ -119,6 +121,6 @@ export function* messageEvents(a: Answer): Generator<AnthropicEvent> {
     yield* block({ type: 'text', text: '' },
       a.text.tokens.map((t): [Record<string, unknown>, number] => [{ type: 'text_delta', text: t }, 1]));
   }
-  yield ev({ type: 'message_delta', delta: { stop_reason: stopReason(a), stop_sequence: null }, usage: { output_tokens: a.usage.output } });
+  yield ev({ type: 'message_delta', delta: { stop_reason: stopReason(a), stop_sequence: null }, usage: { output_tokens: a.usage.output, ...(a.usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: a.usage.reasoning } } : {}) } });
   yield ev({ type: 'message_stop' });
 }

@@ -12,7 +12,7 @@ import type { Frame } from '../frames.ts';
 import { invalid, isRecord } from '../prompt.ts';
 import { checkSigV4 } from '../sigv4.ts';
 import { decodeAnthropic, messageBody, messageEvents } from './anthropic-shape.ts';
-import type { RouteAdapter } from './route.ts';
+import { decodeSegment, type RouteAdapter } from './route.ts';
 
 const PATH = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/;
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
@@ -38,9 +38,9 @@ function exceptionFrame(exception: string, message: string): Frame {
 export const bedrockClaude: RouteAdapter = {
   name: 'cloud_b',
   family: 'aws',
-  match: (method, path) => {
+  match: (path) => {
     const m = PATH.exec(path);
-    return m ? { modelId: decodeURIComponent(m[1]!), verb: m[2]! } : undefined;
+    return m ? { modelId: decodeSegment(m[1]!), verb: m[2]! } : undefined;
   },
   authenticate: async (info, ctx) => {
     const reason = await checkSigV4(

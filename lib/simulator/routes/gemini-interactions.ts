@@ -15,7 +15,7 @@ const DONE: Frame = { bytes: 'event: done\ndata: [DONE]\n\n', tokens: 0 };
 export const geminiInteractions: RouteAdapter = {
   name: 'vendor_b',
   family: 'google',
-  match: (method, path) => (path === '/v1beta/interactions' ? {} : undefined),
+  match: (path) => (path === '/v1beta/interactions' ? {} : undefined),
   authenticate: (info) => (headerValue(info.headers, 'x-goog-api-key')?.trim() ? undefined : {
     name: 'unauthenticated',
     message: 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.',

@@ -15,7 +15,7 @@ const DONE: Frame = { bytes: 'data: [DONE]\n\n', tokens: 0 };
 export const openaiChat: RouteAdapter = {
   name: 'vendor_a',
   family: 'openai',
-  match: (method, path) => (path === '/v1/chat/completions' ? {} : undefined),
+  match: (path) => (path === '/v1/chat/completions' ? {} : undefined),
   authenticate: (info, ctx) => openaiResponses.authenticate(info, ctx),
   decode: decodeChat,
   flexRefusal: openaiResponses.flexRefusal,

@@ -12,7 +12,7 @@ import { bearerToken, recordedEventName, type RouteAdapter, type StreamEncoding 
 export const openaiResponses: RouteAdapter = {
   name: 'vendor_a',
   family: 'openai',
-  match: (method, path) => (path === '/v1/responses' ? {} : undefined),
+  match: (path) => (path === '/v1/responses' ? {} : undefined),
   authenticate: (info) => (bearerToken(info.headers) ? undefined : {
     name: 'unauthenticated',
     message: 'You didn\'t provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).',

@@ -36,8 +36,8 @@ export interface StreamEncoding {
 export interface RouteAdapter {
   name: RouteName;
   family: ErrorFamily;
-  /** Path patterns; `{name}` captures one segment (or the `model:verb` part, see server). */
-  match(method: string, path: string, query: URLSearchParams): Record<string, string> | undefined;
+  /** The captures of a matching path (model, verb, …), or undefined when the path is not ours. */
+  match(path: string): Record<string, string> | undefined;
   authenticate(info: RequestInfo, ctx: RouteContext): Rejection | undefined | Promise<Rejection | undefined>;
   decode(body: unknown, info: RequestInfo): DecodeResult;
   /** The flex queue's refusal, for routes that have a flex tier. */
@@ -60,6 +60,11 @@ export function recordedEventName(line: string, key: 'type' | 'event_type'): str
   } catch { /* not valid JSON: fall through to a textual match */ }
   const m = new RegExp(`"${key}"\\s*:\\s*"([^"]+)"`).exec(line);
   return m?.[1];
+}
+
+/** decodeURIComponent that leaves a malformed escape as it is instead of throwing. */
+export function decodeSegment(segment: string): string {
+  try { return decodeURIComponent(segment); } catch { return segment; }
 }
 
 export function bearerToken(headers: IncomingHttpHeaders): string | undefined {

@@ -10,16 +10,16 @@ import {
   asArray, asPositiveInt, asString, invalid, isRecord, REASONING_TOKENS, DEFAULT_REASONING_TOKENS,
   type DecodeResult, type Decoded, type PromptTool,
 } from '../prompt.ts';
-import { bearerToken, type RequestInfo, type RouteAdapter, type StreamEncoding } from './route.ts';
+import { bearerToken, decodeSegment, type RequestInfo, type RouteAdapter, type StreamEncoding } from './route.ts';
 
 const PATH = /^\/(v1|v1beta1)\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 
 export const vertexGemini: RouteAdapter = {
   name: 'cloud_a',
   family: 'google',
-  match: (method, path) => {
+  match: (path) => {
     const m = PATH.exec(path);
-    return m ? { project: m[2]!, location: m[3]!, model: decodeURIComponent(m[4]!), verb: m[5]! } : undefined;
+    return m ? { project: m[2]!, location: m[3]!, model: decodeSegment(m[4]!), verb: m[5]! } : undefined;
   },
   authenticate: (info, ctx) => {
     const token = bearerToken(info.headers);

@@ -1,0 +1,97 @@
+// `replay`: recorded provider traffic sent back in each route's framing, payload bytes untouched.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import OpenAI from 'openai';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '@aws-crypto/sha256-js';
+import type { Simulator } from '../../lib/simulator/server.ts';
+import { decodeEventStream, directive, FIXTURES, parseSSE, start, vertexToken } from './helpers.ts';
+
+let sim: Simulator;
+before(async () => { sim = await start(); });
+after(() => sim.close());
+
+const lines = (file: string) => readFileSync(FIXTURES + file, 'utf8').split('\n').filter((l) => l.length > 0);
+const replay = (file: string) => directive({ replay: file });
+
+function post(path: string, headers: Record<string, string>, body: object) {
+  return fetch(`${sim.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+}
+
+/** Event-named formats: every frame's event is the payload's type, data is the line verbatim. */
+function assertNamedFrames(body: string, expected: string[], key: 'type' | 'event_type', tail: string[] = []) {
+  const frames = parseSSE(body);
+  assert.deepEqual(frames.slice(0, expected.length).map((f) => f.data), expected);
+  frames.slice(0, expected.length).forEach((f, i) => {
+    const m = new RegExp(`"${key}"\\s*:\\s*"([^"]+)"`).exec(expected[i]!);
+    assert.equal(f.event, m?.[1]);
+  });
+  assert.deepEqual(frames.slice(expected.length).map((f) => `${f.event}|${f.data}`), tail);
+}
+
+test('vendor_a Responses: recorded stream (SDK parses it), broken-JSON lines sent as-is, .json body', async () => {
+  const file = 'openai-responses/issue-20047-openai-responses.chunks.txt';
+  const res = await post('/v1/responses', { authorization: 'Bearer k' }, { model: 'm', input: replay(file), stream: true });
+  assertNamedFrames(await res.text(), lines(file), 'type');
+
+  const client = new OpenAI({ apiKey: 'k', baseURL: `${sim.url}/v1`, maxRetries: 0 });
+  const final = await client.responses.stream({ model: 'm', input: replay(file) }).finalResponse();
+  assert.equal(final.output_text, 'OK');
+
+  const broken = 'openai-responses/parallel-tool-call-wrapper.1.chunks.txt';
+  const raw = await post('/v1/responses', { authorization: 'Bearer k' }, { model: 'm', input: replay(broken), stream: true });
+  assertNamedFrames(await raw.text(), lines(broken), 'type');
+
+  const json = 'openai-responses/issue-20047-openai-responses.json';
+  const body = await post('/v1/responses', { authorization: 'Bearer k' }, { model: 'm', input: replay(json) });
+  assert.equal(await body.text(), readFileSync(FIXTURES + json, 'utf8'));
+});
+
+test('vendor_a Chat: data-only lines then data: [DONE]', async () => {
+  const file = 'openai-chat/azure-model-router.1.chunks.txt';
+  const res = await post('/v1/chat/completions', { authorization: 'Bearer k' }, { model: 'm', messages: [{ role: 'user', content: replay(file) }], stream: true });
+  const frames = parseSSE(await res.text());
+  assert.ok(frames.every((f) => f.event === undefined));
+  assert.deepEqual(frames.map((f) => f.data), [...lines(file), '[DONE]']);
+});
+
+test('vendor_b Interactions: event = event_type, then event: done / [DONE]', async () => {
+  const file = 'gemini-interactions/tool-call-step1.chunks.txt';
+  const res = await post('/v1beta/interactions', { 'x-goog-api-key': 'k' }, { model: 'm', input: replay(file), stream: true });
+  assertNamedFrames(await res.text(), lines(file), 'event_type', ['done|[DONE]']);
+});
+
+test('vendor_c Messages: event = type', async () => {
+  const file = 'anthropic-messages/anthropic-claude-sonnet-5-reasoning-summarized.chunks.txt';
+  const res = await post('/v1/messages', { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+    { model: 'm', max_tokens: 10, stream: true, messages: [{ role: 'user', content: replay(file) }] });
+  assertNamedFrames(await res.text(), lines(file), 'type');
+});
+
+test('cloud_a Vertex: data-only lines, no terminator', async () => {
+  const file = 'gemini-vertex/google-vertex-stream-tool-call-arguments-nested.1.chunks.txt';
+  const token = await vertexToken(sim);
+  const res = await post('/v1/projects/p/locations/global/publishers/google/models/g:streamGenerateContent?alt=sse',
+    { authorization: `Bearer ${token}` }, { contents: [{ role: 'user', parts: [{ text: replay(file) }] }] });
+  assert.deepEqual(parseSSE(await res.text()).map((f) => f.data), lines(file));
+});
+
+test('cloud_b Bedrock: each recorded Anthropic line becomes one chunk, base64 bytes equal to the line', async () => {
+  const file = 'anthropic-messages/anthropic-json-tool.1.chunks.txt';
+  const url = new URL(`${sim.url}/model/claude/invoke-with-response-stream`);
+  const payload = JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 5, messages: [{ role: 'user', content: replay(file) }] });
+  const signed = await new SignatureV4({ service: 'bedrock', region: 'us-east-1', sha256: Sha256, credentials: { accessKeyId: 'AK', secretAccessKey: 's' } })
+    .sign({ method: 'POST', protocol: 'http:', hostname: url.hostname, path: url.pathname, query: {}, headers: { host: url.host }, body: payload });
+  const res = await fetch(url, { method: 'POST', headers: signed.headers as Record<string, string>, body: payload });
+  const decoded = decodeEventStream(new Uint8Array(await res.arrayBuffer()))
+    .map((m) => Buffer.from((JSON.parse(m.body) as { bytes: string }).bytes, 'base64').toString('utf8'));
+  assert.deepEqual(decoded, lines(file));
+});
+
+test('replay outside fixturesDir or missing → 400', async () => {
+  for (const file of ['../README.md/../../../etc/passwd', 'nope/missing.chunks.txt']) {
+    const res = await post('/v1/responses', { authorization: 'Bearer k' }, { model: 'm', input: replay(file), stream: true });
+    assert.equal(res.status, 400);
+  }
+});
