@@ -1,0 +1,224 @@
+// The Messages and Interactions endpoints: one test per parameter rule and error of the spec,
+// the States rules (stop_reason, usage.service_tier, Interaction status), replays of real provider
+// recordings through the gateway, and the vendor_b → cloud_a fallback.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { GoogleGenAI } from '@google/genai';
+import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
+import { vendorA } from '../../lib/providers/openai-style.ts';
+import { vendorC } from '../../lib/providers/anthropic.ts';
+
+let t: TestGateway;
+let key: string;
+let anthropic: Anthropic;
+let openai: OpenAI;
+let genai: any;
+const FIX = '../shared/fixtures/recorded';
+
+before(async () => {
+  t = await startTestGateway();
+  key = (await t.newOrg({ balance: 100_000_000 })).key;
+  anthropic = new Anthropic({ authToken: key, apiKey: null, baseURL: t.url, maxRetries: 0 });
+  openai = new OpenAI({ apiKey: key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+  genai = new GoogleGenAI({ apiKey: 'unused', apiVersion: 'v1', httpOptions: { baseUrl: t.url, headers: { authorization: `Bearer ${key}` } } });
+});
+after(() => t.close());
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) => fetch(t.url + path, {
+  method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
+});
+const msg = (content: string) => [{ role: 'user', content }];
+
+async function anthropicError(p: Promise<unknown>, status: number, code: string): Promise<void> {
+  await assert.rejects(p, (err: any) => {
+    assert.ok(err instanceof Anthropic.APIError, String(err));
+    assert.equal(err.status, status);
+    assert.equal(err.error.error.code, code);
+    return true;
+  });
+}
+async function genaiError(p: Promise<unknown>, status: number, code: string): Promise<void> {
+  await assert.rejects(p, (err: any) => {
+    assert.equal(err.status, status, String(err));
+    assert.equal(err.error.error.code, code);
+    return true;
+  });
+}
+const m = (body: any) => anthropic.messages.create({ max_tokens: 256, ...body } as any);
+const i = (body: any) => genai.interactions.create(body, { maxRetries: 0 });
+
+/** A recording upstream: answers as vendor A or vendor C would, keeps the bodies it got. */
+async function captureUpstream(): Promise<{ url: string; bodies: any[]; server: Server }> {
+  const bodies: any[] = [];
+  const anthropicStream = readFileSync(`${FIX}/anthropic-messages/anthropic-text.chunks.txt`, 'utf8').split('\n').filter(Boolean).map((l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`).join('');
+  const responsesStream = readFileSync(`${FIX}/openai-responses/issue-20047-openai-responses.chunks.txt`, 'utf8').split('\n').filter(Boolean).map((l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`).join('');
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => { raw += c; });
+    req.on('end', () => {
+      bodies.push({ path: req.url, body: JSON.parse(raw) });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(req.url!.endsWith('/messages') ? anthropicStream : responsesStream);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, server };
+}
+
+test('Messages: max_tokens is forwarded when set and never synthesised; vendor C native fields pass through', async () => {
+  const cap = await captureUpstream();
+  const saved = t.gw.services.adapters.vendor_c;
+  t.gw.services.adapters.vendor_c = vendorC(cap.url, 4096);
+  try {
+    await post('/v1/messages', { model: 'claude-haiku-4-5', messages: msg('hi'), start_within: 'now' }).then((r) => r.text());
+    assert.equal(cap.bodies[0].body.max_tokens, undefined, 'no default max_tokens for a Messages caller');
+    await post('/v1/messages', { model: 'claude-haiku-4-5', messages: msg('hi'), max_tokens: 77, top_k: 5, stop_sequences: ['END'], system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }], start_within: 'now' }).then((r) => r.text());
+    const b = cap.bodies[1].body;
+    assert.equal(b.max_tokens, 77);
+    assert.equal(b.top_k, 5);
+    assert.deepEqual(b.stop_sequences, ['END']);
+    assert.deepEqual(b.system[0].cache_control, { type: 'ephemeral' });
+    assert.equal(b.start_within, undefined, 'gateway fields are removed');
+    // Another format translated to vendor C gets the configured cap (the API requires one).
+    await post('/v1/responses', { model: 'claude-haiku-4-5', input: 'hi', start_within: 'now' }).then((r) => r.text());
+    assert.equal(cap.bodies[2].body.max_tokens, 4096);
+  } finally { t.gw.services.adapters.vendor_c = saved; cap.server.close(); }
+});
+
+test('Messages: base64 document blocks become the target\'s file input on vendor A', async () => {
+  const cap = await captureUpstream();
+  const saved = t.gw.services.adapters.vendor_a;
+  t.gw.services.adapters.vendor_a = vendorA(cap.url);
+  try {
+    const pdf = Buffer.from('%PDF-1.4 test').toString('base64');
+    const res = await post('/v1/messages', { model: 'gpt-5.4-mini', max_tokens: 50, start_within: 'now', messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }, { type: 'text', text: 'summarise' }] }] });
+    assert.equal(res.status, 200, await res.text());
+    const input = cap.bodies[0].body.input;
+    const parts = input.flatMap((it: any) => it.content ?? []);
+    const file = parts.find((p: any) => p.type === 'input_file');
+    assert.ok(file, JSON.stringify(input));
+    assert.match(file.file_data, /^data:application\/pdf;base64,/);
+  } finally { t.gw.services.adapters.vendor_a = saved; cap.server.close(); }
+});
+
+test('Messages: vendor C native fields on other models → 400 unsupported_parameter', async () => {
+  await anthropicError(m({ model: 'gpt-5.4-mini', messages: msg('x'), start_within: 'now', top_k: 3 }), 400, 'unsupported_parameter');
+  await anthropicError(m({ model: 'gemini-3.5-flash', messages: msg('x'), start_within: 'now', stop_sequences: ['x'] }), 400, 'unsupported_parameter');
+  await anthropicError(m({ model: 'gpt-5.4-mini', start_within: 'now', messages: [{ role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' } }] }] }), 400, 'unsupported_parameter');
+  await anthropicError(m({ model: 'gpt-5.4-mini', start_within: 'now', messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x/y.pdf' }, citations: { enabled: true } }] }] }), 400, 'unsupported_parameter');
+});
+
+test('Messages: output_config on a non-family model → 400 unsupported_parameter naming output_config', async () => {
+  const res = await post('/v1/messages', { model: 'gpt-5.4-mini', max_tokens: 10, messages: msg('x'), start_within: 'now', output_config: { effort: 'low' } });
+  assert.equal(res.status, 400);
+  const body = await res.json();
+  assert.equal(body.type, 'error');
+  assert.equal(body.error.code, 'unsupported_parameter');
+  assert.match(body.error.message, /output_config/);
+});
+
+test('Messages: experimental beta headers and fields → 400', async () => {
+  const r1 = await post('/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 10, messages: msg('x'), start_within: 'now' }, { 'anthropic-beta': 'context-management-2025-06-27' });
+  assert.equal(r1.status, 400);
+  assert.equal((await r1.json()).error.code, 'beta_not_supported');
+  await anthropicError(m({ model: 'claude-haiku-4-5', messages: msg('x'), start_within: 'now', mcp_servers: [] }), 400, 'beta_not_supported');
+});
+
+test('Messages and Interactions: service_tier → 400 service_tier_not_allowed', async () => {
+  await anthropicError(m({ model: 'claude-haiku-4-5', messages: msg('x'), start_within: 'now', service_tier: 'auto' }), 400, 'service_tier_not_allowed');
+  await genaiError(i({ model: 'gemini-3.5-flash', input: 'x', start_within: 'now', service_tier: 'flex' }), 400, 'service_tier_not_allowed');
+});
+
+test('Messages: x-api-key alone → 401 missing_api_key in the Anthropic envelope', async () => {
+  // (@anthropic-ai/sdk 1.x sends its key as a Bearer token, which the gateway accepts.)
+  const res = await fetch(`${t.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 10, messages: msg('x'), start_within: 'now' }) });
+  assert.equal(res.status, 401);
+  const body = await res.json();
+  assert.equal(body.type, 'error');
+  assert.equal(body.error.type, 'authentication_error');
+  assert.equal(body.error.code, 'missing_api_key');
+});
+
+test('Messages: a duration on vendor C models → flex_unsupported_for_vendor_c; missing start_within → missing_start_within', async () => {
+  await anthropicError(m({ model: 'claude-haiku-4-5', messages: msg('x'), start_within: '00h-00m-10s' }), 400, 'flex_unsupported_for_vendor_c');
+  await anthropicError(m({ model: 'claude-haiku-4-5', messages: msg('x') }), 400, 'missing_start_within');
+});
+
+test('Messages: stop_reason max_tokens and usage.service_tier flex when vendor A\'s flex tier served', async () => {
+  const r: any = await m({ model: 'gpt-5.4', max_tokens: 3, messages: msg(`go ${sim({ output_tokens: 20, flex_start_ms: 0 })}`), start_within: '00h-00m-30s' });
+  assert.equal(r.stop_reason, 'max_tokens');
+  assert.equal(r.usage.service_tier, 'flex');
+});
+
+test('Messages: a refusal keeps stop_reason refusal (recorded stream replayed on vendor C)', async () => {
+  const r: any = await anthropic.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 100, messages: msg(sim({ replay: 'anthropic-messages/anthropic-refusal.chunks.txt' })), start_within: 'now' } as any).finalMessage();
+  assert.equal(r.stop_reason, 'refusal');
+});
+
+test('Interactions: generation_config extras pass on vendor B models and fail elsewhere; thinking_level maps to reasoning', async () => {
+  const ok = await i({ model: 'gemini-3.5-flash', input: 'x', start_within: 'now', generation_config: { seed: 7, thinking_level: 'low' } });
+  assert.equal(ok.status, 'completed');
+  assert.ok(ok.steps.some((s: any) => s.type === 'thought'), 'thinking_level asked for reasoning');
+  await genaiError(i({ model: 'gpt-5.4-mini', input: 'x', start_within: 'now', generation_config: { seed: 7 } }), 400, 'unsupported_generation_config');
+  const mapped = await i({ model: 'claude-haiku-4-5', input: 'x', start_within: 'now', generation_config: { thinking_level: 'high', max_output_tokens: 4000 } });
+  assert.ok(mapped.steps.some((s: any) => s.type === 'thought'));
+});
+
+test('Interactions: status requires_action, incomplete and completed', async () => {
+  const tools = [{ type: 'function', name: 'f', parameters: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] } }];
+  assert.equal((await i({ model: 'gpt-5.4-mini', input: `x ${sim({ tool_call: 'f' })}`, tools, start_within: 'now' })).status, 'requires_action');
+  assert.equal((await i({ model: 'claude-haiku-4-5', input: `x ${sim({ output_tokens: 30 })}`, generation_config: { max_output_tokens: 5 }, start_within: 'now' })).status, 'incomplete');
+  assert.equal((await i({ model: 'gemini-3.5-flash', input: 'x', start_within: 'now' })).status, 'completed');
+});
+
+test('Interactions: a mid-stream upstream error → status failed / an error event the SDK raises', async () => {
+  const s = await i({ model: 'gpt-5.4-mini', input: sim({ output_tokens: 30, error_after_tokens: 3 }), start_within: 'now', stream: true });
+  let failed = false;
+  try {
+    for await (const ev of s) if (ev.event_type === 'error' || (ev.event_type === 'interaction.completed' && ev.interaction.status === 'failed')) failed = true;
+  } catch { failed = true; }
+  assert.ok(failed);
+});
+
+test('replays: the gateway forwards recorded vendor C and vendor B streams byte for byte', async () => {
+  const anth = readFileSync(`${FIX}/anthropic-messages/anthropic-text.chunks.txt`, 'utf8').split('\n').filter(Boolean);
+  const r1 = await post('/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 100, stream: true, start_within: 'now', messages: msg(sim({ replay: 'anthropic-messages/anthropic-text.chunks.txt' })) });
+  assert.equal(await r1.text(), anth.map((l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`).join(''));
+  const gem = readFileSync(`${FIX}/gemini-interactions/basic.chunks.txt`, 'utf8').split('\n').filter(Boolean);
+  const r2 = await post('/v1/interactions', { model: 'gemini-3.5-flash', stream: true, start_within: 'now', input: sim({ replay: 'gemini-interactions/basic.chunks.txt' }) });
+  assert.equal(await r2.text(), gem.map((l) => `event: ${JSON.parse(l).event_type}\ndata: ${l}\n\n`).join('') + 'event: done\ndata: [DONE]\n\n');
+});
+
+test('replays across formats: recorded Gemini steps and a recorded Vertex stream reach OpenAI callers intact', async () => {
+  const r: any = await openai.responses.create({ model: 'gemini-3.5-flash', input: sim({ replay: 'gemini-interactions/tool-call-step1.chunks.txt' }), start_within: 'now', tools: [{ type: 'function', name: 'getWeather', parameters: { type: 'object', properties: {} } }] } as any);
+  const call = r.output.find((o: any) => o.type === 'function_call');
+  const recorded = readFileSync(`${FIX}/gemini-interactions/tool-call-step1.chunks.txt`, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.equal(call.name, recorded.find((e) => e.step?.type === 'function_call').step.name);
+  assert.equal(call.arguments, recorded.filter((e) => e.delta?.type === 'arguments_delta').map((e) => e.delta.arguments).join(''));
+  const stream: any = await openai.chat.completions.create({ model: 'gemini-3.1-pro-preview', provider: ['cloud_a'], messages: [{ role: 'user', content: sim({ replay: 'gemini-vertex/google-vertex-stream-tool-call-arguments-nested.1.chunks.txt' }) }], start_within: 'now', stream: true, stream_options: { include_usage: true } } as any);
+  let args = '';
+  let name = '';
+  let usage: any;
+  for await (const c of stream) {
+    for (const tc of c.choices[0]?.delta?.tool_calls ?? []) { name ||= tc.function?.name ?? ''; args += tc.function?.arguments ?? ''; }
+    if (c.usage) usage = c.usage;
+  }
+  assert.equal(name, 'cookRecipe');
+  assert.equal(typeof JSON.parse(args), 'object');
+  assert.equal(usage.prompt_tokens, 31);
+  assert.equal(usage.completion_tokens, 684 + 1026, 'thought tokens count as output');
+});
+
+test('fallback: vendor_b fails, cloud_a serves at the standard tier (x-service-routing-reason fallback)', async () => {
+  const { data, response } = await openai.responses.create({ model: 'gemini-3.5-flash', input: sim({ fail: [500], id: 'fb-1' }), start_within: 'now', provider: ['vendor_b', 'cloud_a'], include_cost: true } as any).withResponse();
+  assert.equal(response.headers.get('x-service-served-provider'), 'cloud_a');
+  assert.equal(response.headers.get('x-service-routing-reason'), 'fallback');
+  assert.equal(response.headers.get('x-service-flex-reason'), 'fallback');
+  const routing = (data as any).usage.routing;
+  assert.deepEqual({ ...routing }, { provider: 'cloud_a', requested_provider: 'vendor_b', tier: 'standard', reason: 'fallback', fallback_attempts: 1, mode: 'managed' });
+});
