@@ -48,11 +48,11 @@ export interface ServerProcess {
 }
 
 /** Parent side: fork `file` (relative to bench/) under tsx and wait for it to listen. */
-export async function forkServer(name: string, file: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+export async function forkServer(name: string, file: string, args: string[] = [], nodeFlags: string[] = []): Promise<ServerProcess> {
   const path = fileURLToPath(new URL(file, import.meta.url));
   // stdout is discarded: the gateway logs one pino line per request, which is part of its cost,
   // but the runner's terminal is for tables. stderr stays visible for crashes.
-  const child = fork(path, args, { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(path, args, { execArgv: ['--import', 'tsx', ...nodeFlags], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const ready = await new Promise<{ url: string; info: Record<string, string> }>((resolve, reject) => {
     const onExit = (code: number | null): void => reject(new Error(`${name} exited (${code}) before it was ready`));
     child.once('exit', onExit);

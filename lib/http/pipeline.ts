@@ -47,7 +47,8 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     const ge = asGatewayError(err);
     if (ge.code === 'internal_error') log.error({ err }, 'internal error');
     else log.info({ code: ge.code, status: ge.status }, 'refused');
-    if (!res.headersSent && !res.destroyed) sendError(res, format, ge);
+    // A refused oversize body is not drained: the connection closes after the answer.
+    if (!res.headersSent && !res.destroyed) sendError(res, format, ge, ge.code === 'request_too_large' ? { connection: 'close' } : {});
     svc.metrics.requests.inc({ endpoint: format, status: ge.status });
   }
 }
@@ -144,10 +145,11 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
     res.off('close', onClose);
     run.stop();
     if (holdsSlot) svc.flexSlots.release(key.orgId);
-    if (admitted) settle(svc, log, admitted.holdId, costMicroUsd);
+    // The balance pays only for what a managed route served; an own-key route's cost is the org's own.
+    const servedMode = outcome?.winner ? plan.routes.find((r) => r.route === outcome!.winner!.route)?.mode : undefined;
+    if (admitted) settle(svc, log, admitted.holdId, servedMode === 'managed' ? costMicroUsd : 0);
     svc.inflight.delete(entry);
     finished();
-    const servedMode = outcome?.winner ? plan.routes.find((r) => r.route === outcome!.winner!.route)?.mode : undefined;
     if (servedMode && costMicroUsd) svc.metrics.spend.inc({ mode: servedMode }, costMicroUsd);
     svc.metrics.requests.inc({ endpoint: c.format, status });
     log.info({

@@ -66,18 +66,18 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
   const tap = wire.tap;
   const st: TapState = { usage: zeroUsage(), sawUsage: false };
   // Chat: the gateway always asks vendor A for usage (settlement needs it); a caller that did not
-  // ask include_usage does not get the usage-only chunk. Then frames are written one by one.
+  // ask include_usage does not get the usage-only chunk.
   const dropUsageChunk = a.caller.name === 'chat' && !a.includeUsage;
-  const frameWise = a.includeCost || dropUsageChunk || committed.reframed;
   let final = false;
   let bytesOut = 0;
-  const write = (s: string | Buffer): void => { bytesOut += s.length; res.write(s); };
   startStream(a);
   try {
-    for await (const { chunk, frames } of framesOf(committed)) {
-      if (!frameWise && chunk) write(chunk);
+    for await (const { frames } of framesOf(committed)) {
+      // Only whole frames go out (one write per upstream chunk), so a stream that breaks later
+      // ends with a clean error event, never one spliced into half a frame.
+      const out: Buffer[] = [];
       for (const f of frames) {
-        let out: string | Buffer = f.raw;
+        let bytes: Buffer = f.raw;
         if (tap.carriesUsage(f)) {
           let data: any;
           try { data = JSON.parse(f.data); } catch { data = undefined; }
@@ -85,12 +85,17 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
             tap.read(data, st);
             if (tap.isFinal(f, data)) {
               final = true;
-              if (dropUsageChunk && Array.isArray(data.choices) && data.choices.length === 0) out = '';
-              else if (a.includeCost) out = formatFrame(tap.inject(data, a.pricing.price(st.usage, st.tier ?? committed.tier).extras!), f.event);
+              if (dropUsageChunk && Array.isArray(data.choices) && data.choices.length === 0) bytes = EMPTY;
+              else if (a.includeCost) bytes = Buffer.from(formatFrame(tap.inject(data, a.pricing.price(st.usage, st.tier ?? committed.tier).extras!), f.event));
             }
           }
         }
-        if (frameWise && out.length) write(out);
+        if (bytes.length) out.push(bytes);
+      }
+      if (out.length) {
+        const chunk = out.length === 1 ? out[0]! : Buffer.concat(out);
+        bytesOut += chunk.length;
+        res.write(chunk);
       }
     }
   } catch (err) {
@@ -101,6 +106,8 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
   const tier = st.tier ?? committed.tier;
   return { complete: true, usage: st.sawUsage ? st.usage : undefined, tier, costMicroUsd: st.sawUsage ? a.pricing.price(st.usage, tier).costMicroUsd : undefined, bytesOut };
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function endBroken(a: RespondArgs, st: TapState, bytesOut: number, why: string): StreamResult {
   const frame = errorFrame(a.caller.name, 'provider_error', `The provider stream failed: ${why}`);
