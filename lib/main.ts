@@ -1,13 +1,13 @@
 // `npm start`: the gateway alone, configured by environment.
 //   PORT (8080), HOST (127.0.0.1), GATEWAY_DATA_DIR (./data), GATEWAY_ADMIN_TOKEN,
 //   GATEWAY_CONFIG (a JSON file validated by schemas/config.json), GATEWAY_SECRET_KEY.
-import { loadConfig } from './config.ts';
+import { loadConfig, type GatewayConfig } from './config.ts';
 import { createGateway, type Gateway } from './app.ts';
 import { createLogger } from './log.ts';
 
-export async function startFromEnv(): Promise<Gateway> {
+export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Promise<Gateway> {
   const log = createLogger();
-  const config = loadConfig(process.env.GATEWAY_CONFIG);
+  const config = loadConfig(process.env.GATEWAY_CONFIG, overrides);
   if (!process.env.GATEWAY_ADMIN_TOKEN) log.warn('GATEWAY_ADMIN_TOKEN is not set: the admin API refuses every request');
   const gw = await createGateway({
     config,
