@@ -1,10 +1,9 @@
 // The baseline a gateway is compared with: a pass-through proxy that does only what any proxy
 // must — node:http in, one keep-alive undici Pool out, method/path/headers/body forwarded and the
-// response body piped back — with no parsing at all. `npx tsx bench/bare-proxy.ts UPSTREAM_URL`
-// under forkServer (see processes.ts).
+// response body streamed back as it arrives — with no parsing at all. Run as a child by
+// forkServer (processes.ts): `bare-proxy.ts UPSTREAM_URL`.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
 import { isMain, serveAsChild, type Served } from './processes.ts';
 
@@ -41,14 +40,18 @@ export async function startBareProxy(upstream: string, port = 0): Promise<Served
   };
 }
 
-async function forward(pool: Pool, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const ac = new AbortController();
-  res.on('close', () => { if (!res.writableFinished) ac.abort(); });
-  const up = await pool.request({
-    method: req.method as 'POST', path: req.url ?? '/', headers: endToEnd(req.headers), body: req, signal: ac.signal,
-  });
-  res.writeHead(up.statusCode, endToEnd(up.headers));
-  await pipeline(up.body, res);
+/** undici's stream(): the response goes straight into `res` (no intermediate Readable, no
+ *  pipeline(), whose per-call AbortController costs a DOMException on every finish). A client
+ *  that goes away destroys `res`, which aborts the upstream request. */
+function forward(pool: Pool, req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+  return pool.stream(
+    { method: req.method as 'POST', path: req.url ?? '/', headers: endToEnd(req.headers), body: req, opaque: res },
+    ({ statusCode, headers, opaque }) => {
+      const out = opaque as ServerResponse;
+      out.writeHead(statusCode, endToEnd(headers));
+      return out;
+    },
+  );
 }
 
 if (isMain(import.meta.url)) {

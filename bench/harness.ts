@@ -1,8 +1,8 @@
 // The benchmark run: start the simulator, the bare proxy and the gateway once, each in its own
 // process, then for each scenario race the three targets in turn (direct → bare proxy → gateway)
 // and print the table. Env: BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (100),
-// BENCH_CPU_PROF_DIR (unset: when set, the gateway runs under `node --cpu-prof` and writes its
-// profile there when it stops).
+// BENCH_CPU_PROF_DIR (when set, the bare proxy and the gateway run under `node --cpu-prof` and
+// write their profiles there, named by pid, when they stop; read them with profile-top.ts).
 import { forkServer, type ServerProcess } from './processes.ts';
 import { measure, sanityCheck, type LoadOptions, type Target } from './measure.ts';
 import { printScenario, printSummary, type ScenarioResult } from './report.ts';
@@ -34,9 +34,10 @@ function profileFlags(): string[] {
 async function startServers(): Promise<Servers> {
   const sim = await forkServer('simulator', './simulator-child.ts');
   const [bare, gateway] = await Promise.all([
-    forkServer('bare proxy', './bare-proxy.ts', [sim.url]),
+    forkServer('bare proxy', './bare-proxy.ts', [sim.url], profileFlags()),
     forkServer('gateway', './gateway-child.ts', [sim.url], profileFlags()),
   ]);
+  if (process.env.BENCH_CPU_PROF_DIR) console.log(`# profiling: bare proxy pid ${bare.pid}, gateway pid ${gateway.pid} → ${process.env.BENCH_CPU_PROF_DIR}`);
   return { sim, bare, gateway, apiKey: gateway.info.apiKey! };
 }
 
