@@ -3,6 +3,7 @@
 // and print the table. Env: BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (100),
 // BENCH_CPU_PROF_DIR (when set, the bare proxy and the gateway run under `node --cpu-prof` and
 // write their profiles there, named by pid, when they stop; read them with profile-top.ts).
+import { availableParallelism } from 'node:os';
 import { forkServer, type ServerProcess } from './processes.ts';
 import { measure, sanityCheck, type LoadOptions, type Target } from './measure.ts';
 import { printScenario, printSummary, type ScenarioResult } from './report.ts';
@@ -54,7 +55,8 @@ function targetsFor(s: Scenario, servers: Servers): Target[] {
 
 export async function runScenarios(scenarios: Scenario[]): Promise<ScenarioResult[]> {
   const opts = loadOptions();
-  console.log(`# gateway benchmarks — ${opts.connections} connections, ${opts.durationS} s per target after ${opts.warmupS} s warm-up`);
+  console.log(`# gateway benchmarks — ${opts.connections} connections, ${opts.durationS} s per target after ${opts.warmupS} s warm-up;`
+    + ` node ${process.version}, ${availableParallelism()} CPUs, gateway LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info'}`);
   console.log('# each server in its own process (simulator, bare proxy, gateway); autocannon in the runner;');
   console.log('# CPU µs/req = that process\'s user+system CPU during the measured run / responses completed');
   const servers = await startServers();

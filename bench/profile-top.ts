@@ -57,12 +57,17 @@ const top = (m: Map<string, number>, k: number): void => {
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 const inclusive = new Map<string, number>();
+const inclusiveFiles = new Map<string, number>();
 for (const [id, us] of selfUs) {
   if (idleIds.has(id)) continue;
   const seen = new Set<string>();
+  const seenFiles = new Set<string>();
   for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-    const key = label(byId.get(at)!);
+    const node = byId.get(at)!;
+    const key = label(node);
     if (!seen.has(key)) { seen.add(key); add(inclusive, key, us); }
+    const f = where(node);
+    if (f !== '(native)' && !f.startsWith('node:') && !seenFiles.has(f)) { seenFiles.add(f); add(inclusiveFiles, f, us); }
   }
 }
 const n = Number(count ?? 30);
@@ -72,6 +77,8 @@ console.log('\n# self time by file / package');
 top(files, 20);
 console.log('\n# total (inclusive) time by function');
 top(inclusive, n);
+console.log('\n# total (inclusive) time by project file / package (node internals left out)');
+top(inclusiveFiles, 30);
 
 /** Source maps of the files tsx compiled, by source path: the newest cache entry wins. */
 function tsxSourceMaps(): Map<string, SourceMap> {

@@ -41,9 +41,10 @@ export function printSummary(results: ScenarioResult[]): void {
   const width = Math.max(...results.map((r) => r.scenario.name.length));
   for (const res of results) {
     const r = ratios(res.rows);
-    const gw = res.rows.find((m) => m.target === 'gateway');
+    const cpu = (name: Measurement['target']): number => res.rows.find((m) => m.target === name)?.proxyCpu ?? NaN;
     console.log(`${res.scenario.name.padEnd(width)}  gateway/bare ${fixed(r.vsBare, 2)}  gateway/direct ${fixed(r.vsDirect, 2)}`
-      + `  gateway CPU ${fixed(gw?.proxyCpu ?? NaN, 0)} µs/req  ${r.vsBare >= TARGET_RATIO ? 'ok' : 'BELOW TARGET'}`);
+      + `  CPU µs/req gateway ${fixed(cpu('gateway'), 0)} vs bare ${fixed(cpu('bare proxy'), 0)} (×${fixed(cpu('gateway') / cpu('bare proxy'), 1)})`
+      + `  ${r.vsBare >= TARGET_RATIO ? 'ok' : 'BELOW TARGET'}`);
   }
 }
 

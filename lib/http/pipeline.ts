@@ -25,7 +25,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   const t0 = svc.clock.now();
   const reqId = randomUUID();
   res.setHeader('x-request-id', reqId);
-  const log = svc.log.child({ req: reqId, endpoint: format });
+  const log: LogBinding = { log: svc.log, bind: { req: reqId, endpoint: format } };
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
     const ip = clientIp(req);
@@ -42,11 +42,13 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
       managedKey: (r) => managedCredential(svc.config, r),
     });
     for (const rp of plan.routes) plan.upstreamBody(rp);   // translation errors are the caller's 400, before anything is sent
-    await runInference({ req, res, svc, key, plan, log: log.child({ org: key.orgId, model: checked.model.id }), t0, bodyBytes: bytes.length });
+    log.bind.org = key.orgId;
+    log.bind.model = checked.model.id;
+    await runInference({ req, res, svc, key, plan, log, t0, bodyBytes: bytes.length });
   } catch (err) {
     const ge = asGatewayError(err);
-    if (ge.code === 'internal_error') log.error({ err }, 'internal error');
-    else log.info({ code: ge.code, status: ge.status }, 'refused');
+    if (ge.code === 'internal_error') log.log.error({ ...log.bind, err }, 'internal error');
+    else log.log.info({ ...log.bind, code: ge.code, status: ge.status }, 'refused');
     // A refused oversize body is not drained: the connection closes after the answer.
     if (!res.headersSent && !res.destroyed) sendError(res, format, ge, ge.code === 'request_too_large' ? { connection: 'close' } : {});
     svc.metrics.requests.inc({ endpoint: format, status: ge.status });
@@ -77,7 +79,10 @@ function limitKey(svc: Services, key: ApiKeyRecord): void {
   if (!r.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: r.retryAfterS });
 }
 
-interface RunArgs { req: IncomingMessage; res: ServerResponse; svc: Services; key: ApiKeyRecord; plan: Plan; log: Logger; t0: number; bodyBytes: number }
+/** One request's log context: the fields every line of this request carries (no child logger per request). */
+interface LogBinding { log: Logger; bind: Record<string, unknown> }
+
+interface RunArgs { req: IncomingMessage; res: ServerResponse; svc: Services; key: ApiKeyRecord; plan: Plan; log: LogBinding; t0: number; bodyBytes: number }
 
 async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs): Promise<void> {
   const c = plan.checked;
@@ -152,8 +157,8 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
     finished();
     if (servedMode && costMicroUsd) svc.metrics.spend.inc({ mode: servedMode }, costMicroUsd);
     svc.metrics.requests.inc({ endpoint: c.format, status });
-    log.info({
-      status, route: outcome?.winner?.route, tier: result?.tier ?? outcome?.winner?.tier, reason: outcome?.reason,
+    log.log.info({
+      ...log.bind, status, route: outcome?.winner?.route, tier: result?.tier ?? outcome?.winner?.tier, reason: outcome?.reason,
       retries: outcome?.retries, fallbacks: outcome?.fallbacks, cost_micro_usd: costMicroUsd,
       ms: svc.clock.now() - t0, ...(status === 499 ? { code: 'client_closed_request' } : {}),
       ...(result?.error ? { stream_error: result.error } : {}),
@@ -203,12 +208,12 @@ function admit(svc: Services, orgId: string, plan: Plan, estimate: { micro: numb
   return r;
 }
 
-function settle(svc: Services, log: Logger, holdId: string, cost: number): void {
+function settle(svc: Services, log: LogBinding, holdId: string, cost: number): void {
   try {
     svc.ledger.settle(holdId, cost, svc.clock.now());
   } catch (err) {
     // The hold stays and its lease expiry releases it; the cost is logged for reconciliation.
-    log.error({ err, hold: holdId, cost_micro_usd: cost }, 'settlement failed');
+    log.log.error({ ...log.bind, err, hold: holdId, cost_micro_usd: cost }, 'settlement failed');
   }
 }
 

@@ -62,6 +62,9 @@ type Ev =
 
 interface AttemptInput { route: RouteName; tier: Tier; id: string; launch: MachineInput['launch'] }
 
+/** Given to AbortController.abort: a shared reason, so stopping an attempt allocates no error. */
+const STOPPED = Object.freeze(new Error('attempt stopped'));
+
 const attempt = fromCallback<EventObject, AttemptInput>(({ input, sendBack }) => {
   const ac = new AbortController();
   input.launch(input.route, input.tier, ac.signal).then(
@@ -72,7 +75,7 @@ const attempt = fromCallback<EventObject, AttemptInput>(({ input, sendBack }) =>
       sendBack({ type: 'attempt.failed', id: input.id, tier: input.tier, failure });
     },
   );
-  return () => ac.abort();
+  return () => ac.abort(STOPPED);
 });
 
 /** The timer source xstate schedules delays on (its SimulatedClock in tests). */
@@ -191,7 +194,25 @@ export interface RunningRequest {
   stop(): void;
 }
 
+/** Runs a request: through the machine when there is anything to decide (a flex race, retries, a
+ *  fallback chain); a single standard attempt — a "now" request on one route without retry, the
+ *  common case — needs no timers or transitions and runs as a plain promise with the same outcome. */
 export function startRequest(input: MachineInput, clock?: TimerClock): RunningRequest {
+  return input.flex !== 'race' && !input.retry && input.routes.length === 1 ? startSingle(input) : startMachine(input, clock);
+}
+
+function startSingle(input: MachineInput): RunningRequest {
+  const ac = new AbortController();
+  const reason = input.flex === 'slots_full' ? 'flex_slots_full' : 'standard_requested';
+  const base = { reason, routeIndex: 0, retries: 0, fallbacks: 0 };
+  const outcome = input.launch(input.routes[0]!, 'standard', ac.signal).then(
+    (winner): Outcome => ({ ...base, winner }),
+    (err): Outcome => ({ ...base, failure: err instanceof AttemptFailed ? err.failure : { kind: 'transient', status: 502, message: String(err?.message ?? err) } }),
+  );
+  return { outcome, stop: () => ac.abort(STOPPED) };
+}
+
+function startMachine(input: MachineInput, clock?: TimerClock): RunningRequest {
   const actor = createActor(requestMachine, { input, ...(clock ? { clock } : {}) });
   const outcome = new Promise<Outcome>((resolve) => {
     const settle = (): void => {

@@ -11,8 +11,16 @@ export interface ApiKeyRecord { id: string; orgId: string; defaultStartWithin: s
 
 const newId = (prefix: string): string => prefix + randomBytes(12).toString('base64url');
 
+/** How long this process trusts a cached key lookup. A revoke or provider-key change made through
+ *  this process takes effect at once; one made through another process sharing the data folder,
+ *  within this many milliseconds. */
+export const KEY_CACHE_MS = 5_000;
+const KEY_CACHE_MAX = 100_000;
+
 export class OrgStore {
   private readonly q;
+  private readonly keys = new Map<string, { rec: ApiKeyRecord | undefined; at: number }>();
+  private readonly providerKeys = new Map<string, { cred: unknown; at: number }>();
 
   constructor(private readonly db: DB, private readonly box: SecretBox) {
     db.exec(`
@@ -56,24 +64,46 @@ export class OrgStore {
 
   findKey(clearKey: string): ApiKeyRecord | undefined {
     if (!clearKey.startsWith(KEY_PREFIX)) return undefined;
-    return this.q.keyByHash.get(sha256(clearKey)) as ApiKeyRecord | undefined;
+    const hash = sha256(clearKey);
+    const now = Date.now();
+    const hit = this.keys.get(hash);
+    if (hit && now - hit.at < KEY_CACHE_MS) return hit.rec;
+    const rec = this.q.keyByHash.get(hash) as ApiKeyRecord | undefined;
+    if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
+    this.keys.set(hash, { rec, at: now });
+    return rec;
   }
 
-  revokeKey(keyId: string, nowMs: number): boolean { return this.q.revokeKey.run(nowMs, keyId).changes > 0; }
+  revokeKey(keyId: string, nowMs: number): boolean {
+    this.keys.clear();
+    return this.q.revokeKey.run(nowMs, keyId).changes > 0;
+  }
 
   /** Stores a provider key (a string, or a cloud credential object) sealed. */
   setProviderKey(orgId: string, route: RouteName, credential: unknown, nowMs: number): void {
+    this.providerKeys.delete(orgId + '\0' + route);
     this.q.putProviderKey.run(orgId, route, this.box.seal(JSON.stringify(credential)), nowMs);
   }
 
+  /** The org's own key for a route, decrypted (cached briefly in memory, never written anywhere). */
   providerKey(orgId: string, route: RouteName): unknown | undefined {
+    const k = orgId + '\0' + route;
+    const now = Date.now();
+    const hit = this.providerKeys.get(k);
+    if (hit && now - hit.at < KEY_CACHE_MS) return hit.cred;
     const row = this.q.getProviderKey.get(orgId, route) as { sealed: string } | undefined;
-    return row ? JSON.parse(this.box.open(row.sealed)) : undefined;
+    const cred = row ? JSON.parse(this.box.open(row.sealed)) : undefined;
+    if (this.providerKeys.size >= KEY_CACHE_MAX) this.providerKeys.clear();
+    this.providerKeys.set(k, { cred, at: now });
+    return cred;
   }
 
   providerRoutes(orgId: string): Set<RouteName> {
     return new Set((this.q.listProviderRoutes.all(orgId) as Array<{ route: RouteName }>).map((r) => r.route));
   }
 
-  deleteProviderKey(orgId: string, route: RouteName): boolean { return this.q.deleteProviderKey.run(orgId, route).changes > 0; }
+  deleteProviderKey(orgId: string, route: RouteName): boolean {
+    this.providerKeys.delete(orgId + '\0' + route);
+    return this.q.deleteProviderKey.run(orgId, route).changes > 0;
+  }
 }

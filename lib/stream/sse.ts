@@ -22,8 +22,8 @@ export class SSEParser {
       if (lf === -1 && crlf === -1) break;
       if (crlf !== -1 && (lf === -1 || crlf < lf)) { end = crlf; sep = 4; } else { end = lf; sep = 2; }
       const raw = buf.subarray(0, end + sep);
-      const frame = parseFrame(raw.toString('utf8', 0, end));
-      if (frame) frames.push({ ...frame, raw });
+      const frame = parseFrame(raw.toString('utf8', 0, end)) as RawFrame | undefined;
+      if (frame) { frame.raw = raw; frames.push(frame); }
       buf = buf.subarray(end + sep);
     }
     this.tail = buf;
@@ -35,22 +35,32 @@ export class SSEParser {
     if (!this.tail.length) return [];
     const raw = this.tail;
     this.tail = Buffer.alloc(0);
-    const frame = parseFrame(raw.toString('utf8'));
-    return frame ? [{ ...frame, raw }] : [];
+    const frame = parseFrame(raw.toString('utf8')) as RawFrame | undefined;
+    if (!frame) return [];
+    frame.raw = raw;
+    return [frame];
   }
 }
 
 export function parseFrame(text: string): SSEFrame | undefined {
   let event: string | undefined;
   let data: string | undefined;
-  for (const line of text.split(/\r?\n/)) {
-    if (!line || line.charCodeAt(0) === 58 /* ':' comment */) continue;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (field === 'event') event = value;
-    else if (field === 'data') data = data === undefined ? value : data + '\n' + value;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const lineEnd = end > start && text.charCodeAt(end - 1) === 13 /* \r */ ? end - 1 : end;
+    if (lineEnd > start && text.charCodeAt(start) !== 58 /* ':' comment */) {
+      const colon = text.indexOf(':', start);
+      const hasValue = colon !== -1 && colon < lineEnd;
+      const field = text.slice(start, hasValue ? colon : lineEnd);
+      let v = hasValue ? colon + 1 : lineEnd;
+      if (text.charCodeAt(v) === 32 && v < lineEnd) v++;
+      const value = text.slice(v, lineEnd);
+      if (field === 'data') data = data === undefined ? value : data + '\n' + value;
+      else if (field === 'event') event = value;
+    }
+    start = end + 1;
   }
   if (data === undefined) return undefined;
   return event === undefined ? { data } : { event, data };
