@@ -3,7 +3,8 @@
 // → respond → settle. Each step is a named function; every exit releases what the request held.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { CostExtras, IRUsage, Tier } from '../ir.ts';
+import type { CostExtras, IRUsage, RouteName, Tier } from '../ir.ts';
+import { DAY_MS } from '../ledger/rules.ts';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { managedCredential } from '../config.ts';
@@ -59,7 +60,7 @@ export function clientIp(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? 'unknown';
 }
 
-function limitIp(svc: Services, ip: string): void {
+export function limitIp(svc: Services, ip: string): void {
   const r = svc.abuse.checkIp(ip);
   if (!r.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: r.retryAfterS });
 }
@@ -74,7 +75,7 @@ export function authenticateCounted(req: IncomingMessage, svc: Services, ip: str
   }
 }
 
-function limitKey(svc: Services, key: ApiKeyRecord): void {
+export function limitKey(svc: Services, key: ApiKeyRecord): void {
   const r = svc.abuse.checkKey(key.orgId, key.id);
   if (!r.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: r.retryAfterS });
 }
@@ -87,12 +88,23 @@ interface RunArgs { req: IncomingMessage; res: ServerResponse; svc: Services; ke
 async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs): Promise<void> {
   const c = plan.checked;
   const estimate = holdEstimate(svc, c, bodyBytes);
-  const admitted = plan.anyManaged ? admit(svc, key.orgId, plan, estimate) : undefined;
+  // Managed routes need the ledger's admission. When it refuses but the chain starts on the org's
+  // own key, the request runs on its own-key routes alone (a managed pause never stops own keys).
+  let routes = plan.routes;
+  let admitted: Admitted | undefined;
+  if (plan.anyManaged) {
+    try {
+      admitted = admit(svc, key.orgId, plan.routes.find((r) => r.mode === 'managed')!.route, estimate);
+    } catch (err) {
+      if (!(err instanceof GatewayError) || plan.routes[0]!.mode !== 'byok') throw err;
+      routes = plan.routes.filter((r) => r.mode === 'byok');
+    }
+  }
   const flex = flexMode(svc, key.orgId, plan);
   const holdsSlot = flex === 'race' && plan.routes[0]!.mode === 'byok';
   const deadlineAt = t0 + (c.startWithin.kind === 'duration' ? c.startWithin.ms : 0);
   const run = startRequest({
-    routes: plan.routes.map((r) => r.route),
+    routes: routes.map((r) => r.route),
     flex,
     deadlineAt,
     lead: () => svc.lead.lead(plan.routes[0]!.route, c.model.id),
@@ -123,7 +135,7 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
         ? new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status: f.status >= 400 && f.status < 500 ? f.status : 400 })
         : new GatewayError('provider_error', f ? `The provider failed (${f.status}): ${f.message}` : undefined);
       status = err.status;
-      const last = plan.routes[outcome.routeIndex]!;
+      const last = routes[outcome.routeIndex]!;
       sendError(res, c.format, err, { ...routingHeaders(c, last, outcome, 'standard'), ...spendHeaders(last, admitted) });
       return;
     }
@@ -196,15 +208,21 @@ function holdEstimate(svc: Services, c: CheckedRequest, bodyBytes: number): { in
   return { inputTokens, maxOutput, micro };
 }
 
-function admit(svc: Services, orgId: string, plan: Plan, estimate: { micro: number }): Admitted {
+/** One atomic ledger step; the shared pool is that of the first managed route of the chain. */
+function admit(svc: Services, orgId: string, route: RouteName, estimate: { micro: number }): Admitted {
+  const now = svc.clock.now();
   let r;
   try {
-    r = svc.ledger.admit({ orgId, holdMicroUsd: estimate.micro, route: plan.routes[0]!.route, nowMs: svc.clock.now() });
+    r = svc.ledger.admit({ orgId, holdMicroUsd: estimate.micro, route, nowMs: now });
   } catch (err) {
     svc.log.error({ err, org: orgId }, 'ledger unreadable at admission');
     throw new GatewayError('limits_unavailable');
   }
-  if (!r.ok) throw new GatewayError(r.code, undefined, { retryAfterS: r.retryAfterS });
+  if (!r.ok) {
+    // A daily-ceiling pause lasts until the next UTC midnight: that is the wait to advertise.
+    const retryAfterS = r.retryAfterS ?? (r.code === 'spend_velocity_exceeded' ? Math.ceil((DAY_MS - (now % DAY_MS)) / 1000) : undefined);
+    throw new GatewayError(r.code, undefined, { retryAfterS });
+  }
   return r;
 }
 
@@ -217,12 +235,12 @@ function settle(svc: Services, log: LogBinding, holdId: string, cost: number): v
   }
 }
 
-/** A stream that ended without the provider's usage (client gone, upstream broke): charge the
- *  estimated input plus an output estimate from the bytes that reached the caller (≈16 bytes of
- *  event framing per token), capped by the hold's output cap. */
+/** A committed request that ended without the provider's usage (client gone, upstream broke): the
+ *  provider bills the prompt once generation started, so charge the estimated input plus an output
+ *  estimate from the bytes that reached the caller (≈16 bytes of event framing per token), capped
+ *  by the hold's output cap. */
 function unpricedEstimate(svc: Services, c: CheckedRequest, r: StreamResult, est: { inputTokens: number; maxOutput: number }): number {
   if (r.usage) return costOf(svc.catalog.priceOf(c.model, r.tier), r.usage);
-  if (r.bytesOut === 0) return 0;
   const outputTokens = Math.min(est.maxOutput, Math.ceil(r.bytesOut / 16));
   return costOf(svc.catalog.priceOf(c.model, r.tier), { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 });
 }

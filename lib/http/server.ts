@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { handleInference, authenticateCounted, clientIp } from './pipeline.ts';
+import { handleInference, authenticateCounted, clientIp, limitIp, limitKey } from './pipeline.ts';
 import { handleAdmin } from './admin.ts';
 import { asGatewayError, sendError, sendJson } from './reply.ts';
 import type { CallerFormat } from '../routing/validate.ts';
@@ -46,9 +46,12 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
         res.end(body);
         return;
       }
-      case '/v1/models':
-        authenticateCounted(req, svc, clientIp(req));
+      case '/v1/models': {
+        const ip = clientIp(req);
+        limitIp(svc, ip);
+        authenticateCounted(req, svc, ip);
         return sendJson(res, 200, models);
+      }
       case '/v1/limits':
         return limits(req, res, svc);
       default:
@@ -61,9 +64,15 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
   }
 }
 
-/** GET /v1/limits: read the record that admits requests, never a cached figure (spec). */
+/** GET /v1/limits: read the record that admits requests, never a cached figure (spec). The abuse
+ *  limits apply as on inference: the client IP's rate and failed-authentication lockout before the
+ *  key is read (else this endpoint's 401/200 would be an unlimited key-guessing oracle), then the
+ *  organization and key rates. */
 function limits(req: IncomingMessage, res: ServerResponse, svc: Services): void {
-  const key = authenticateCounted(req, svc, clientIp(req), 'invalid_api_key');
+  const ip = clientIp(req);
+  limitIp(svc, ip);
+  const key = authenticateCounted(req, svc, ip, 'invalid_api_key');
+  limitKey(svc, key);
   const now = svc.clock.now();
   const providers = Object.keys(svc.config.managed);
   let snapshot = null;

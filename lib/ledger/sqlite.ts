@@ -301,12 +301,21 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
   const reviewTx = db.transaction((orgId: string, start: boolean, nowMs: number): Snapshot => {
     const org = readOrg(orgId);
     if (start && org.pausedReason !== 'account_under_review') {
-      // The review takes precedence over any other pause; the others are re-evaluated at the
-      // first admission after the review ends.
-      q.setPause.run('account_under_review', nowMs, null, null, orgId);
+      // The review takes precedence over any other pause. A spend_velocity_exceeded pause under it
+      // keeps its day and ceiling (paused_day, paused_daily_limit) so that the end of the review
+      // gives it back: that pause lifts only at UTC midnight or by a raised ceiling, never because
+      // used fell under the ceiling meanwhile. insufficient_balance needs no memory: admission
+      // re-evaluates the balance after the review.
+      const velocity = org.pausedReason === 'spend_velocity_exceeded';
+      q.setPause.run('account_under_review', nowMs, velocity ? org.pausedDay : null, velocity ? org.pausedDailyLimit : null, orgId);
       log({ org: orgId, at: nowMs, kind: 'pause', reason: 'account_under_review' });
     } else if (!start && org.pausedReason === 'account_under_review') {
       clearPause(orgId, 'account_under_review', nowMs);
+      if (org.pausedDay !== null) {
+        q.setPause.run('spend_velocity_exceeded', nowMs, org.pausedDay, org.pausedDailyLimit, orgId);
+        log({ org: orgId, at: nowMs, kind: 'pause', reason: 'spend_velocity_exceeded', detail: JSON.stringify({ restored_after_review: true }) });
+        standing(orgId, nowMs); // lifts it at once if the day rolled over or the ceiling was raised meanwhile
+      }
     }
     return snapshotNow(orgId, nowMs);
   });

@@ -102,6 +102,50 @@ test('settlement is exact: cash debited by the sum of the reported costs, today\
   assert.equal(lim.managed.balance.reserved_micro_usd, 0);
 });
 
+test('a stream settles the provider\'s usage even when the caller asked no cost: the same amount as the request non-streamed, on every route and format', async () => {
+  const org = await t.newOrg({ balance: 50_000_000 });
+  const text = (n: number) => `count to ${n} ${sim({ output_tokens: n })}`;
+  const cases: Array<[string, string, (stream: boolean) => Record<string, unknown>]> = [
+    ['responses → vendor_a', '/v1/responses', (stream) => ({ model: 'gpt-5.4-mini', input: text(11), start_within: 'now', stream })],
+    ['chat → vendor_a (no include_usage)', '/v1/chat/completions', (stream) => ({ model: 'gpt-5.4-mini', messages: [{ role: 'user', content: text(12) }], start_within: 'now', stream })],
+    ['interactions → vendor_b', '/v1/interactions', (stream) => ({ model: 'gemini-3.5-flash', input: text(13), start_within: 'now', stream })],
+    ['messages → vendor_c', '/v1/messages', (stream) => ({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: text(14) }], start_within: 'now', stream })],
+    ['responses → cloud_a', '/v1/responses', (stream) => ({ model: 'gemini-3.5-flash', input: text(15), start_within: 'now', provider: ['cloud_a'], stream })],
+    ['messages → cloud_b', '/v1/messages', (stream) => ({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: text(16) }], start_within: 'now', provider: ['cloud_b'], stream })],
+    ['chat → vendor_c (translated)', '/v1/chat/completions', (stream) => ({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: text(17) }], start_within: 'now', stream })],
+  ];
+  const lastSettle = async (): Promise<number> => settles((await ledgerOf(org.orgId)).entries)[0].amount_micro_usd;
+  for (const [what, path, body] of cases) {
+    const plain = await post(org.key, JSON.stringify(body(false)), undefined, path);
+    assert.equal(plain.status, 200, `${what}: ${await plain.clone().text()}`);
+    await plain.arrayBuffer();
+    const cost = Number(plain.headers.get('x-service-cost'));
+    assert.ok(cost > 0, what);
+    assert.equal(await lastSettle(), cost, `${what}: non-streamed settles x-service-cost`);
+    const streamed = await post(org.key, JSON.stringify(body(true)), undefined, path);
+    assert.equal(streamed.status, 200, what);
+    assert.equal(streamed.headers.get('x-service-cost'), null);
+    await streamed.arrayBuffer();
+    await waitFor(() => t.gw.services.inflight.size === 0, 'the stream to settle');
+    assert.equal(await lastSettle(), cost, `${what}: streamed settles the provider's usage, not an estimate`);
+  }
+  await assertNothingHeld(org.orgId);
+});
+
+test('a managed flex win settles at the flex price (the hold was at the standard price)', async () => {
+  const org = await t.newOrg({ balance: 1_000_000 });
+  const c = clientFor(org.key);
+  const { data, response } = await c.responses.create({ model: 'gpt-5.4-mini', input: `f ${sim({ flex_start_ms: 0, output_tokens: 30 })}`, start_within: '00h-00m-30s', include_cost: true } as any).withResponse();
+  assert.equal(response.headers.get('x-service-flex-applied'), 'true');
+  const u = data.usage as any;
+  const flexCost = part(u.input_tokens, 375_000) + part(30, 2_250_000);
+  assert.equal(u.cost.total_micro_usd, flexCost);
+  assert.equal(Number(response.headers.get('x-service-cost')), flexCost);
+  assert.equal(u.routing.mode, 'managed');
+  const s = await assertNothingHeld(org.orgId);
+  assert.equal(s.cashMicroUsd, 1_000_000 - flexCost);
+});
+
 test('cash first, then promo credit: each settlement\'s split is exact', async () => {
   const org = await t.newOrg();
   await t.admin('POST', `/admin/v1/orgs/${org.orgId}/topups`, { cash_micro_usd: 40, credit_micro_usd: 1_000 });
@@ -124,7 +168,7 @@ test('cash first, then promo credit: each settlement\'s split is exact', async (
 
 test('30 parallel requests against a daily ceiling: exactly ⌈ceiling / hold⌉ admitted, each header what was left, money exact', async () => {
   const org = await t.newOrg({ balance: 10_000_000 });
-  const body = mini({ output_tokens: 40, tokens_per_s: 20 }, { max_output_tokens: 1_000 }); // ~2 s each: none settles while the others are admitted
+  const body = mini({ output_tokens: 60, tokens_per_s: 20 }, { max_output_tokens: 1_000 }); // ~3 s each: none settles while the others are admitted
   const hold = holdOf(Buffer.byteLength(body), 1_000);
   const ceiling = 5 * hold + 1;                     // room for a 6th hold to start, not a 7th
   await t.admin('PUT', `/admin/v1/orgs/${org.orgId}/overrides`, { daily_spend_micro_usd: ceiling, concurrency: 100 });
@@ -151,7 +195,7 @@ test('30 parallel requests against a daily ceiling: exactly ⌈ceiling / hold⌉
 test('30 parallel requests against the concurrency limit and a balance smaller than one hold: exactly the limit admitted; the overspend is owed and pauses the next', async () => {
   const org = await t.newOrg({ balance: 500 });
   await t.admin('PUT', `/admin/v1/orgs/${org.orgId}/overrides`, { concurrency: 5 });
-  const body = mini({ output_tokens: 40, tokens_per_s: 20 }, { max_output_tokens: 1_000 });
+  const body = mini({ output_tokens: 60, tokens_per_s: 20 }, { max_output_tokens: 1_000 });
   const results = await Promise.all(Array.from({ length: 30 }, async () => {
     const res = await post(org.key, body);
     const json: any = await res.json();
@@ -170,6 +214,26 @@ test('30 parallel requests against the concurrency limit and a balance smaller t
   const next = await post(org.key, mini({ output_tokens: 1 }));
   assert.equal(next.status, 402);
   assert.equal(((await next.json()) as any).error.code, 'insufficient_balance');
+});
+
+test('an output cap too large to hold is the caller\'s 400 invalid_request, not a 503 limits_unavailable', async () => {
+  // The hold of max_output_tokens 1e16 (4.5e16 µUSD) is no safe integer: the ledger refuses the
+  // amount, and the pipeline reported that as "the limits record cannot be read".
+  const org = await t.newOrg({ balance: 1_000_000 });
+  const cases: Array<[string, string, Record<string, unknown>]> = [
+    ['/v1/responses', 'max_output_tokens', { model: 'gpt-5.4-mini', input: 'hi', start_within: 'now', max_output_tokens: 1e16 }],
+    ['/v1/chat/completions', 'max_completion_tokens', { model: 'gpt-5.4-mini', messages: [{ role: 'user', content: 'hi' }], start_within: 'now', max_completion_tokens: 1e16 }],
+    ['/v1/messages', 'max_tokens', { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }], start_within: 'now', max_tokens: 1e16 }],
+  ];
+  for (const [path, field, body] of cases) {
+    const res = await post(org.key, JSON.stringify(body), undefined, path);
+    const json: any = await res.json();
+    const code = json.error?.code;
+    assert.notEqual(code, 'limits_unavailable', `${path} ${field}: ${res.status} ${JSON.stringify(json)}`);
+    assert.equal(res.status, 400, `${path} ${field}`);
+    assert.equal(code, 'invalid_request', `${path} ${field}`);
+  }
+  await assertNothingHeld(org.orgId);
 });
 
 // ── no hold leaks ────────────────────────────────────────────────────────────────────────────
@@ -244,11 +308,13 @@ test('an upstream failure before commit (no retry): 502 provider_error, hold rel
       (err: any) => err.status === 502 && err.code === 'provider_error',
     );
   }
-  // ...and with retries that all fail, through the fallback-less chain
-  await assert.rejects(
-    c.responses.create({ model: 'gpt-5.4-mini', input: `x ${sim({ fail: [503, 503], id: 'money-fail-3' })}`, start_within: 'now', retry: { count: 1, jitter: false } } as any),
-    (err: any) => err.status === 502,
-  );
+  // ...and with a retry that fails too (the backoff runs on the simulated clock: move it)
+  const sent = t.gw.simulator!.stats.requests;
+  const retried = c.responses.create({ model: 'gpt-5.4-mini', input: `x ${sim({ fail: [503, 503], id: 'money-fail-3' })}`, start_within: 'now', retry: { count: 1, jitter: false } } as any);
+  await waitFor(() => t.gw.simulator!.stats.requests === sent + 1, 'the first attempt');
+  await new Promise((r) => setTimeout(r, 20));
+  t.clock!.increment(60_000);
+  await assert.rejects(retried, (err: any) => err.status === 502 && err.headers.get('x-service-retries') === '1');
   const s = await assertNothingHeld(org.orgId);
   assert.equal(s.cashMicroUsd, 1_000_000);
   assert.equal(s.dailyUsedMicroUsd, 0);

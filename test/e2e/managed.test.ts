@@ -198,6 +198,25 @@ test('paused(spend_velocity_exceeded) → ok by a raised daily ceiling (admin ov
   } finally { await slow.stop(); }
 });
 
+test('paused(spend_velocity_exceeded) survives a review started and ended the same day (only midnight or a raised ceiling lift it)', async () => {
+  const org = await t.newOrg({ balance: 10_000_000 });
+  const c = clientFor(t, org.key);
+  await put(t, `/admin/v1/orgs/${org.orgId}/overrides`, { daily_spend_micro_usd: 1_000 });
+  const slow = await openSlow(t, org.key);
+  await expectRefused(ask(c), 429, 'spend_velocity_exceeded');
+  await slow.stop();                                   // its estimate settles far below the ceiling
+  const used = (await limitsOf(t, org.key)).managed.daily_spend.used_micro_usd;
+  assert.ok(used < 1_000, `used fell below the ceiling (${used})`);
+  await t.admin('POST', `/admin/v1/orgs/${org.orgId}/review`);
+  await expectRefused(ask(c), 403, 'account_under_review');
+  await t.admin('DELETE', `/admin/v1/orgs/${org.orgId}/review`);
+  const l = await limitsOf(t, org.key);
+  assert.equal(l.managed.paused_reason, 'spend_velocity_exceeded', 'the pause the review covered is back');
+  await expectRefused(ask(c), 429, 'spend_velocity_exceeded');
+  await put(t, `/admin/v1/orgs/${org.orgId}/overrides`, { daily_spend_micro_usd: 100_000 });
+  assert.equal((await ask(c)).response.status, 200);
+});
+
 test('ok → paused(account_under_review): 403 while under review (a top-up does not end it); the end of the review repairs it', async () => {
   const org = await t.newOrg({ balance: 1_000_000 });
   const c = clientFor(t, org.key);
@@ -240,6 +259,21 @@ test('own-key routes keep working while managed serving is paused (review, and a
   const r = await ask(clientFor(t, broke.key));
   assert.equal(r.response.headers.get('x-service-spend-remaining'), 'unlimited');
   await t.admin('DELETE', `/admin/v1/orgs/${org.orgId}/review`);
+});
+
+test('an own-key primary route with a managed fallback keeps working while managed serving is paused', async () => {
+  // provider: [vendor_b (own key), cloud_a (managed)]: the own-key route runs first and is not a
+  // managed request; only the fallback would spend the balance.
+  const org = await t.newOrg({ ownKeys: ['vendor_b'] });               // no money at all
+  const c = clientFor(t, org.key);
+  const mixed = () => c.responses.create({ model: 'gemini-3.5-flash', input: `hi ${sim({ output_tokens: 3 })}`, start_within: 'now', provider: ['vendor_b', 'cloud_a'] } as any).withResponse();
+  await t.admin('POST', `/admin/v1/orgs/${org.orgId}/review`);
+  const r = await mixed().catch((err) => assert.fail(`refused with ${err.status} ${err.code}: the own-key route would have served`));
+  assert.equal(r.response.headers.get('x-service-served-provider'), 'vendor_b');
+  assert.equal(r.response.headers.get('x-service-spend-remaining'), 'unlimited');
+  await t.admin('DELETE', `/admin/v1/orgs/${org.orgId}/review`);
+  const r2 = await mixed().catch((err) => assert.fail(`refused with ${err.status} ${err.code} on a zero balance: the own-key route would have served`));
+  assert.equal(r2.response.headers.get('x-service-served-provider'), 'vendor_b');
 });
 
 // ── refusals that do not pause ───────────────────────────────────────────────────────────────

@@ -1,0 +1,189 @@
+// Restarts end to end (design.md "Money": a hold is released also when the process goes away):
+// a gateway closed with streams in flight drains, aborts what is left and settles every hold, and a
+// new gateway on the same data folder sees the same balances, spend and keys; a hold left by a
+// process that died is released by the next gateway's lease sweep, while live holds are renewed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SimulatedClock } from 'xstate';
+import { loadConfig, DEFAULT_LEDGER, type GatewayConfig } from '../../lib/config.ts';
+import { createGateway, type Gateway } from '../../lib/app.ts';
+import { createLogger } from '../../lib/log.ts';
+import { ADMIN_TOKEN, waitFor, sim } from '../helpers/gateway.ts';
+
+const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
+
+interface Instance {
+  gw: Gateway;
+  url: string;
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
+}
+
+/** A gateway on a given data folder, which it does not delete (startTestGateway's does). */
+async function startOn(dataDir: string, opts: { config?: Partial<GatewayConfig>; clock?: SimulatedClock; drainMs?: number } = {}): Promise<Instance> {
+  const clock = opts.clock;
+  const gw = await createGateway({
+    config: loadConfig(undefined, opts.config), dataDir, adminToken: ADMIN_TOKEN, secret: 'test-secret', port: 0,
+    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    ...(clock ? { clock: { now: () => clock.now() }, timerClock: clock } : {}),
+    drainMs: opts.drainMs ?? 2_000,
+  });
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(gw.url + path, {
+      method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  };
+  return { gw, url: gw.url, admin };
+}
+
+async function newOrg(g: Instance, cash: number): Promise<{ orgId: string; key: string }> {
+  const orgId = (await g.admin('POST', '/admin/v1/orgs', { name: 'restart' })).json.id as string;
+  await g.admin('POST', `/admin/v1/orgs/${orgId}/topups`, { cash_micro_usd: cash });
+  const key = (await g.admin('POST', `/admin/v1/orgs/${orgId}/keys`, {})).json.key as string;
+  return { orgId, key };
+}
+
+const ledgerOf = async (g: Instance, orgId: string): Promise<{ snapshot: any; entries: any[] }> => (await g.admin('GET', `/admin/v1/orgs/${orgId}/ledger`)).json;
+const limitsOf = async (g: Instance, key: string): Promise<any> => (await fetch(`${g.url}/v1/limits`, { headers: { authorization: `Bearer ${key}` } })).json();
+const settles = (entries: any[]): any[] => entries.filter((e) => e.kind === 'settle' || e.kind === 'settle_after_expiry');
+
+const post = (g: Instance, key: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> =>
+  fetch(`${g.url}/v1/responses`, { method: 'POST', signal, body: JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', ...body }), headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+
+/** Reads a streamed body to its end (or until the connection is cut); returns the text. */
+async function drain(res: Response): Promise<string> {
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) { const r = await reader.read(); if (r.done) break; text += dec.decode(r.value, { stream: true }); }
+  } catch { /* the gateway went away */ }
+  return text;
+}
+
+test('close with streams in flight: drained or aborted, every hold settled; a new gateway on the same folder sees the same money', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-restart-'));
+  try {
+    const a = await startOn(dataDir, { drainMs: 1_500 });
+    const org = await newOrg(a, 5_000_000);
+    const done = await post(a, org.key, { input: `one ${sim({ output_tokens: 6 })}` });
+    const doneCost = Number(done.headers.get('x-service-cost'));
+    await done.arrayBuffer();
+
+    // Three 10 s streams (aborted at the end of the drain) and one of ~0.5 s (finishes within it).
+    const long = await Promise.all([1, 2, 3].map(() => post(a, org.key, { input: `long ${sim({ output_tokens: 200, tokens_per_s: 20 })}`, stream: true })));
+    const short = await post(a, org.key, { input: `short ${sim({ output_tokens: 10, tokens_per_s: 20 })}`, stream: true, include_cost: true });
+    assert.ok([...long, short].every((r) => r.status === 200));
+    const texts = [...long, short].map(drain);
+    const inflight = (await ledgerOf(a, org.orgId)).snapshot;
+    assert.equal(inflight.inFlight, 4);
+    assert.ok(inflight.reservedMicroUsd > 0);
+
+    await a.gw.close();
+    const [l1, l2, l3, s] = await Promise.all(texts);
+    for (const text of [l1!, l2!, l3!]) {
+      assert.match(text, /event: error\n/, 'an aborted stream ends with the format\'s error event, not a clean end');
+      assert.doesNotMatch(text, /response\.completed/);
+    }
+    const completed = s!.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).find((e) => e.type === 'response.completed');
+    assert.ok(completed, 'the short stream finished during the drain');
+    const shortCost = completed.response.usage.cost.total_micro_usd as number;
+
+    const b = await startOn(dataDir);
+    try {
+      const { snapshot, entries } = await ledgerOf(b, org.orgId);
+      assert.equal(snapshot.reservedMicroUsd, 0, 'nothing reserved after the restart');
+      assert.equal(snapshot.inFlight, 0);
+      const amounts = settles(entries).map((e) => e.amount_micro_usd as number);
+      assert.equal(amounts.length, 5, 'every request settled exactly once');
+      assert.ok(amounts.includes(doneCost) && amounts.includes(shortCost));
+      assert.ok(amounts.every((x) => x > 0), 'the aborted streams are charged their estimate');
+      const total = amounts.reduce((x, y) => x + y, 0);
+      assert.equal(snapshot.cashMicroUsd, 5_000_000 - total);
+      assert.equal(snapshot.dailyUsedMicroUsd, total);
+      assert.equal(entries.filter((e) => e.kind === 'lease_expired').length, 0);
+
+      const l = await limitsOf(b, org.key);                      // the API key survived the restart
+      assert.equal(l.managed.balance.remaining_micro_usd, 5_000_000 - total);
+      assert.equal(l.managed.spend_remaining_micro_usd, 5_000_000 - total);
+      assert.equal(l.managed.ramp_week, 1, 'the first top-up date is kept');
+      const again = await post(b, org.key, { input: `after ${sim({ output_tokens: 2 })}` });
+      assert.equal(again.status, 200);
+      assert.equal(again.headers.get('x-service-spend-remaining'), String(5_000_000 - total));
+      await again.arrayBuffer();
+    } finally { await b.gw.close(); }
+  } finally { rmSync(dataDir, { recursive: true, force: true }); }
+});
+
+test('a hold left by a dead process counts until its lease runs out, then the next gateway\'s sweep releases it without charge', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-restart-'));
+  const config = { ledger: { ...DEFAULT_LEDGER, hold_lease_ms: 1_000 } };
+  try {
+    const clockA = new SimulatedClock();
+    clockA.set(T0);
+    const a = await startOn(dataDir, { config, clock: clockA });
+    const org = await newOrg(a, 1_000_000);
+    const admitted = a.gw.services.ledger.admit({ orgId: org.orgId, holdMicroUsd: 250_000, route: 'vendor_a', nowMs: T0 });
+    assert.ok(admitted.ok);
+    await a.gw.close();                                          // the hold was never settled: a crash
+
+    const clockB = new SimulatedClock();
+    clockB.set(T0 + 500);
+    const b = await startOn(dataDir, { config, clock: clockB });
+    try {
+      let l = await limitsOf(b, org.key);
+      assert.equal(l.managed.balance.reserved_micro_usd, 250_000, 'the dead process\'s hold still counts within its lease');
+      assert.equal(l.managed.daily_spend.used_micro_usd, 250_000);
+
+      clockB.set(T0 + 1_000);                                     // the lease runs out
+      await waitFor(() => b.gw.services.ledger.entries(org.orgId, 10).some((e) => e.kind === 'lease_expired'), 'the lease sweep', 3_500);
+      const { snapshot, entries } = await ledgerOf(b, org.orgId);
+      const expired = entries.find((e) => e.kind === 'lease_expired');
+      assert.equal(expired.hold_id, admitted.ok ? admitted.holdId : '');
+      assert.equal(expired.amount_micro_usd, 250_000);
+      assert.equal(snapshot.reservedMicroUsd, 0);
+      assert.equal(snapshot.inFlight, 0);
+      assert.equal(snapshot.cashMicroUsd, 1_000_000, 'a released hold costs nothing');
+      assert.equal(snapshot.dailyUsedMicroUsd, 0);
+      l = await limitsOf(b, org.key);
+      assert.equal(l.managed.spend_remaining_micro_usd, 1_000_000);
+    } finally { await b.gw.close(); }
+  } finally { rmSync(dataDir, { recursive: true, force: true }); }
+});
+
+test('the sweep renews the holds of live requests: a stream outliving its first lease is not released, and settles normally', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-restart-'));
+  try {
+    const clock = new SimulatedClock();
+    clock.set(T0);
+    const g = await startOn(dataDir, { config: { ledger: { ...DEFAULT_LEDGER, hold_lease_ms: 2_000 } }, clock, drainMs: 100 });
+    try {
+      const org = await newOrg(g, 1_000_000);
+      const ac = new AbortController();
+      const res = await post(g, org.key, { input: `long ${sim({ output_tokens: 200, tokens_per_s: 20 })}`, stream: true }, ac.signal);
+      assert.equal(res.status, 200);
+      const body = drain(res);
+      // 3,200 ms of lease time (lease 2,000 ms) in steps of 800 ms, a sweep (every 1 s) between steps.
+      for (let i = 0; i < 4; i++) {
+        await new Promise((r) => setTimeout(r, 1_050));
+        clock.increment(800);
+      }
+      await new Promise((r) => setTimeout(r, 1_050));
+      let { snapshot, entries } = await ledgerOf(g, org.orgId);
+      assert.equal(snapshot.inFlight, 1, 'still held');
+      assert.ok(snapshot.reservedMicroUsd > 0);
+      assert.equal(entries.filter((e) => e.kind === 'lease_expired').length, 0);
+      ac.abort();
+      await body;
+      await waitFor(() => g.gw.services.inflight.size === 0, 'the request to end');
+      ({ snapshot, entries } = await ledgerOf(g, org.orgId));
+      assert.equal(snapshot.reservedMicroUsd, 0);
+      assert.deepEqual(entries.filter((e) => e.kind.startsWith('settle')).map((e) => e.kind), ['settle']);
+    } finally { await g.gw.close(); }
+  } finally { rmSync(dataDir, { recursive: true, force: true }); }
+});
