@@ -13,6 +13,7 @@ import type { RawFrame } from './sse.ts';
 import { formatFrame } from './sse.ts';
 import { errorFrame } from './error-frames.ts';
 import type { Headers } from '../http/reply.ts';
+import { addCostExtras } from '../formats/cost-extras.ts';
 
 export interface Pricing {
   /** Cost of this usage at this tier (undefined when it cannot be priced) and the include_cost extras. */
@@ -190,7 +191,10 @@ async function assemble(a: RespondArgs): Promise<StreamResult> {
   const headers: Headers = { ...a.headers };
   if (costMicroUsd !== undefined) headers['x-service-cost'] = costMicroUsd;
   if (a.includeCost && extras) {
-    body.usage = { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, ...body.usage, ...(extras.cost ? { cost: extras.cost } : {}), routing: extras.routing };
+    // Formats that already name input_tokens/output_tokens keep their own values (Anthropic's
+    // input_tokens excludes cache reads); the others get the IR's.
+    const own = body.usage ?? {};
+    body.usage = addCostExtras({ ...own }, extras, { input: own.input_tokens ?? usage.inputTokens, output: own.output_tokens ?? usage.outputTokens });
     raw = undefined;
   }
   const out = raw ?? Buffer.from(JSON.stringify(body));

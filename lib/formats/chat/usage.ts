@@ -1,7 +1,7 @@
 // Usage as Chat Completions writes it, to and from the IR's normalised shape. Like Responses, Chat
 // counts cached tokens inside prompt_tokens and reasoning inside completion_tokens.
 import type { CostExtras, IRUsage, Tier } from '../../ir.ts';
-import { addExtras } from '../responses/usage.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
@@ -33,9 +33,7 @@ export function usageToChat(u: IRUsage, extras?: CostExtras): Record<string, unk
  *  cost (when priced) and routing. Reads the token counts off the usage object itself so a
  *  passthrough frame keeps whatever the provider said. */
 export function addChatExtras(usage: Record<string, unknown>, extras: CostExtras): void {
-  usage.input_tokens = num(usage.prompt_tokens);
-  usage.output_tokens = num(usage.completion_tokens);
-  addExtras(usage, extras);
+  addCostExtras(usage, extras, { input: num(usage.prompt_tokens), output: num(usage.completion_tokens) });
 }
 
 /** Chat reports the served tier on every chunk; absent (Azure, compatible servers) says nothing. */

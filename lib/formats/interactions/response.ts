@@ -5,6 +5,7 @@ import type { EncodeContext } from '../types.ts';
 import { argumentsObject, newInteractionId } from './ids.ts';
 import { statusFromStop, stopFromStatus } from './status.ts';
 import { isoSeconds, tierFromInteractions, usageFromInteractions, usageToInteractions } from './usage.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 const textOf = (items: unknown): string =>
   Array.isArray(items) ? items.filter((c: any) => c?.type === 'text').map((c: any) => String(c.text ?? '')).join('') : '';
@@ -81,11 +82,6 @@ export function encodeInteractionsResponse(res: IRResponse, ctx: EncodeContext):
  *  caller asked include_cost (Interactions has no fields of those names of its own). */
 export function interactionUsage(res: Pick<IRResponse, 'usage' | 'extras'>): Record<string, unknown> {
   const usage: Record<string, unknown> = usageToInteractions(res.usage);
-  if (res.extras) {
-    usage.input_tokens = res.usage.inputTokens;
-    usage.output_tokens = res.usage.outputTokens;
-    if (res.extras.cost) usage.cost = res.extras.cost;
-    usage.routing = res.extras.routing;
-  }
+  if (res.extras) addCostExtras(usage, res.extras, { input: res.usage.inputTokens, output: res.usage.outputTokens });
   return usage;
 }

@@ -3,6 +3,7 @@
 import type { CostExtras } from '../../ir.ts';
 import type { SSEFrame, TapState, UsageTap } from '../types.ts';
 import { tierFromInteractions, usageFromInteractions } from './usage.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 const isCompleted = (frame: SSEFrame): boolean =>
   frame.event === 'interaction.completed' || (frame.event === undefined && frame.data.includes('"interaction.completed"'));
@@ -25,9 +26,7 @@ export const interactionsTap: UsageTap = {
   inject(data, extras: CostExtras) {
     const interaction = data.interaction ?? {};
     const ir = usageFromInteractions(interaction.usage);
-    const usage: Record<string, unknown> = { ...interaction.usage, input_tokens: ir.inputTokens, output_tokens: ir.outputTokens };
-    if (extras.cost) usage.cost = extras.cost;
-    usage.routing = extras.routing;
+    const usage = addCostExtras({ ...interaction.usage }, extras, { input: ir.inputTokens, output: ir.outputTokens });
     return JSON.stringify({ ...data, interaction: { ...interaction, usage } });
   },
 

@@ -4,6 +4,7 @@ import type { EncodeContext } from '../types.ts';
 import { newMessageId, toolInput } from './ids.ts';
 import { stopFromAnthropic, stopToAnthropic } from './stop-reason.ts';
 import { anthropicUsage, countersToIR, mergeAnthropicUsage, tierFromAnthropic, zeroCounters } from './usage.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 export function decodeMessagesResponse(body: any): IRResponse {
   const blocks: IRBlock[] = [];
@@ -42,10 +43,7 @@ export function encodeMessagesResponse(res: IRResponse, ctx: EncodeContext): Rec
     }
   }
   const usage: Record<string, unknown> = { ...anthropicUsage(res.usage), service_tier: ctx.tier };
-  if (res.extras) {
-    if (res.extras.cost) usage.cost = res.extras.cost;
-    usage.routing = res.extras.routing;
-  }
+  if (res.extras) addCostExtras(usage, res.extras);
   return {
     id: ctx.id || newMessageId(),
     type: 'message',

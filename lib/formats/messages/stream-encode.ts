@@ -7,6 +7,7 @@ import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { newMessageId } from './ids.ts';
 import { anthropicErrorType, stopToAnthropic } from './stop-reason.ts';
 import { anthropicUsage, countersFromIR } from './usage.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 interface OpenBlock {
   kind: 'text' | 'reasoning' | 'tool_call';
@@ -60,10 +61,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
         this.done = true;
         if (ev.reason === 'error') return out + errorFrame('api_error', 'The provider reported a failed response.');
         const usage: Record<string, unknown> = anthropicUsage(ev.usage);
-        if (ev.extras) {
-          if (ev.extras.cost) usage.cost = ev.extras.cost;
-          usage.routing = ev.extras.routing;
-        }
+        if (ev.extras) addCostExtras(usage, ev.extras);
         out += frame('message_delta', { type: 'message_delta', delta: { stop_reason: stopToAnthropic(ev.reason), stop_sequence: null }, usage });
         out += frame('message_stop', { type: 'message_stop' });
         break;

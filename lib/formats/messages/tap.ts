@@ -3,6 +3,7 @@
 import type { CostExtras } from '../../ir.ts';
 import type { SSEFrame, TapState, UsageTap } from '../types.ts';
 import { countersFromIR, countersToIR, mergeAnthropicUsage, tierFromAnthropic } from './usage.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 const frameType = (frame: SSEFrame): string | undefined =>
   frame.event ?? (frame.data.includes('"message_delta"') ? 'message_delta' : frame.data.includes('"message_start"') ? 'message_start' : undefined);
@@ -24,10 +25,7 @@ export const messagesTap: UsageTap = {
   },
 
   inject(data, extras: CostExtras) {
-    const usage = { ...data.usage };
-    if (extras.cost) usage.cost = extras.cost;
-    usage.routing = extras.routing;
-    return JSON.stringify({ ...data, usage });
+    return JSON.stringify({ ...data, usage: addCostExtras({ ...data.usage }, extras) });
   },
 
   isFinal(frame, data) {

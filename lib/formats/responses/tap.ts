@@ -3,7 +3,8 @@
 import type { CostExtras } from '../../ir.ts';
 import type { SSEFrame, TapState, UsageTap } from '../types.ts';
 import { isPlainObject } from './native.ts';
-import { addExtras, tierFromServiceTier, usageFromResponses } from './usage.ts';
+import { tierFromServiceTier, usageFromResponses } from './usage.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
@@ -27,7 +28,7 @@ export const responsesTap: UsageTap = {
 
   inject(data: any, extras: CostExtras): string {
     const usage: Record<string, unknown> = { ...data.response.usage };
-    addExtras(usage, extras);
+    addCostExtras(usage, extras);
     return JSON.stringify({ ...data, response: { ...data.response, usage } });
   },
 };

@@ -2,6 +2,7 @@
 // Responses already counts cache reads inside input_tokens and reasoning inside output_tokens, so
 // normalising is a rename; only missing detail objects need defaults.
 import type { CostExtras, IRUsage, Tier } from '../../ir.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
@@ -26,15 +27,10 @@ export function usageToResponses(u: IRUsage, extras?: CostExtras): Record<string
     output_tokens_details: { reasoning_tokens: u.reasoningTokens },
     total_tokens: u.inputTokens + u.outputTokens,
   };
-  if (extras) addExtras(usage, extras);
+  if (extras) addCostExtras(usage, extras);
   return usage;
 }
 
-/** usage.cost (only when priced) and usage.routing, as the spec's cost-in-stream rule asks. */
-export function addExtras(usage: Record<string, unknown>, extras: CostExtras): void {
-  if (extras.cost !== undefined) usage.cost = extras.cost;
-  usage.routing = extras.routing;
-}
 
 /** The tier OpenAI reports as served: "flex" is flex; default, scale, priority… are standard. */
 export const tierFromServiceTier = (t: unknown): Tier => (t === 'flex' ? 'flex' : 'standard');

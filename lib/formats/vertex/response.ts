@@ -8,6 +8,7 @@ import { newResponseId } from './ids.ts';
 import { encodeParts } from './parts-encode.ts';
 import { VertexStreamDecoder } from './stream-decode.ts';
 import { usageToVertex } from './usage.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 export function decodeVertexResponse(body: any): IRResponse {
   const decoder = new VertexStreamDecoder();
@@ -34,11 +35,6 @@ export function encodeVertexResponse(res: IRResponse, ctx: EncodeContext): Recor
  *  asked include_cost (Vertex has no fields of those names of its own). */
 export function vertexUsage(res: Pick<IRResponse, 'usage' | 'extras'>, ctx: Pick<EncodeContext, 'tier'>): Record<string, unknown> {
   const usage = usageToVertex(res.usage, ctx.tier);
-  if (res.extras) {
-    usage.input_tokens = res.usage.inputTokens;
-    usage.output_tokens = res.usage.outputTokens;
-    if (res.extras.cost) usage.cost = res.extras.cost;
-    usage.routing = res.extras.routing;
-  }
+  if (res.extras) addCostExtras(usage, res.extras, { input: res.usage.inputTokens, output: res.usage.outputTokens });
   return usage;
 }

@@ -3,6 +3,7 @@
 import type { CostExtras } from '../../ir.ts';
 import type { SSEFrame, TapState, UsageTap } from '../types.ts';
 import { hasCounts, tierFromTraffic, usageFromVertex } from './usage.ts';
+import { addCostExtras } from '../cost-extras.ts';
 
 const hasFinish = (data: any): boolean => Array.isArray(data?.candidates) && data.candidates.some((c: any) => c?.finishReason);
 
@@ -25,9 +26,7 @@ export const vertexTap: UsageTap = {
    *  cost and routing to usageMetadata; everything else stays as the provider sent it. */
   inject(data, extras: CostExtras) {
     const ir = usageFromVertex(data.usageMetadata);
-    const usageMetadata: Record<string, unknown> = { ...data.usageMetadata, input_tokens: ir.inputTokens, output_tokens: ir.outputTokens };
-    if (extras.cost) usageMetadata.cost = extras.cost;
-    usageMetadata.routing = extras.routing;
+    const usageMetadata = addCostExtras({ ...data.usageMetadata }, extras, { input: ir.inputTokens, output: ir.outputTokens });
     return JSON.stringify({ ...data, usageMetadata });
   },
 
