@@ -76,3 +76,22 @@ test('shutdown drains: a stream in flight runs to its end, new connections are r
   await closing;
   await t2.close();
 });
+
+test('organizations are isolated: one org\'s own provider key, balance and limits never serve another', async () => {
+  const a = await t.newOrg({ ownKeys: ['vendor_a'], balance: 1_000_000 });
+  const b = await t.newOrg({ balance: 2_000_000 });
+  const ca = new OpenAI({ apiKey: a.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+  const cb = new OpenAI({ apiKey: b.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+  const ra = await ca.responses.create({ model: 'gpt-5.4-mini', input: 'hi', start_within: 'now' } as any).withResponse();
+  const rb = await cb.responses.create({ model: 'gpt-5.4-mini', input: 'hi', start_within: 'now' } as any).withResponse();
+  assert.equal(ra.response.headers.get('x-service-spend-remaining'), 'unlimited', 'A runs on its own key');
+  assert.match(rb.response.headers.get('x-service-spend-remaining')!, /^\d+$/, 'B runs managed, never on A\'s key');
+  const limits = async (key: string) => (await fetch(`${t.url}/v1/limits`, { headers: { authorization: `Bearer ${key}` } })).json();
+  const [la, lb] = [await limits(a.key), await limits(b.key)];
+  assert.equal(la.managed.balance.cash_micro_usd, 1_000_000, 'A\'s own-key request cost A\'s balance nothing');
+  assert.equal(lb.managed.balance.cash_micro_usd, 2_000_000 - Number(rb.response.headers.get('x-service-cost')));
+  // B's review pauses B alone.
+  await t.admin('POST', `/admin/v1/orgs/${b.orgId}/review`);
+  assert.equal((await limits(a.key)).managed.serving, 'ok');
+  assert.equal((await limits(b.key)).managed.paused_reason, 'account_under_review');
+});
