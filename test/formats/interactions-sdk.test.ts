@@ -2,42 +2,24 @@
 // (its `interactions` surface: create({stream:true}) yields the SSE events, create() the body).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { GoogleGenAI } from '@google/genai';
 import { interactionsCodec } from '../../lib/formats/interactions/index.ts';
 import type { EncodeContext } from '../../lib/formats/types.ts';
+import { closeCodecServers, serveScenario } from '../helpers/codec-server.ts';
 import { type IREvent, type IRResponse, zeroUsage } from '../../lib/ir.ts';
 
 const CTX: EncodeContext = { id: 'v1_gw_sdk', model: 'gemini-gw', createdAt: 1_760_000_000, tier: 'flex' };
 const routing = { provider: 'cloud_a' as const, requested_provider: 'vendor_b' as const, tier: 'flex' as const, reason: 'fallback', fallback_attempts: 1, mode: 'managed' as const };
 
 let scenario: { events: IREvent[] } | { response: IRResponse } = { events: [] };
-let server: http.Server;
 let ai: GoogleGenAI;
 const requests: { url?: string; body: any }[] = [];
 
 before(async () => {
-  server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => { raw += c; });
-    req.on('end', () => {
-      requests.push({ url: req.url, body: JSON.parse(raw || '{}') });
-      if ('response' in scenario) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(interactionsCodec.encodeResponse(scenario.response, CTX)));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const enc = interactionsCodec.createStreamEncoder(CTX);
-      for (const ev of scenario.events) res.write(enc.push(ev));
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  ai = new GoogleGenAI({ apiKey: 'x', httpOptions: { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` } });
+  const url = await serveScenario(interactionsCodec, CTX, () => scenario, (u, body) => requests.push({ url: u, body }));
+  ai = new GoogleGenAI({ apiKey: 'x', httpOptions: { baseUrl: url } });
 });
-after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+after(closeCodecServers);
 
 const STREAM: IREvent[] = [
   { type: 'start', id: 'msg_upstream', model: 'claude-x' },

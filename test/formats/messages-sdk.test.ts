@@ -1,11 +1,10 @@
 // The Messages encoders' output, served over HTTP, parsed by the official Anthropic SDK.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { messagesCodec } from '../../lib/formats/messages/index.ts';
 import type { EncodeContext } from '../../lib/formats/types.ts';
+import { closeCodecServers, serveScenario } from '../helpers/codec-server.ts';
 import { type IREvent, type IRResponse, zeroUsage } from '../../lib/ir.ts';
 
 const CTX: EncodeContext = { id: 'msg_gw_sdk', model: 'claude-gw', createdAt: 1_760_000_000, tier: 'flex' };
@@ -13,28 +12,13 @@ const routing = { provider: 'vendor_b' as const, requested_provider: 'vendor_b' 
 
 /** What the server answers next: IR events (streamed through the encoder) or an IR response. */
 let scenario: { events: IREvent[] } | { response: IRResponse } = { events: [] };
-let server: http.Server;
 let client: Anthropic;
 
 before(async () => {
-  server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if ('response' in scenario) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(messagesCodec.encodeResponse(scenario.response, CTX)));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const enc = messagesCodec.createStreamEncoder(CTX);
-      for (const ev of scenario.events) res.write(enc.push(ev)); // one write per event, like a live stream
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  client = new Anthropic({ apiKey: 'x', baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, maxRetries: 0 });
+  const url = await serveScenario(messagesCodec, CTX, () => scenario);
+  client = new Anthropic({ apiKey: 'x', baseURL: url, maxRetries: 0 });
 });
-after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+after(closeCodecServers);
 
 const params = { model: 'claude-gw', max_tokens: 1024, messages: [{ role: 'user' as const, content: 'hi' }] };
 

@@ -3,10 +3,9 @@
 // passthrough tap reads usage and injects cost without touching anything else.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import OpenAI from 'openai';
+import { closeCodecServers, serveFixed } from '../helpers/codec-server.ts';
 import { GatewayError } from '../../lib/errors.ts';
 import { ResponseCollector } from '../../lib/formats/collect.ts';
 import { responsesCodec } from '../../lib/formats/responses/index.ts';
@@ -347,18 +346,11 @@ describe('responses request round trip', () => {
 
 // ---------- the official SDK reads what the encoders write ----------
 
-const servers: { close(): void }[] = [];
-after(() => { for (const s of servers) s.close(); });
+after(closeCodecServers);
 
 /** Serves one fixed body to every request; returns an SDK client pointed at it. */
 async function serve(body: string, contentType: string): Promise<OpenAI> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => { res.writeHead(200, { 'content-type': contentType }); res.end(body); });
-  });
-  await new Promise<void>(r => server.listen(0, '127.0.0.1', r));
-  servers.push(server);
-  return new OpenAI({ apiKey: 'x', baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, maxRetries: 0 });
+  return new OpenAI({ apiKey: 'x', baseURL: `${await serveFixed(body, contentType)}/v1`, maxRetries: 0 });
 }
 
 const CTX: EncodeContext = { id: 'resp_abc', model: 'gpt-5.1', createdAt: 1_770_000_000, tier: 'flex' };

@@ -2,37 +2,21 @@
 // GenerateContentResponse shape the Gemini API and Vertex share), served from a local server.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { GoogleGenAI } from '@google/genai';
 import { vertexCodec } from '../../lib/formats/vertex/index.ts';
 import type { EncodeContext } from '../../lib/formats/types.ts';
+import { closeCodecServers, serveScenario } from '../helpers/codec-server.ts';
 import { type IREvent, type IRResponse, zeroUsage } from '../../lib/ir.ts';
 
 const CTX: EncodeContext = { id: 'resp_sdk', model: 'gemini-gw', createdAt: 1_760_000_000, tier: 'flex' };
 let scenario: { events: IREvent[] } | { response: IRResponse } = { events: [] };
-let server: http.Server;
 let ai: GoogleGenAI;
 
 before(async () => {
-  server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if ('response' in scenario) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(vertexCodec.encodeResponse(scenario.response, CTX)));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const enc = vertexCodec.createStreamEncoder(CTX);
-      for (const ev of scenario.events) res.write(enc.push(ev));
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  ai = new GoogleGenAI({ apiKey: 'x', httpOptions: { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}` } });
+  const url = await serveScenario(vertexCodec, CTX, () => scenario);
+  ai = new GoogleGenAI({ apiKey: 'x', httpOptions: { baseUrl: url } });
 });
-after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+after(closeCodecServers);
 
 test('generateContentStream reads text, thoughts, the function call and final usage', async () => {
   scenario = { events: [
