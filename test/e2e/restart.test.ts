@@ -8,38 +8,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimulatedClock } from 'xstate';
-import { loadConfig, DEFAULT_LEDGER, type GatewayConfig } from '../../lib/config.ts';
-import { createGateway, type Gateway } from '../../lib/app.ts';
-import { createLogger } from '../../lib/log.ts';
-import { ADMIN_TOKEN, waitFor, sim } from '../helpers/gateway.ts';
+import { DEFAULT_LEDGER } from '../../lib/config.ts';
+import { startTestGateway, waitFor, sim, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
 
-interface Instance {
-  gw: Gateway;
-  url: string;
-  admin(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
-}
+type Instance = TestGateway;
 
-/** A gateway on a given data folder, which it does not delete (startTestGateway's does). */
-async function startOn(dataDir: string, opts: { config?: Partial<GatewayConfig>; clock?: SimulatedClock; drainMs?: number } = {}): Promise<Instance> {
-  const clock = opts.clock;
-  const gw = await createGateway({
-    config: loadConfig(undefined, opts.config), dataDir, adminToken: ADMIN_TOKEN, secret: 'test-secret', port: 0,
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
-    ...(clock ? { clock: { now: () => clock.now() }, timerClock: clock } : {}),
-    drainMs: opts.drainMs ?? 2_000,
-  });
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(gw.url + path, {
-      method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : undefined };
-  };
-  return { gw, url: gw.url, admin };
-}
+/** A gateway on a given data folder, which it keeps. */
+const startOn = (dataDir: string, opts: Omit<TestGatewayOptions, 'dataDir'> = {}): Promise<Instance> => startTestGateway({ ...opts, dataDir });
 
 async function newOrg(g: Instance, cash: number): Promise<{ orgId: string; key: string }> {
   const orgId = (await g.admin('POST', '/admin/v1/orgs', { name: 'restart' })).json.id as string;

@@ -21,16 +21,27 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(opts: { config?: Partial<GatewayConfig>; simulatedTime?: boolean; file?: string } = {}): Promise<TestGateway> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
+export interface TestGatewayOptions {
+  config?: Partial<GatewayConfig>;
+  /** Drive the gateway's clock and timers with a fresh SimulatedClock (or pass `clock`). */
+  simulatedTime?: boolean;
+  clock?: SimulatedClock;
+  file?: string;
+  /** A data folder to use and keep (restart tests); by default a fresh one, deleted on close. */
+  dataDir?: string;
+  drainMs?: number;
+}
+
+export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'gw-test-'));
   const config = loadConfig(opts.file, opts.config);
-  let clock: SimulatedClock | undefined;
-  if (opts.simulatedTime) { clock = new SimulatedClock(); clock.set(Date.UTC(2026, 10, 21, 12, 0, 0)); }
+  let clock = opts.clock;
+  if (!clock && opts.simulatedTime) { clock = new SimulatedClock(); clock.set(Date.UTC(2026, 10, 21, 12, 0, 0)); }
   const gw = await createGateway({
     config, dataDir, adminToken: ADMIN_TOKEN, secret: 'test-secret', port: 0,
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     ...(clock ? { clock: { now: () => clock!.now() }, timerClock: clock } : {}),
-    drainMs: 2_000,
+    drainMs: opts.drainMs ?? 2_000,
   });
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(gw.url + path, {
@@ -56,7 +67,7 @@ export async function startTestGateway(opts: { config?: Partial<GatewayConfig>; 
     },
     async close() {
       await gw.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
