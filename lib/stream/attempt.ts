@@ -29,8 +29,7 @@ export interface Committed {
   streamed: boolean;
   status: number;
   headers: Dispatcher.ResponseData['headers'];
-  /** Chunks read before commit, in order (their frames are in `frames`). */
-  chunks: Buffer[];
+  /** Frames read before commit (at least the first event when streamed). */
   frames: RawFrame[];
   framer: Framer;
   /** The route frames bytes its own way (not SSE): raw frames are re-serialised SSE text. */
@@ -57,14 +56,12 @@ export async function runAttempt(spec: AttemptSpec, pools: Pools, signal: AbortS
   }
   const framer = spec.adapter.framer?.() ?? new SSEParser();
   const rest = res.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const chunks: Buffer[] = [];
   const frames: RawFrame[] = [];
   if (spec.streamed) {
     try {
       while (frames.length === 0) {
         const r = await rest.next();
         if (r.done) { frames.push(...framer.end()); if (frames.length === 0) throw new Error('stream ended before its first event'); break; }
-        chunks.push(r.value);
         frames.push(...framer.push(r.value));
       }
     } catch (err) {
@@ -73,7 +70,7 @@ export async function runAttempt(spec: AttemptSpec, pools: Pools, signal: AbortS
       throw new AttemptFailed(connectionFailure(err as Error));
     }
   }
-  return { route: spec.route, tier: spec.tier, wire: spec.wire, streamed: spec.streamed, status: 200, headers: res.headers, chunks, frames, framer, reframed: spec.adapter.framer !== undefined, rest, committedAt: now() };
+  return { route: spec.route, tier: spec.tier, wire: spec.wire, streamed: spec.streamed, status: 200, headers: res.headers, frames, framer, reframed: spec.adapter.framer !== undefined, rest, committedAt: now() };
 }
 
 async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {

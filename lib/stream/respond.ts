@@ -48,7 +48,7 @@ export async function respond(a: RespondArgs): Promise<StreamResult> {
 }
 
 async function* framesOf(c: Committed): AsyncGenerator<{ chunk?: Buffer; frames: RawFrame[] }> {
-  if (c.chunks.length) yield { chunk: Buffer.concat(c.chunks), frames: c.frames };
+  if (c.frames.length) yield { frames: c.frames };
   for (;;) {
     const r = await c.rest.next();
     if (r.done) break;

@@ -11,6 +11,7 @@ import { chatCodec } from '../../lib/formats/chat/index.ts';
 import { ResponseCollector } from '../../lib/formats/collect.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
 import { type CostExtras, type IREvent, type IRRequest, zeroUsage } from '../../lib/ir.ts';
+import { collect } from '../helpers/decode.ts';
 
 const DIR = '../shared/fixtures/recorded/openai-chat';
 const chunkFiles = readdirSync(DIR).filter(f => f.endsWith('.chunks.txt'));
@@ -26,11 +27,6 @@ function decode(frames: SSEFrame[]): IREvent[] {
   return [...frames.flatMap(f => dec.push(f)), ...dec.end()];
 }
 
-const collect = (events: IREvent[]) => {
-  const c = new ResponseCollector();
-  for (const e of events) c.push(e);
-  return c.result();
-};
 
 function expected(frames: SSEFrame[]) {
   const chunks = frames.filter(f => f.data !== '[DONE]').map(f => JSON.parse(f.data));

@@ -3,12 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ResponseCollector } from '../../lib/formats/collect.ts';
 import { interactionsCodec } from '../../lib/formats/interactions/index.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
-import { type IREvent, type IRRequest, type IRResponse, type IRUsage, zeroUsage } from '../../lib/ir.ts';
+import { type IREvent, type IRRequest, type IRUsage, zeroUsage } from '../../lib/ir.ts';
 import { GatewayError } from '../../lib/errors.ts';
 import { parseFrame } from '../../lib/stream/sse.ts';
+import { decodeAll } from '../helpers/decode.ts';
 
 const DIR = '../shared/fixtures/recorded/gemini-interactions';
 
@@ -21,13 +21,7 @@ function recorded(file: string): SSEFrame[] {
   ];
 }
 
-function decode(frames: SSEFrame[]): { events: IREvent[]; res: IRResponse } {
-  const decoder = interactionsCodec.createStreamDecoder();
-  const events = [...frames.flatMap((f) => decoder.push(f)), ...decoder.end()];
-  const collector = new ResponseCollector();
-  for (const ev of events) collector.push(ev);
-  return { events, res: collector.result() };
-}
+const decode = (frames: SSEFrame[]) => decodeAll(interactionsCodec, frames);
 
 const usage = (input: number, output: number, reasoning: number, cached = 0): IRUsage =>
   ({ ...zeroUsage(), inputTokens: input, outputTokens: output, reasoningTokens: reasoning, cachedInputTokens: cached });

@@ -3,12 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ResponseCollector } from '../../lib/formats/collect.ts';
 import { messagesCodec } from '../../lib/formats/messages/index.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
-import { type IREvent, type IRRequest, type IRResponse, zeroUsage } from '../../lib/ir.ts';
+import { type IREvent, type IRRequest, zeroUsage } from '../../lib/ir.ts';
 import { GatewayError } from '../../lib/errors.ts';
 import { parseFrame } from '../../lib/stream/sse.ts';
+import { decodeAll } from '../helpers/decode.ts';
 
 const DIR = '../shared/fixtures/recorded/anthropic-messages';
 
@@ -18,13 +18,7 @@ function recorded(file: string): SSEFrame[] {
     .map((data) => ({ event: JSON.parse(data).type, data }));
 }
 
-function decode(frames: SSEFrame[]): { events: IREvent[]; res: IRResponse } {
-  const decoder = messagesCodec.createStreamDecoder();
-  const events = [...frames.flatMap((f) => decoder.push(f)), ...decoder.end()];
-  const collector = new ResponseCollector();
-  for (const ev of events) collector.push(ev);
-  return { events, res: collector.result() };
-}
+const decode = (frames: SSEFrame[]) => decodeAll(messagesCodec, frames);
 
 const usage = (input: number, output: number, extra: Partial<ReturnType<typeof zeroUsage>> = {}) => ({ ...zeroUsage(), inputTokens: input, outputTokens: output, ...extra });
 

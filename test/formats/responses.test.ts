@@ -7,11 +7,11 @@ import { after, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { closeCodecServers, serveFixed } from '../helpers/codec-server.ts';
 import { GatewayError } from '../../lib/errors.ts';
-import { ResponseCollector } from '../../lib/formats/collect.ts';
 import { responsesCodec } from '../../lib/formats/responses/index.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
 import { type CostExtras, type IREvent, type IRRequest, zeroUsage } from '../../lib/ir.ts';
 import { SSEParser } from '../../lib/stream/sse.ts';
+import { collect } from '../helpers/decode.ts';
 
 const DIR = '../shared/fixtures/recorded/openai-responses';
 
@@ -35,11 +35,6 @@ function decode(frames: SSEFrame[]): { events: IREvent[]; tail: IREvent[] } {
   return { events: [...events, ...tail], tail };
 }
 
-const collect = (events: IREvent[]) => {
-  const c = new ResponseCollector();
-  for (const e of events) c.push(e);
-  return c.result();
-};
 
 /** What the recorded payloads themselves say, computed independently of the decoder. */
 function expected(frames: SSEFrame[]) {

@@ -3,23 +3,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ResponseCollector } from '../../lib/formats/collect.ts';
 import { vertexCodec } from '../../lib/formats/vertex/index.ts';
 import { parsePath, PartialArgs } from '../../lib/formats/vertex/partial-args.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
-import { type IREvent, type IRRequest, type IRResponse, type IRUsage, zeroUsage } from '../../lib/ir.ts';
+import { type IREvent, type IRRequest, type IRUsage, zeroUsage } from '../../lib/ir.ts';
 import { parseFrame } from '../../lib/stream/sse.ts';
+import { decodeAll } from '../helpers/decode.ts';
 
 const FILE = '../shared/fixtures/recorded/gemini-vertex/google-vertex-stream-tool-call-arguments-nested.1.chunks.txt';
 const recorded = (): SSEFrame[] => readFileSync(FILE, 'utf8').split('\n').filter((l) => l.trim()).map((data) => ({ data }));
 
-function decode(frames: SSEFrame[]): { events: IREvent[]; res: IRResponse } {
-  const decoder = vertexCodec.createStreamDecoder();
-  const events = [...frames.flatMap((f) => decoder.push(f)), ...decoder.end()];
-  const collector = new ResponseCollector();
-  for (const ev of events) collector.push(ev);
-  return { events, res: collector.result() };
-}
+const decode = (frames: SSEFrame[]) => decodeAll(vertexCodec, frames);
 
 const usage = (input: number, output: number, reasoning: number, cached = 0): IRUsage =>
   ({ ...zeroUsage(), inputTokens: input, outputTokens: output, reasoningTokens: reasoning, cachedInputTokens: cached });

@@ -72,13 +72,4 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   };
 }
 
-/** Polls until cond() holds (real time; for observing the simulator, never for asserting speed). */
-export async function waitFor(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-export const sim = (directive: Record<string, unknown>): string => `#sim${JSON.stringify(directive)}`;
+export { waitFor, sim } from './wait.ts';

@@ -5,6 +5,8 @@ import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import AjvModule from 'ajv';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../lib/simulator/server.ts';
+import { SSEParser } from '../../lib/stream/sse.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 export const FIXTURES = new URL('../../../shared/fixtures/recorded/', import.meta.url).pathname;
 
@@ -14,20 +16,10 @@ export function start(opts: SimulatorOptions = {}): Promise<Simulator> {
 
 export interface SSE { event?: string; data: string }
 
-/** Split an SSE body into frames (LF framing, as the simulator writes it). */
+/** Split an SSE body into frames with the gateway's own parser. */
 export function parseSSE(text: string): SSE[] {
-  const out: SSE[] = [];
-  for (const block of text.split('\n\n')) {
-    if (!block.trim()) continue;
-    let event: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('event: ')) event = line.slice(7);
-      else if (line.startsWith('data: ')) data.push(line.slice(6));
-    }
-    out.push(event === undefined ? { data: data.join('\n') } : { event, data: data.join('\n') });
-  }
-  return out;
+  const p = new SSEParser();
+  return [...p.push(Buffer.from(text)), ...p.end()].map(({ event, data }) => (event === undefined ? { data } : { event, data }));
 }
 
 export interface EventStreamMessage { headers: Record<string, string>; body: string }
@@ -79,14 +71,6 @@ export async function vertexToken(sim: Simulator): Promise<string> {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Poll until `cond` holds (for counters updated when a socket closes). */
-export async function eventually(cond: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await sleep(5);
-  }
-}
+export const eventually = (cond: () => boolean, timeoutMs = 2000): Promise<void> => waitFor(cond, 'condition', timeoutMs);
 
-export function directive(d: Record<string, unknown>): string {
-  return `#sim${JSON.stringify(d)}`;
-}
+export { sim as directive } from '../helpers/wait.ts';
