@@ -12,7 +12,7 @@
 //   npx tsx bench/flex-policy.ts          (FLEX_POLICY_N=2000, FLEX_POLICY_SEED=1 by default)
 import { SimulatedClock } from 'xstate';
 import { startRequest } from '../lib/machine/request-machine.ts';
-import { AttemptFailed, type Committed } from '../lib/stream/attempt.ts';
+import { AttemptFailed, type Attempt, type Committed } from '../lib/stream/attempt.ts';
 import { LeadEstimator } from '../lib/routing/lead.ts';
 import { loadConfig } from '../lib/config.ts';
 import { DEFAULT_MODELS, costOf } from '../lib/catalog/catalog.ts';
@@ -159,23 +159,25 @@ export async function runHedge(draws: Draw[], leadScale = 1): Promise<HedgeRun> 
     const arrival = clock.now();
     let hedged = false;
     let leadMs = NaN;
-    const launch = (route: RouteName, tier: Tier, signal: AbortSignal): Promise<Committed> => new Promise<Committed>((resolve, reject) => {
-      if (tier === 'standard') hedged = true;
-      const launchedAt = clock.now();
-      const refuse = tier === 'flex' && d.flexRefused;
-      const delay = tier === 'flex' ? (refuse ? d.refusalDelayMs : d.flexDelayMs) : d.stdTtfeMs;
-      const onAbort = (): void => { clock.clearTimeout(timer); reject(new Error('aborted')); };
-      const timer = clock.setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        if (refuse) return reject(new AttemptFailed({ kind: 'capacity', status: 429, message: 'flex capacity unavailable' }));
-        if (tier === 'standard') { // as pipeline.launchAttempt does on a streamed standard commit
-          lead.observe(route, MODEL, clock.now() - launchedAt);
-          observedStdMs.push(clock.now() - launchedAt);
-        }
-        resolve({ route, tier, committedAt: clock.now() } as unknown as Committed);
-      }, delay);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+    const launch = (route: RouteName, tier: Tier): Attempt => {
+      let abort!: () => void;
+      const committed = new Promise<Committed>((resolve, reject) => {
+        if (tier === 'standard') hedged = true;
+        const launchedAt = clock.now();
+        const refuse = tier === 'flex' && d.flexRefused;
+        const delay = tier === 'flex' ? (refuse ? d.refusalDelayMs : d.flexDelayMs) : d.stdTtfeMs;
+        const timer = clock.setTimeout(() => {
+          if (refuse) return reject(new AttemptFailed({ kind: 'capacity', status: 429, message: 'flex capacity unavailable' }));
+          if (tier === 'standard') { // as pipeline.launchAttempt does on a streamed standard commit
+            lead.observe(route, MODEL, clock.now() - launchedAt);
+            observedStdMs.push(clock.now() - launchedAt);
+          }
+          resolve({ route, tier, committedAt: clock.now() } as unknown as Committed);
+        }, delay);
+        abort = () => { clock.clearTimeout(timer); reject(new Error('aborted')); };
+      });
+      return { committed, abort };
+    };
     const run = startRequest({
       routes: [ROUTE], flex: 'race', deadlineAt: arrival + d.budgetMs,
       lead: () => (leadMs = Math.round(leadScale * lead.lead(ROUTE, MODEL))),

@@ -1,13 +1,15 @@
 // The gateway as a benchmark target, in its own process: vendor_a points at the benchmark's
-// simulator (argv[2]); nothing is served as managed. An organization with its OWN vendor_a key
-// (byok: no admission, no hold, no ledger write per request) and an API key are created through
-// the admin API, as an operator would. Logs go to stdout at LOG_LEVEL (default info), which
-// forkServer discards: the one summary line per request is part of the gateway's cost.
+// upstream (argv[2]: the minimal upstream or the simulator) and is also served as managed. Two
+// organizations are made through the admin API, as an operator would: `byok` with its OWN vendor_a
+// key (no admission, no hold, no ledger write per request) and `managed` with a prepaid balance and
+// overrides high enough that no ceiling is reached (admission and settlement in the SQLite ledger
+// on every request). Logs go to stdout at LOG_LEVEL (default info), which forkServer discards: the
+// one summary line per request is part of the gateway's cost.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { loadConfig } from '../lib/config.ts';
+import { DEFAULT_LEDGER, loadConfig } from '../lib/config.ts';
 import { createGateway } from '../lib/app.ts';
 import { createLogger } from '../lib/log.ts';
 import { serveAsChild, type Served } from './processes.ts';
@@ -16,12 +18,15 @@ async function startBenchGateway(upstream: string): Promise<Served> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
   const adminToken = randomBytes(16).toString('hex');
   const config = loadConfig(undefined, {
-    routes: { vendor_a: { base_url: upstream } },
-    managed: {},
+    // 1,100 connections: the open-streams scenario holds 1,000 streams upstream at once.
+    routes: { vendor_a: { base_url: upstream, connections: 1_100 } },
+    managed: { vendor_a: { key: 'bench-managed-vendor-a-key' } },
     useSimulator: false,
     // Every one of the 100 connections may race flex (the default 16 slots would send most of
     // the flex scenario's requests to standard at once as `flex_slots_full`).
     flex_race_slots: 1_000,
+    // The shared pool rates would cap the managed scenario far below what is measured.
+    ledger: { ...DEFAULT_LEDGER, pools: DEFAULT_LEDGER.pools.map((p) => ({ ...p, per_minute: 1_000_000_000 })) },
   });
   const gw = await createGateway({
     config, dataDir, adminToken, secret: 'bench-secret', port: 0, logger: createLogger(), drainMs: 1_000,
@@ -34,12 +39,16 @@ async function startBenchGateway(upstream: string): Promise<Served> {
     if (!res.ok) throw new Error(`admin ${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
-  const org = await admin('POST', '/admin/v1/orgs', { name: 'bench' });
-  await admin('PUT', `/admin/v1/orgs/${org.id}/provider-keys/vendor_a`, { key: 'bench-own-vendor-a-key' });
-  const key = await admin('POST', `/admin/v1/orgs/${org.id}/keys`, {});
+  const byok = await admin('POST', '/admin/v1/orgs', { name: 'bench-byok' });
+  await admin('PUT', `/admin/v1/orgs/${byok.id}/provider-keys/vendor_a`, { key: 'bench-own-vendor-a-key' });
+  const byokKey = await admin('POST', `/admin/v1/orgs/${byok.id}/keys`, {});
+  const managed = await admin('POST', '/admin/v1/orgs', { name: 'bench-managed' });
+  await admin('POST', `/admin/v1/orgs/${managed.id}/topups`, { cash_micro_usd: 1_000_000_000_000 });
+  await admin('PUT', `/admin/v1/orgs/${managed.id}/overrides`, { concurrency: 10_000, daily_spend_micro_usd: 1_000_000_000_000 });
+  const managedKey = await admin('POST', `/admin/v1/orgs/${managed.id}/keys`, {});
   return {
     url: gw.url,
-    info: { apiKey: key.key as string },
+    info: { byokKey: byokKey.key as string, managedKey: managedKey.key as string },
     async close() {
       await gw.close();
       rmSync(dataDir, { recursive: true, force: true });

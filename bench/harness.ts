@@ -1,15 +1,20 @@
-// The benchmark run: start the simulator, the bare proxy and the gateway once, each in its own
-// process, then for each scenario race the three targets in turn (direct → bare proxy → gateway)
-// and print the table. Env: BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (100),
-// BENCH_CPU_PROF_DIR (when set, the bare proxy and the gateway run under `node --cpu-prof` and
-// write their profiles there, named by pid, when they stop; read them with profile-top.ts).
-import { availableParallelism } from 'node:os';
+// The benchmark run: start an upstream (the minimal upstream, or the provider simulator), the bare
+// proxy and the gateway once, each in its own process; then for each scenario race the three
+// targets in rounds, rotating their order each round (so no target always runs on a warmer or
+// cooler machine), and print every round and the medians. Env: BENCH_DURATION_S (4),
+// BENCH_WARMUP_S (1), BENCH_CONNECTIONS (100), BENCH_ROUNDS (3), BENCH_UPSTREAM (`minimal` or
+// `simulator`, for a single scenario file), BENCH_CPU_PROF_DIR (when set, the bare proxy and the
+// gateway run under `node --cpu-prof` and write their profiles there, named by pid, when they
+// stop; read them with profile-top.ts).
+import { availableParallelism, cpus } from 'node:os';
 import { forkServer, type ServerProcess } from './processes.ts';
 import { measure, sanityCheck, type LoadOptions, type Target } from './measure.ts';
 import { printScenario, printSummary, type ScenarioResult } from './report.ts';
-import type { Scenario, TargetName } from './scenario.ts';
+import { TARGETS, type Scenario, type TargetName } from './scenario.ts';
 
-interface Servers { sim: ServerProcess; bare: ServerProcess; gateway: ServerProcess; apiKey: string }
+export type UpstreamKind = 'minimal' | 'simulator';
+
+export interface Servers { upstream: ServerProcess; bare: ServerProcess; gateway: ServerProcess; kind: UpstreamKind }
 
 function envNumber(name: string, fallback: number): number {
   const v = process.env[name];
@@ -19,11 +24,12 @@ function envNumber(name: string, fallback: number): number {
   return n;
 }
 
-export function loadOptions(): LoadOptions {
+export function loadOptions(): LoadOptions & { rounds: number } {
   return {
-    durationS: envNumber('BENCH_DURATION_S', 10),
-    warmupS: envNumber('BENCH_WARMUP_S', 2),
+    durationS: envNumber('BENCH_DURATION_S', 4),
+    warmupS: envNumber('BENCH_WARMUP_S', 1),
     connections: envNumber('BENCH_CONNECTIONS', 100),
+    rounds: Math.max(1, envNumber('BENCH_ROUNDS', 3)),
   };
 }
 
@@ -32,56 +38,78 @@ function profileFlags(): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
-async function startServers(): Promise<Servers> {
-  const sim = await forkServer('simulator', './simulator-child.ts');
+export async function startServers(kind: UpstreamKind): Promise<Servers> {
+  const upstream = kind === 'minimal'
+    ? await forkServer('minimal upstream', './minimal-upstream.ts')
+    : await forkServer('simulator', './simulator-child.ts');
   const [bare, gateway] = await Promise.all([
-    forkServer('bare proxy', './bare-proxy.ts', [sim.url], profileFlags()),
-    forkServer('gateway', './gateway-child.ts', [sim.url], profileFlags()),
+    forkServer('bare proxy', './bare-proxy.ts', [upstream.url], profileFlags()),
+    forkServer('gateway', './gateway-child.ts', [upstream.url], profileFlags()),
   ]);
   if (process.env.BENCH_CPU_PROF_DIR) console.log(`# profiling: bare proxy pid ${bare.pid}, gateway pid ${gateway.pid} → ${process.env.BENCH_CPU_PROF_DIR}`);
-  return { sim, bare, gateway, apiKey: gateway.info.apiKey! };
+  return { upstream, bare, gateway, kind };
 }
 
-function targetsFor(s: Scenario, servers: Servers): Target[] {
+export async function stopServers(s: Servers): Promise<void> {
+  await Promise.all([s.gateway.stop(), s.bare.stop()]);
+  await s.upstream.stop();
+}
+
+export function targetsFor(s: Scenario, servers: Servers): Record<TargetName, Target> {
   const json = { 'content-type': 'application/json' };
   const upstream = JSON.stringify(s.upstream.body);
-  const byName: Record<TargetName, Target> = {
-    direct: { name: 'direct', url: servers.sim.url, path: s.upstream.path, body: upstream, headers: { ...json, authorization: 'Bearer bench-direct-key' } },
+  const apiKey = servers.gateway.info[s.org === 'managed' ? 'managedKey' : 'byokKey']!;
+  return {
+    direct: { name: 'direct', url: servers.upstream.url, path: s.upstream.path, body: upstream, headers: { ...json, authorization: 'Bearer bench-direct-key' } },
     'bare proxy': { name: 'bare proxy', url: servers.bare.url, path: s.upstream.path, body: upstream, headers: { ...json, authorization: 'Bearer bench-direct-key' }, proxy: servers.bare },
-    gateway: { name: 'gateway', url: servers.gateway.url, path: s.gateway.path, body: JSON.stringify(s.gateway.body), headers: { ...json, authorization: `Bearer ${servers.apiKey}` }, proxy: servers.gateway },
+    gateway: { name: 'gateway', url: servers.gateway.url, path: s.gateway.path, body: JSON.stringify(s.gateway.body), headers: { ...json, authorization: `Bearer ${apiKey}` }, proxy: servers.gateway },
   };
-  return [byName.direct, byName['bare proxy'], byName.gateway];
 }
 
-export async function runScenarios(scenarios: Scenario[]): Promise<ScenarioResult[]> {
+/** Round r measures the targets in TARGETS order rotated by r. */
+export function rotated<T>(items: readonly T[], r: number): T[] {
+  const k = r % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+export function printPreamble(kind: UpstreamKind, opts: ReturnType<typeof loadOptions>): void {
+  console.log(`\n# upstream: ${kind === 'minimal' ? 'the minimal upstream (fixed bytes, bench/minimal-upstream.ts)' : 'the provider simulator (no delays, 16 tokens)'}`
+    + ` — ${opts.connections} connections, ${opts.rounds} rounds × (${opts.warmupS} s warm-up + ${opts.durationS} s measured) per target, order rotated each round`);
+  console.log(`# machine: node ${process.version}, ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? '?'}), gateway LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info'};`
+    + ' each server in its own process, autocannon in the runner; CPU µs/req = that process\'s user+system CPU during the measured run / responses');
+}
+
+export async function runScenarios(scenarios: Scenario[], kind: UpstreamKind, servers?: Servers): Promise<ScenarioResult[]> {
   const opts = loadOptions();
-  console.log(`# gateway benchmarks — ${opts.connections} connections, ${opts.durationS} s per target after ${opts.warmupS} s warm-up;`
-    + ` node ${process.version}, ${availableParallelism()} CPUs, gateway LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info'}`);
-  console.log('# each server in its own process (simulator, bare proxy, gateway); autocannon in the runner;');
-  console.log('# CPU µs/req = that process\'s user+system CPU during the measured run / responses completed');
-  const servers = await startServers();
+  printPreamble(kind, opts);
+  const own = servers ?? await startServers(kind);
   const results: ScenarioResult[] = [];
   try {
     for (const s of scenarios) {
-      const targets = targetsFor(s, servers);
-      for (const t of targets) await sanityCheck(s, t);
-      const rows = [];
-      for (const t of targets) rows.push(await measure(t, servers.sim, opts));
-      const result = { scenario: s, rows };
+      const targets = targetsFor(s, own);
+      for (const name of TARGETS) await sanityCheck(s, targets[name]);
+      const rounds = [];
+      for (let r = 0; r < opts.rounds; r++) {
+        const rows = [];
+        for (const name of rotated(TARGETS, r)) rows.push(await measure(targets[name], own.upstream, opts));
+        rounds.push(rows);
+      }
+      const result = { scenario: s, rounds };
       printScenario(result);
       results.push(result);
     }
-    if (results.length > 1) printSummary(results);
+    if (results.length > 1) printSummary(results, kind);
   } finally {
-    await Promise.all([servers.gateway.stop(), servers.bare.stop()]);
-    await servers.sim.stop();
+    if (!servers) await stopServers(own);
   }
   return results;
 }
 
-/** Entry point of `npx tsx bench/<scenario>.ts` and of run.ts. */
+/** Entry point of `npx tsx bench/<scenario>.ts`: its scenarios on BENCH_UPSTREAM (minimal). */
 export function runMain(scenarios: Scenario[]): void {
-  runScenarios(scenarios).then(() => process.exit(0), (err: unknown) => {
+  const kind = (process.env.BENCH_UPSTREAM ?? 'minimal') as UpstreamKind;
+  if (kind !== 'minimal' && kind !== 'simulator') throw new Error('BENCH_UPSTREAM must be minimal or simulator');
+  runScenarios(scenarios, kind).then(() => process.exit(0), (err: unknown) => {
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
   });

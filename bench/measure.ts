@@ -25,9 +25,9 @@ export interface Measurement {
   p99: number;
   errors: number;
   non2xx: number;
-  /** CPU µs per request: the proxy process, the simulator, and the runner (autocannon). */
+  /** CPU µs per request: the proxy process, the upstream, and the runner (autocannon). */
   proxyCpu?: number;
-  simCpu: number;
+  upstreamCpu: number;
   loadCpu: number;
 }
 
@@ -53,10 +53,10 @@ function load(t: Target, connections: number, durationS: number): Promise<autoca
   });
 }
 
-export async function measure(t: Target, sim: ServerProcess, opts: LoadOptions): Promise<Measurement> {
+export async function measure(t: Target, upstream: ServerProcess, opts: LoadOptions): Promise<Measurement> {
   if (opts.warmupS > 0) await load(t, opts.connections, opts.warmupS);
   const cpu = (): Promise<[number, number | undefined, number]> => Promise.all([
-    sim.cpuMicros(), t.proxy?.cpuMicros(), Promise.resolve(ownCpu()),
+    upstream.cpuMicros(), t.proxy?.cpuMicros(), Promise.resolve(ownCpu()),
   ]);
   const before = await cpu();
   const r = await load(t, opts.connections, opts.durationS);
@@ -70,7 +70,7 @@ export async function measure(t: Target, sim: ServerProcess, opts: LoadOptions):
     p99: r.latency.p99,
     errors: r.errors,
     non2xx: r.non2xx,
-    simCpu: (after[0] - before[0]) / n,
+    upstreamCpu: (after[0] - before[0]) / n,
     proxyCpu: t.proxy ? (after[1]! - before[1]!) / n : undefined,
     loadCpu: (after[2] - before[2]) / n,
   };

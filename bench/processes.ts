@@ -11,10 +11,11 @@ export function isMain(moduleUrl: string): boolean {
   return process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(moduleUrl);
 }
 
-type ToChild = { type: 'cpu' } | { type: 'stop' };
+type ToChild = { type: 'cpu' } | { type: 'mem' } | { type: 'stop' };
 type ToParent =
   | { type: 'ready'; url: string; info: Record<string, string> }
   | { type: 'cpu'; usage: NodeJS.CpuUsage }
+  | { type: 'mem'; rss: number }
   | { type: 'failed'; message: string };
 
 export interface Served { url: string; info?: Record<string, string>; close(): Promise<void> }
@@ -26,6 +27,11 @@ export function serveAsChild(start: () => Promise<Served>): void {
   start().then((served) => {
     process.on('message', (m: ToChild) => {
       if (m.type === 'cpu') send({ type: 'cpu', usage: process.cpuUsage() });
+      else if (m.type === 'mem') {
+        // Children run with --expose-gc: collect first, so RSS is what is live, not garbage.
+        (globalThis as { gc?: () => void }).gc?.();
+        send({ type: 'mem', rss: process.memoryUsage.rss() });
+      }
       else if (m.type === 'stop') void served.close().finally(() => process.exit(0));
     });
     send({ type: 'ready', url: served.url, info: served.info ?? {} });
@@ -44,6 +50,8 @@ export interface ServerProcess {
   pid: number;
   /** Total CPU (user + system) this process has used so far, in µs. */
   cpuMicros(): Promise<number>;
+  /** Resident set size after a full garbage collection, in bytes. */
+  rssBytes(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -52,7 +60,7 @@ export async function forkServer(name: string, file: string, args: string[] = []
   const path = fileURLToPath(new URL(file, import.meta.url));
   // stdout is discarded: the gateway logs one pino line per request, which is part of its cost,
   // but the runner's terminal is for tables. stderr stays visible for crashes.
-  const child = fork(path, args, { execArgv: ['--import', 'tsx', ...nodeFlags], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(path, args, { execArgv: ['--import', 'tsx', '--expose-gc', ...nodeFlags], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const ready = await new Promise<{ url: string; info: Record<string, string> }>((resolve, reject) => {
     const onExit = (code: number | null): void => reject(new Error(`${name} exited (${code}) before it was ready`));
     child.once('exit', onExit);
@@ -63,20 +71,21 @@ export async function forkServer(name: string, file: string, args: string[] = []
   });
   return {
     name, url: ready.url, info: ready.info, pid: child.pid!,
-    cpuMicros: () => askCpu(child),
+    cpuMicros: () => ask(child, 'cpu').then((m) => m.usage.user + m.usage.system),
+    rssBytes: () => ask(child, 'mem').then((m) => m.rss),
     stop: () => stopChild(child),
   };
 }
 
-function askCpu(child: ChildProcess): Promise<number> {
+function ask<T extends 'cpu' | 'mem'>(child: ChildProcess, type: T): Promise<Extract<ToParent, { type: T }>> {
   return new Promise((resolve, reject) => {
     const onMessage = (m: ToParent): void => {
-      if (m.type !== 'cpu') return;
+      if (m.type !== type) return;
       child.off('message', onMessage);
-      resolve(m.usage.user + m.usage.system);
+      resolve(m as Extract<ToParent, { type: T }>);
     };
     child.on('message', onMessage);
-    if (!child.send({ type: 'cpu' } satisfies ToChild)) reject(new Error('child IPC channel closed'));
+    if (!child.send({ type } satisfies ToChild)) reject(new Error('child IPC channel closed'));
   });
 }
 

@@ -17,6 +17,7 @@ export const responsesFlexStream: Scenario = {
     return checkResponsesStream(text) ?? (text.includes('"service_tier":"flex"') ? undefined : 'not served by the flex tier');
   },
   flexReason: 'flex_committed',
+  target: 0.5,
 };
 
 if (isMain(import.meta.url)) runMain([responsesFlexStream]);

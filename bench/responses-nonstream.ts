@@ -13,6 +13,7 @@ export const responsesNonstream: Scenario = {
   upstream: { path: '/v1/responses', body },
   checkBody: checkResponsesBody,
   flexReason: 'standard_requested',
+  target: 0.6,
 };
 
 if (isMain(import.meta.url)) runMain([responsesNonstream]);

@@ -14,6 +14,7 @@ export const responsesStream: Scenario = {
   upstream: { path: '/v1/responses', body },
   checkBody: checkResponsesStream,
   flexReason: 'standard_requested',
+  target: 0.7,
 };
 
 if (isMain(import.meta.url)) runMain([responsesStream]);

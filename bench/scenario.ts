@@ -18,6 +18,10 @@ export interface Scenario {
   checkBody(text: string, target: TargetName): string | undefined;
   /** The gateway's `x-service-flex-reason` for this request (proves the intended path ran). */
   flexReason: string;
+  /** Which organization calls the gateway: its own vendor_a key (default) or the managed balance. */
+  org?: 'byok' | 'managed';
+  /** The share of the bare proxy's req/s the gateway must keep (issue targets). */
+  target: number;
 }
 
 export const MODEL = 'gpt-5.4-mini';
@@ -28,6 +32,15 @@ export function checkResponsesStream(text: string): string | undefined {
   if (!text.includes('event: response.output_text.delta')) return 'no response.output_text.delta event';
   if (!text.includes('event: response.completed')) return 'stream did not end with response.completed';
   if (text.includes('event: error') || text.includes('response.failed')) return 'stream carries an error event';
+  return undefined;
+}
+
+/** A Chat stream that reached its clean end, with content in it. */
+export function checkChatStream(text: string): string | undefined {
+  if (!text.includes('"chat.completion.chunk"')) return 'no chat.completion.chunk';
+  if (!/"content":"[^"]/.test(text)) return 'no content delta';
+  if (!text.trimEnd().endsWith('data: [DONE]')) return 'stream did not end with [DONE]';
+  if (text.includes('"error"')) return 'stream carries an error';
   return undefined;
 }
 

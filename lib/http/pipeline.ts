@@ -15,7 +15,7 @@ import { asGatewayError, sendError, type Headers } from './reply.ts';
 import { checkRequest, type CallerFormat, type CheckedRequest } from '../routing/validate.ts';
 import { planRequest, requestedMaxOutput, type Plan, type RoutePlan } from '../routing/plan.ts';
 import { startRequest, type FlexMode, type Outcome } from '../machine/request-machine.ts';
-import { runAttempt } from '../stream/attempt.ts';
+import { runAttempt, type Attempt } from '../stream/attempt.ts';
 import { respond, type Pricing, type StreamResult } from '../stream/respond.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
 import type { Logger } from '../log.ts';
@@ -111,7 +111,7 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
     retry: c.retry,
     now: () => svc.clock.now(),
     random: svc.random,
-    launch: (route, tier, signal) => launchAttempt(svc, plan, plan.routes.find((r) => r.route === route)!, tier, signal),
+    launch: (route, tier) => launchAttempt(svc, plan, plan.routes.find((r) => r.route === route)!, tier),
   }, svc.timerClock);
 
   let clientClosed = false;
@@ -140,6 +140,7 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
       return;
     }
     const served = plan.routes.find((r) => r.route === winner.route)!;
+    if (winner.tier === 'standard' && winner.streamed) svc.lead.observe(winner.route, c.model.id, winner.committedAt - winner.launchedAt);
     if (winner.committedAt > deadlineAt && flex === 'race') svc.metrics.deadlineMisses.inc();
     svc.metrics.timeToCommit.observe({ route: winner.route, tier: winner.tier }, (winner.committedAt - t0) / 1000);
     svc.metrics.outcomes.inc({ reason: outcome.reason, route: winner.route, tier: winner.tier });
@@ -160,7 +161,9 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
     costMicroUsd = result.costMicroUsd ?? unpricedEstimate(svc, c, result, estimate);
   } finally {
     res.off('close', onClose);
-    run.stop();
+    // A stream that ran to its end ends the machine (stream.end → done); anything else stops it,
+    // which aborts whatever upstream call is still open.
+    if (result?.complete && !clientClosed) run.end(); else run.stop();
     if (holdsSlot) svc.flexSlots.release(key.orgId);
     // The balance pays only for what a managed route served; an own-key route's cost is the org's own.
     const servedMode = outcome?.winner ? plan.routes.find((r) => r.route === outcome!.winner!.route)?.mode : undefined;
@@ -178,20 +181,17 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
   }
 }
 
-function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier, signal: AbortSignal) {
+function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier): Attempt {
   const c = plan.checked;
   const adapter = svc.adapters[rp.route];
-  // A "now" request whose caller wants one body, in the route's own format, may call upstream
-  // non-streamed: there is no race, so nothing needs to observe the first event.
-  const streamed = !(c.startWithin.kind === 'now' && !c.stream && rp.passthrough && !adapter.framer);
-  const launchedAt = svc.clock.now();
+  // A "now" request whose caller wants one body may call upstream non-streamed: there is no race,
+  // so nothing needs to observe the first event (translated bodies are decoded whole and
+  // re-encoded in the caller's format).
+  const streamed = !(c.startWithin.kind === 'now' && !c.stream && !adapter.framer);
   return runAttempt({
     route: rp.route, tier, wire: rp.wire, adapter, streamed,
     request: () => adapter.build({ wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential, translated: !rp.passthrough }),
-  }, svc.pools, signal, () => svc.clock.now()).then((committed) => {
-    if (tier === 'standard' && streamed) svc.lead.observe(rp.route, c.model.id, committed.committedAt - launchedAt);
-    return committed;
-  });
+  }, svc.pools, () => svc.clock.now());
 }
 
 function flexMode(svc: Services, orgId: string, plan: Plan): FlexMode {

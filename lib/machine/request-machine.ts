@@ -1,16 +1,22 @@
 // The life of one inference request before and around its commit point (design.md "Flex race =
-// hedge"; style.md habits 4–6). The machine hears about five lifecycle events per attempt; bytes
-// never pass through it. Attempts are child actors: stopping one aborts its upstream call, and
-// stopping the machine (client gone) stops them all.
+// hedge"; style.md habits 4–6). Every request runs through this machine, a "now" request on one
+// route as much as a flex race with retries and fallbacks. The machine hears about five lifecycle
+// events per attempt; bytes never pass through it.
 //
 //   running ── attempt.committed ──► committed ── stream.end ──► done
 //      │  flex on routes[0] at once; standard hedge raised at deadline − lead;
 //      │  flex refusal → standard now; standard failure → retry after backoff, then the next route
 //      └── no attempt left ──► failed
-import { assign, createActor, enqueueActions, fromCallback, setup, type EventObject } from 'xstate';
+//
+// Kept cheap because every request pays for it (bench/README.md, "the machine"): attempts are
+// plain handles held beside the actor (not child actors); the actor emits `settled` once, at commit
+// or failure, instead of a snapshot subscription; timers exist only for a race (the hedge) or a
+// retry (the backoff); guards, actions and delays are named in setup(), so nothing is allocated per
+// transition but xstate's own snapshot.
+import { and, cancel, createActor, emit, enqueueActions, raise, setup } from 'xstate';
 import type { RouteName, Tier } from '../ir.ts';
 import type { Failure } from '../providers/types.ts';
-import { AttemptFailed, type Committed } from '../stream/attempt.ts';
+import { AttemptFailed, type Attempt, type Committed } from '../stream/attempt.ts';
 import { backoffDelay, type RetryPolicy } from './backoff.ts';
 
 export type FlexMode = 'race' | 'slots_full' | 'off';
@@ -23,8 +29,8 @@ export interface MachineInput {
   retry?: RetryPolicy;
   now: () => number;
   random: () => number;
-  /** Starts one upstream attempt; resolves at its commit point, rejects with AttemptFailed. */
-  launch: (route: RouteName, tier: Tier, signal: AbortSignal) => Promise<Committed>;
+  /** Starts one upstream attempt: its commit (or AttemptFailed) and a way to abort it. */
+  launch: (route: RouteName, tier: Tier) => Attempt;
 }
 
 export interface Outcome {
@@ -36,146 +42,157 @@ export interface Outcome {
   failure?: Failure;
 }
 
+/** Where each tier of the race stands. flex: `off` (no race), `racing`, `failed` (refused or
+ *  broke), `stopped` (aborted: the route was left); standard: `idle` (not launched on this route),
+ *  `running`, `backoff` (waiting to retry), `failed` (spent, while flex still races). */
+type FlexState = 'off' | 'racing' | 'failed' | 'stopped';
+type StandardState = 'idle' | 'running' | 'backoff' | 'failed';
+
+/** The live attempts of one request, beside the actor: aborting them is the lifetime's job. */
+interface Attempts { flex: Attempt | null; standard: Attempt | null }
+
 interface Ctx {
   input: MachineInput;
-  seq: number;
+  attempts: Attempts;
+  flex: FlexState;
+  standard: StandardState;
+  hedged: boolean;                    // the standard hedge was launched while flex raced
   routeIndex: number;
   retriesOnRoute: number;
   retries: number;
   fallbacks: number;
-  flexId: string | null;
-  stdId: string | null;
-  stdLaunched: boolean;
-  flexRefused: boolean;
-  waitingRetry: boolean;
   reason: string;
   winner?: Committed;
   failure?: Failure;
 }
 
 type Ev =
-  | { type: 'attempt.committed'; id: string; tier: Tier; committed: Committed }
-  | { type: 'attempt.failed'; id: string; tier: Tier; failure: Failure }
+  | { type: 'attempt.committed'; tier: Tier; committed: Committed }
+  | { type: 'attempt.failed'; tier: Tier; failure: Failure }
   | { type: 'hedge' }
   | { type: 'retry' }
   | { type: 'stream.end' };
 
-interface AttemptInput { route: RouteName; tier: Tier; id: string; launch: MachineInput['launch'] }
+type Emitted = { type: 'settled' };
 
-/** Given to AbortController.abort: a shared reason, so stopping an attempt allocates no error. */
-const STOPPED = Object.freeze(new Error('attempt stopped'));
-
-const attempt = fromCallback<EventObject, AttemptInput>(({ input, sendBack }) => {
-  const ac = new AbortController();
-  input.launch(input.route, input.tier, ac.signal).then(
-    (committed) => sendBack({ type: 'attempt.committed', id: input.id, tier: input.tier, committed }),
+/** Starts an attempt whose result comes back to the actor as an event. */
+function launchAttempt(ctx: Ctx, self: { send(e: Ev): void }, tier: Tier): void {
+  const route = ctx.input.routes[ctx.routeIndex]!;
+  const attempt = ctx.input.launch(route, tier);
+  ctx.attempts[tier === 'flex' ? 'flex' : 'standard'] = attempt;
+  attempt.committed.then(
+    (committed) => { if (ctx.attempts[tier === 'flex' ? 'flex' : 'standard'] === attempt) self.send({ type: 'attempt.committed', tier, committed }); },
     (err) => {
-      if (ac.signal.aborted) return;
+      if (ctx.attempts[tier === 'flex' ? 'flex' : 'standard'] !== attempt) return;   // stopped: nobody waits for it
       const failure: Failure = err instanceof AttemptFailed ? err.failure : { kind: 'transient', status: 502, message: String(err?.message ?? err) };
-      sendBack({ type: 'attempt.failed', id: input.id, tier: input.tier, failure });
+      self.send({ type: 'attempt.failed', tier, failure });
     },
   );
-  return () => ac.abort(STOPPED);
-});
+}
 
-/** The timer source xstate schedules delays on (its SimulatedClock in tests). */
-export interface TimerClock { setTimeout(fn: (...args: any[]) => void, ms: number): any; clearTimeout(id: any): void }
+function stopAttempt(a: Attempts, tier: 'flex' | 'standard'): void {
+  const attempt = a[tier];
+  a[tier] = null;
+  attempt?.abort();
+}
+
+/** The routing reason when `tier` commits, from where the race stands. */
+function reasonAt(ctx: Ctx, tier: Tier): string {
+  if (ctx.routeIndex > 0) return 'fallback';
+  if (ctx.input.flex !== 'race') return ctx.reason;
+  if (tier === 'flex') return ctx.hedged ? 'flex_won' : 'flex_committed';
+  return ctx.flex === 'failed' ? 'flex_unavailable' : 'flex_lost_race';
+}
 
 export const requestMachine = setup({
-  types: { context: {} as Ctx, events: {} as Ev, input: {} as MachineInput },
-  actors: { attempt },
+  types: { context: {} as Ctx, events: {} as Ev, input: {} as MachineInput, emitted: {} as Emitted },
+  guards: {
+    racing: ({ context }) => context.input.flex === 'race',
+    standardIdle: ({ context }) => context.standard === 'idle',
+    flexFailedNothingLeft: ({ context, event }) => event.type === 'attempt.failed' && event.tier === 'flex' && context.standard === 'failed',
+    flexFailed: ({ event }) => event.type === 'attempt.failed' && event.tier === 'flex',
+    fatal: ({ event }) => event.type === 'attempt.failed' && event.failure.kind === 'fatal',
+    retriesLeft: ({ context }) => !!context.input.retry && context.retriesOnRoute < context.input.retry.count,
+    routesLeft: ({ context }) => context.routeIndex + 1 < context.input.routes.length,
+    flexStillRacing: ({ context }) => context.flex === 'racing',
+  },
+  delays: {
+    hedgeAt: ({ context }) => Math.max(0, context.input.deadlineAt - context.input.lead() - context.input.now()),
+    backoff: ({ context }) => backoffDelay(context.input.retry!, context.retriesOnRoute, context.failure?.retryAfterMs, context.input.random),
+  },
   actions: {
-    launch: enqueueActions(({ context, enqueue }, params: { tier: Tier }) => {
-      const id = `attempt-${context.seq + 1}`;
-      const route = context.input.routes[context.routeIndex]!;
-      enqueue.spawnChild('attempt', { id, input: { route, tier: params.tier, id, launch: context.input.launch } });
-      enqueue.assign(params.tier === 'flex'
-        ? { seq: context.seq + 1, flexId: id }
-        : { seq: context.seq + 1, stdId: id, stdLaunched: true });
-    }),
-    stopAll: enqueueActions(({ context, enqueue }) => {
-      if (context.flexId) enqueue.stopChild(context.flexId);
-      if (context.stdId) enqueue.stopChild(context.stdId);
-      enqueue.cancel('hedge');
-      enqueue.cancel('retry');
-    }),
+    // The context is this request's own and never compared or persisted: actions update it in place.
+    launchStandard: ({ context, self }) => { context.standard = 'running'; launchAttempt(context, self, 'standard'); },
+    launchFlex: ({ context, self }) => { context.flex = 'racing'; launchAttempt(context, self, 'flex'); },
+    scheduleHedge: raise({ type: 'hedge' }, { id: 'hedge', delay: 'hedgeAt' }),
+    hedge: ({ context, self }) => { context.hedged = true; context.standard = 'running'; launchAttempt(context, self, 'standard'); },
+    cancelHedge: cancel('hedge'),
+    cancelRetry: cancel('retry'),
+    scheduleRetry: raise({ type: 'retry' }, { id: 'retry', delay: 'backoff' }),
+    flexFailed: ({ context, event }) => {
+      context.flex = 'failed';
+      context.attempts.flex = null;
+      context.failure ??= (event as Extract<Ev, { type: 'attempt.failed' }>).failure;
+    },
+    recordFailure: ({ context, event }) => { context.failure = (event as Extract<Ev, { type: 'attempt.failed' }>).failure; },
+    backOff: ({ context }) => {
+      context.attempts.standard = null;
+      context.standard = 'backoff';
+      context.retriesOnRoute++;
+      context.retries++;
+    },
+    nextRoute: ({ context }) => {
+      if (context.flex === 'racing') context.flex = 'stopped';
+      stopAttempt(context.attempts, 'flex');
+      context.attempts.standard = null;
+      context.standard = 'idle';
+      context.routeIndex++;
+      context.retriesOnRoute = 0;
+      context.fallbacks++;
+    },
+    standardFailed: ({ context }) => { context.attempts.standard = null; context.standard = 'failed'; },
+    win: ({ context, event }) => {
+      const e = event as Extract<Ev, { type: 'attempt.committed' }>;
+      // The loser is aborted at once; the winner's handle stays, so stopping the request aborts it.
+      stopAttempt(context.attempts, e.tier === 'flex' ? 'standard' : 'flex');
+      context.reason = reasonAt(context, e.tier);
+      context.winner = e.committed;
+    },
+    stopAll: ({ context }) => { stopAttempt(context.attempts, 'flex'); stopAttempt(context.attempts, 'standard'); },
+    settled: emit({ type: 'settled' }),
   },
 }).createMachine({
   id: 'request',
   context: ({ input }) => ({
-    input, seq: 0, routeIndex: 0, retriesOnRoute: 0, retries: 0, fallbacks: 0,
-    flexId: null, stdId: null, stdLaunched: false, flexRefused: false, waitingRetry: false,
+    input, attempts: { flex: null, standard: null },
+    flex: 'off', standard: 'idle', hedged: false,
+    routeIndex: 0, retriesOnRoute: 0, retries: 0, fallbacks: 0,
     reason: input.flex === 'race' ? 'flex_committed' : input.flex === 'slots_full' ? 'flex_slots_full' : 'standard_requested',
   }),
   initial: 'running',
   states: {
     running: {
-      entry: enqueueActions(({ context, enqueue }) => {
-        const { input } = context;
-        if (input.flex === 'race') {
-          enqueue({ type: 'launch', params: { tier: 'flex' } });
-          const delay = Math.max(0, input.deadlineAt - input.lead() - input.now());
-          enqueue.raise({ type: 'hedge' }, { id: 'hedge', delay });
-        } else {
-          enqueue({ type: 'launch', params: { tier: 'standard' } });
-        }
+      entry: enqueueActions(({ enqueue, check }) => {
+        if (check('racing')) { enqueue('launchFlex'); enqueue('scheduleHedge'); } else enqueue('launchStandard');
       }),
       on: {
-        hedge: {
-          guard: ({ context }) => context.stdId === null && !context.waitingRetry && !context.stdLaunched,
-          actions: { type: 'launch', params: { tier: 'standard' } },
-        },
-        retry: { actions: [assign({ waitingRetry: false }), { type: 'launch', params: { tier: 'standard' } }] },
-        'attempt.committed': {
-          target: 'committed',
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const other = event.tier === 'flex' ? context.stdId : context.flexId;
-            if (other) enqueue.stopChild(other);
-            enqueue.cancel('hedge');
-            enqueue.cancel('retry');
-            let reason = context.reason;
-            if (context.routeIndex > 0) reason = 'fallback';
-            else if (context.input.flex === 'race') {
-              reason = event.tier === 'flex'
-                ? (context.stdLaunched ? 'flex_won' : 'flex_committed')
-                : (context.flexRefused ? 'flex_unavailable' : 'flex_lost_race');
-            }
-            enqueue.assign({ winner: event.committed, reason });
-          }),
-        },
+        hedge: { guard: 'standardIdle', actions: 'hedge' },
+        retry: { actions: 'launchStandard' },
+        'attempt.committed': { target: 'committed', actions: ['win', 'cancelHedge', 'cancelRetry', 'settled'] },
         'attempt.failed': [
-          { // the flex tier could not start: standard at once (design.md), unless it already runs
-            guard: ({ event }) => event.tier === 'flex',
-            actions: enqueueActions(({ context, enqueue }) => {
-              enqueue.assign({ flexId: null, flexRefused: true });
-              enqueue.cancel('hedge');
-              if (context.stdId === null && !context.waitingRetry && !context.stdLaunched) enqueue({ type: 'launch', params: { tier: 'standard' } });
-            }),
-          },
-          { guard: ({ event }) => event.failure.kind === 'fatal', target: 'failed', actions: [assign(({ event }) => ({ failure: event.failure })), 'stopAll'] },
-          { // transient standard failure with retries left on this route: back off, then again
-            guard: ({ context }) => !!context.input.retry && context.retriesOnRoute < context.input.retry.count,
-            actions: enqueueActions(({ context, event, enqueue }) => {
-              const n = context.retriesOnRoute + 1;
-              const delay = backoffDelay(context.input.retry!, n, event.failure.retryAfterMs, context.input.random);
-              enqueue.assign({ stdId: null, waitingRetry: true, retriesOnRoute: n, retries: context.retries + 1, failure: event.failure });
-              enqueue.raise({ type: 'retry' }, { id: 'retry', delay });
-            }),
-          },
-          { // the route is spent: the next element of provider, standard tier
-            guard: ({ context }) => context.routeIndex + 1 < context.input.routes.length,
-            actions: enqueueActions(({ context, event, enqueue }) => {
-              if (context.flexId) enqueue.stopChild(context.flexId);
-              enqueue.cancel('hedge');
-              enqueue.assign({ stdId: null, flexId: null, routeIndex: context.routeIndex + 1, retriesOnRoute: 0, fallbacks: context.fallbacks + 1, failure: event.failure, stdLaunched: false });
-              enqueue({ type: 'launch', params: { tier: 'standard' } });
-            }),
-          },
-          { // nothing left but a flex attempt still racing: let it try
-            guard: ({ context }) => context.flexId !== null,
-            actions: assign(({ event }) => ({ stdId: null, failure: event.failure })),
-          },
-          { target: 'failed', actions: [assign(({ event }) => ({ failure: event.failure })), 'stopAll'] },
+          // the flex tier could not start: standard at once (design.md), unless it already runs or
+          // has already failed with nothing left to try
+          { guard: 'flexFailedNothingLeft', target: 'failed', actions: ['flexFailed', 'cancelHedge', 'settled'] },
+          { guard: and(['flexFailed', 'standardIdle']), actions: ['flexFailed', 'cancelHedge', 'launchStandard'] },
+          { guard: 'flexFailed', actions: ['flexFailed', 'cancelHedge'] },
+          { guard: 'fatal', target: 'failed', actions: ['recordFailure', 'stopAll', 'cancelHedge', 'cancelRetry', 'settled'] },
+          // transient standard failure with retries left on this route: back off, then again
+          { guard: 'retriesLeft', actions: ['recordFailure', 'backOff', 'scheduleRetry'] },
+          // the route is spent: the next element of provider, standard tier
+          { guard: 'routesLeft', actions: ['recordFailure', 'cancelHedge', 'nextRoute', 'launchStandard'] },
+          // nothing left but a flex attempt still racing: let it try
+          { guard: 'flexStillRacing', actions: ['recordFailure', 'cancelHedge', 'standardFailed'] },
+          { target: 'failed', actions: ['recordFailure', 'stopAll', 'cancelHedge', 'settled'] },
         ],
       },
     },
@@ -187,44 +204,34 @@ export const requestMachine = setup({
   },
 });
 
+/** The timer source xstate schedules delays on (its SimulatedClock in tests). */
+export interface TimerClock { setTimeout(fn: (...args: any[]) => void, ms: number): any; clearTimeout(id: any): void }
+
 export interface RunningRequest {
-  /** Resolves when a tier committed or nothing is left to try. */
+  /** Resolves when a tier committed or nothing is left to try (or the request was stopped). */
   outcome: Promise<Outcome>;
-  /** Ends the request: stops every attempt (aborting upstream calls) and the machine. */
+  /** The responder finished with the committed stream: the machine ends (`stream.end` → done). */
+  end(): void;
+  /** Ends the request: stops every attempt (aborting upstream calls, the winner's too) and the machine. */
   stop(): void;
 }
 
-/** Runs a request: through the machine when there is anything to decide (a flex race, retries, a
- *  fallback chain); a single standard attempt — a "now" request on one route without retry, the
- *  common case — needs no timers or transitions and runs as a plain promise with the same outcome. */
 export function startRequest(input: MachineInput, clock?: TimerClock): RunningRequest {
-  return input.flex !== 'race' && !input.retry && input.routes.length === 1 ? startSingle(input) : startMachine(input, clock);
-}
-
-function startSingle(input: MachineInput): RunningRequest {
-  const ac = new AbortController();
-  const reason = input.flex === 'slots_full' ? 'flex_slots_full' : 'standard_requested';
-  const base = { reason, routeIndex: 0, retries: 0, fallbacks: 0 };
-  const outcome = input.launch(input.routes[0]!, 'standard', ac.signal).then(
-    (winner): Outcome => ({ ...base, winner }),
-    (err): Outcome => ({ ...base, failure: err instanceof AttemptFailed ? err.failure : { kind: 'transient', status: 502, message: String(err?.message ?? err) } }),
-  );
-  return { outcome, stop: () => ac.abort(STOPPED) };
-}
-
-function startMachine(input: MachineInput, clock?: TimerClock): RunningRequest {
-  const actor = createActor(requestMachine, { input, ...(clock ? { clock } : {}) });
-  const outcome = new Promise<Outcome>((resolve) => {
-    const settle = (): void => {
-      const c = actor.getSnapshot().context;
-      resolve({ winner: c.winner, reason: c.reason, routeIndex: c.routeIndex, retries: c.retries, fallbacks: c.fallbacks, failure: c.failure });
-    };
-    actor.subscribe({
-      next: (snap) => { if (snap.value === 'committed' || snap.value === 'failed') settle(); },
-      complete: settle,   // stopped (client gone) or final
-      error: settle,
-    });
-  });
+  const actor = createActor(requestMachine, clock ? { input, clock } : { input });
+  const ctx = actor.getSnapshot().context;
+  let resolve!: (o: Outcome) => void;
+  const outcome = new Promise<Outcome>((r) => { resolve = r; });
+  const settle = (): void => resolve({ winner: ctx.winner, reason: ctx.reason, routeIndex: ctx.routeIndex, retries: ctx.retries, fallbacks: ctx.fallbacks, failure: ctx.failure });
+  actor.on('settled', settle);
   actor.start();
-  return { outcome, stop: () => actor.stop() };
+  return {
+    outcome,
+    end: () => actor.send({ type: 'stream.end' }),
+    stop() {
+      stopAttempt(ctx.attempts, 'flex');
+      stopAttempt(ctx.attempts, 'standard');
+      actor.stop();
+      settle();   // no-op once settled; a request stopped before commit settles with no winner
+    },
+  };
 }

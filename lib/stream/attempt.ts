@@ -1,6 +1,12 @@
 // One upstream attempt: send the request through the origin's pool and wait for the commit point
 // (design.md "Commit"): a 200 and the first complete event. Before commit a failure is classified
 // for retry/fallback; at commit the attempt hands over a Committed stream the responder drains.
+//
+// The attempt is an undici dispatch handler, not a `request()` with a Readable body: chunks arrive
+// as callbacks and go to the responder's sink as they are, with no stream object, async iterator
+// or AbortController per request (the hot path, bench/README.md). Backpressure is the
+// controller's: a sink that cannot take more (the caller's socket is full) pauses the upstream
+// read, and resumes it on drain, so a slow caller holds at most the socket buffers.
 import type { Dispatcher } from 'undici';
 import type { FormatName, RouteName, Tier } from '../ir.ts';
 import type { Failure, Framer, RouteAdapter, UpstreamRequest } from '../providers/types.ts';
@@ -12,6 +18,9 @@ export class AttemptFailed extends Error {
   constructor(readonly failure: Failure) { super(failure.message); }
 }
 
+/** Given to controller.abort: one shared reason, so stopping an attempt allocates no error. */
+export const STOPPED = Object.freeze(new Error('attempt stopped'));
+
 export interface AttemptSpec {
   route: RouteName;
   tier: Tier;
@@ -22,64 +31,200 @@ export interface AttemptSpec {
   streamed: boolean;
 }
 
+/** Where the body goes after commit. `data` returns false when the sink cannot take more now; it
+ *  calls Committed.resume() when it can. Exactly one of `end` or `error` ends the body. */
+export interface BodySink {
+  data(chunk: Buffer): boolean;
+  end(): void;
+  error(err: Error): void;
+}
+
 export interface Committed {
   route: RouteName;
   tier: Tier;
   wire: FormatName;
   streamed: boolean;
-  status: number;
   headers: Dispatcher.ResponseData['headers'];
   /** Frames read before commit (at least the first event when streamed). */
   frames: RawFrame[];
+  /** The stream's framer, holding any partial frame after `frames`. */
   framer: Framer;
-  /** The route frames bytes its own way (not SSE): raw frames are re-serialised SSE text. */
-  reframed: boolean;
-  /** The rest of the body. */
-  rest: AsyncIterator<Buffer>;
+  launchedAt: number;
   committedAt: number;
+  /** Hands the rest of the body to `sink`; chunks that arrived since commit come first. */
+  pipe(sink: BodySink): void;
+  /** Resumes the upstream read after `sink.data` returned false. */
+  resume(): void;
+}
+
+/** A running attempt: its commit (or failure), and a way to stop it that aborts the upstream call. */
+export interface Attempt {
+  committed: Promise<Committed>;
+  abort(): void;
 }
 
 const MAX_ERROR_BODY = 64 * 1024;
 
-export async function runAttempt(spec: AttemptSpec, pools: Pools, signal: AbortSignal, now: () => number): Promise<Committed> {
-  let res: Dispatcher.ResponseData;
-  try {
-    const req = await spec.request();
-    res = await pools.get(req.origin).request({ method: 'POST', path: req.path, headers: req.headers, body: req.body, signal });
-  } catch (err) {
-    if (signal.aborted) throw err;
-    throw new AttemptFailed(connectionFailure(err as Error));
-  }
-  if (res.statusCode !== 200) {
-    const text = await readCapped(res.body).catch(() => '');
-    throw new AttemptFailed(classify(res.statusCode, res.headers, text, spec.tier, now()));
-  }
-  const framer = spec.adapter.framer?.() ?? new SSEParser();
-  const rest = res.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const frames: RawFrame[] = [];
-  if (spec.streamed) {
-    try {
-      while (frames.length === 0) {
-        const r = await rest.next();
-        if (r.done) { frames.push(...framer.end()); if (frames.length === 0) throw new Error('stream ended before its first event'); break; }
-        frames.push(...framer.push(r.value));
-      }
-    } catch (err) {
-      res.body.destroy();
-      if (signal.aborted) throw err;
-      throw new AttemptFailed(connectionFailure(err as Error));
-    }
-  }
-  return { route: spec.route, tier: spec.tier, wire: spec.wire, streamed: spec.streamed, status: 200, headers: res.headers, frames, framer, reframed: spec.adapter.framer !== undefined, rest, committedAt: now() };
+export function runAttempt(spec: AttemptSpec, pools: Pools, now: () => number): Attempt {
+  const call = new UpstreamCall(spec, now);
+  const committed = new Promise<Committed>((resolve, reject) => { call.resolve = resolve; call.reject = reject; });
+  const built = spec.request();
+  if (built instanceof Promise) built.then((req) => call.dispatch(pools, req), (err) => call.fail(err as Error));
+  else call.dispatch(pools, built);
+  return { committed, abort: () => call.abort() };
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const c of body) {
-    size += c.length;
-    if (size > MAX_ERROR_BODY) { body.destroy(); break; }
-    parts.push(c);
+type Phase = 'waiting' | 'refused' | 'precommit' | 'committed' | 'ended';
+
+class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
+  resolve!: (c: Committed) => void;
+  reject!: (e: unknown) => void;
+  private phase: Phase = 'waiting';
+  private controller: Dispatcher.DispatchController | undefined;
+  private aborted = false;
+  private status = 0;
+  private errorParts: Buffer[] | undefined;
+  private errorSize = 0;
+  private sink: BodySink | undefined;
+  /** Chunks (and the end) that arrived after commit, before the sink was attached. */
+  private backlog: Buffer[] | undefined;
+  private endedEarly: Error | null | undefined;   // undefined: not ended; null: clean end
+
+  readonly route: RouteName;
+  readonly tier: Tier;
+  readonly wire: FormatName;
+  readonly streamed: boolean;
+  headers: Dispatcher.ResponseData['headers'] = {};
+  readonly frames: RawFrame[] = [];
+  readonly framer: Framer;
+  readonly launchedAt: number;
+  committedAt = 0;
+
+  constructor(private readonly spec: AttemptSpec, private readonly now: () => number) {
+    this.route = spec.route;
+    this.tier = spec.tier;
+    this.wire = spec.wire;
+    this.streamed = spec.streamed;
+    this.framer = spec.adapter.framer?.() ?? new SSEParser();
+    this.launchedAt = now();
   }
-  return Buffer.concat(parts).toString('utf8');
+
+  dispatch(pools: Pools, req: UpstreamRequest): void {
+    if (this.aborted) { this.reject(STOPPED); return; }
+    try {
+      pools.get(req.origin).dispatch({ method: 'POST', path: req.path, headers: req.headers, body: req.body }, this);
+    } catch (err) {
+      this.fail(err as Error);
+    }
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    if (this.controller) this.controller.abort(STOPPED);
+    if (this.phase === 'waiting' && !this.controller) { this.phase = 'ended'; this.reject(STOPPED); }
+  }
+
+  /** A failure before commit (the request could not be built or sent). */
+  fail(err: Error): void {
+    if (this.phase === 'ended') return;
+    const before = this.phase;
+    this.phase = 'ended';
+    if (before === 'committed') { this.finish(err); return; }
+    this.reject(this.aborted ? STOPPED : new AttemptFailed(connectionFailure(err)));
+  }
+
+  // undici's handler interface
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.aborted) controller.abort(STOPPED);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Dispatcher.ResponseData['headers']): void {
+    this.status = statusCode;
+    this.headers = headers;
+    if (statusCode !== 200) { this.phase = 'refused'; this.errorParts = []; return; }
+    if (this.streamed) { this.phase = 'precommit'; return; }
+    this.commit(controller);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    switch (this.phase) {
+      case 'committed':
+        if (this.sink) { if (!this.sink.data(chunk)) controller.pause(); } else (this.backlog ??= []).push(chunk);
+        return;
+      case 'precommit':
+        for (const f of this.framer.push(chunk)) this.frames.push(f);
+        if (this.frames.length) this.commit(controller);
+        return;
+      case 'refused':
+        this.errorSize += chunk.length;
+        if (this.errorSize <= MAX_ERROR_BODY) this.errorParts!.push(chunk);
+        return;
+    }
+  }
+
+  onResponseEnd(): void {
+    switch (this.phase) {
+      case 'committed': this.phase = 'ended'; this.finish(null); return;
+      case 'refused': {
+        this.phase = 'ended';
+        const text = Buffer.concat(this.errorParts!).toString('utf8', 0, Math.min(this.errorSize, MAX_ERROR_BODY));
+        this.reject(new AttemptFailed(classify(this.status, this.headers, text, this.tier, this.now())));
+        return;
+      }
+      case 'precommit': {
+        this.phase = 'ended';
+        for (const f of this.framer.end()) this.frames.push(f);
+        if (!this.frames.length) { this.reject(new AttemptFailed(connectionFailure(new Error('stream ended before its first event')))); return; }
+        this.commitAt();
+        this.finish(null);
+        return;
+      }
+    }
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+  }
+
+  // Committed
+
+  pipe(sink: BodySink): void {
+    this.sink = sink;
+    const backlog = this.backlog;
+    this.backlog = undefined;
+    if (backlog) for (const c of backlog) sink.data(c);
+    if (this.endedEarly !== undefined) { this.deliverEnd(this.endedEarly); return; }
+    this.resume();
+  }
+
+  resume(): void {
+    if (this.controller?.paused && this.phase === 'committed') this.controller.resume();
+  }
+
+  private commit(controller: Dispatcher.DispatchController): void {
+    this.phase = 'committed';
+    // Hold the body until the responder attaches its sink (it may first await settle-free work).
+    controller.pause();
+    this.commitAt();
+  }
+
+  private commitAt(): void {
+    this.committedAt = this.now();
+    this.resolve(this);
+  }
+
+  private finish(err: Error | null): void {
+    if (this.sink) this.deliverEnd(err);
+    else this.endedEarly = err;
+  }
+
+  private deliverEnd(err: Error | null): void {
+    const sink = this.sink!;
+    this.sink = undefined;
+    this.endedEarly = undefined;
+    if (err) sink.error(err); else sink.end();
+  }
 }

@@ -47,15 +47,33 @@ export async function respond(a: RespondArgs): Promise<StreamResult> {
   return a.stream ? (a.passthrough ? pipePassthrough(a) : pipeTranslated(a)) : assemble(a);
 }
 
-async function* framesOf(c: Committed): AsyncGenerator<{ chunk?: Buffer; frames: RawFrame[] }> {
-  if (c.frames.length) yield { frames: c.frames };
-  for (;;) {
-    const r = await c.rest.next();
-    if (r.done) break;
-    yield { chunk: r.value, frames: c.framer.push(r.value) };
-  }
-  const tail = c.framer.end();
-  if (tail.length) yield { frames: tail };
+/** Feeds the committed stream through `onFrames` (the frames read before commit first, then each
+ *  chunk's frames as it arrives, then the framer's tail) and resolves at the clean end. A caller
+ *  whose socket is full pauses the upstream until it drains (backpressure). */
+function drain(c: Committed, res: ServerResponse, onFrames: (frames: RawFrame[], chunk?: Buffer) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let failed = false;
+    const fail = (err: Error): void => { if (!failed) { failed = true; reject(err); } };
+    const onDrain = (): void => c.resume();
+    const step = (frames: RawFrame[], chunk?: Buffer): boolean => {
+      if (failed) return true;
+      try { onFrames(frames, chunk); } catch (err) { fail(err as Error); return true; }
+      if (!res.writableNeedDrain) return true;
+      res.once('drain', onDrain);
+      return false;
+    };
+    if (c.frames.length) step(c.frames);
+    c.pipe({
+      data: (chunk) => step(c.framer.push(chunk), chunk),
+      end() {
+        const tail = c.framer.end();
+        if (tail.length) step(tail);
+        res.off('drain', onDrain);
+        if (!failed) resolve();
+      },
+      error(err) { res.off('drain', onDrain); fail(err); },
+    });
+  });
 }
 
 function startStream(a: RespondArgs): void {
@@ -73,7 +91,7 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
   let bytesOut = 0;
   startStream(a);
   try {
-    for await (const { frames } of framesOf(committed)) {
+    await drain(committed, res, (frames) => {
       // Only whole frames go out (one write per upstream chunk), so a stream that breaks later
       // ends with a clean error event, never one spliced into half a frame.
       const out: Buffer[] = [];
@@ -98,7 +116,7 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
         bytesOut += chunk.length;
         res.write(chunk);
       }
-    }
+    });
   } catch (err) {
     return endBroken(a, st, bytesOut, (err as Error).message);
   }
@@ -140,7 +158,7 @@ async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
   };
   startStream(a);
   try {
-    for await (const { frames } of framesOf(committed)) for (const f of frames) emit(decoder.push(f));
+    await drain(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); });
     emit(decoder.end());
   } catch (err) {
     failed = (err as Error).message;
@@ -161,10 +179,10 @@ async function assemble(a: RespondArgs): Promise<StreamResult> {
   let tier: Tier;
   let raw: Buffer | undefined;
   try {
-    if (!committed.streamed) {
-      const parts: Buffer[] = [];
-      for await (const { chunk } of framesOf(committed)) if (chunk) parts.push(chunk);
-      raw = Buffer.concat(parts);
+    // Asked non-streamed, a provider answers one JSON body; one that streams anyway (a replayed
+    // recording does) is assembled from its events like any stream.
+    if (!committed.streamed && !isEventStream(committed.headers['content-type'])) {
+      raw = await collectBody(committed);
       body = JSON.parse(raw.toString('utf8'));
       const ir = a.wire.decodeResponse(body);
       usage = ir.usage;
@@ -174,9 +192,9 @@ async function assemble(a: RespondArgs): Promise<StreamResult> {
       const decoder = a.wire.createStreamDecoder();
       const collector = new ResponseCollector(committed.tier);
       let finished = false;
-      for await (const { frames } of framesOf(committed)) {
+      await drain(committed, a.res, (frames) => {
         for (const f of frames) for (const ev of decoder.push(f)) { collector.push(ev); if (ev.type === 'finish') finished = true; }
-      }
+      });
       for (const ev of decoder.end()) { collector.push(ev); if (ev.type === 'finish') finished = true; }
       const ir = collector.result();
       if (!finished || ir.error) return { complete: false, tier: committed.tier, bytesOut: 0, error: ir.error?.message ?? 'upstream stream ended before its final event' };
@@ -201,6 +219,20 @@ async function assemble(a: RespondArgs): Promise<StreamResult> {
   a.res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length, ...headers });
   a.res.end(out);
   return { complete: true, usage, tier, costMicroUsd, bytesOut: out.length };
+}
+
+const isEventStream = (ct: string | string[] | undefined): boolean => typeof ct === 'string' && ct.startsWith('text/event-stream');
+
+/** A non-streamed upstream body, whole. */
+function collectBody(c: Committed): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    c.pipe({
+      data(chunk) { parts.push(chunk); return true; },
+      end() { resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts)); },
+      error: reject,
+    });
+  });
 }
 
 export type { FormatName };

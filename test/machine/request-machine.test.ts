@@ -7,7 +7,7 @@ import { startRequest, type MachineInput } from '../../lib/machine/request-machi
 import { AttemptFailed, type Committed } from '../../lib/stream/attempt.ts';
 import type { RouteName, Tier } from '../../lib/ir.ts';
 
-interface Launched { route: RouteName; tier: Tier; at: number; signal: AbortSignal; resolve(c: Committed): void; reject(e: unknown): void }
+interface Launched { route: RouteName; tier: Tier; at: number; signal: { aborted: boolean }; resolve(c: Committed): void; reject(e: unknown): void }
 
 function harness(over: Partial<MachineInput> = {}) {
   const clock = new SimulatedClock();
@@ -16,7 +16,11 @@ function harness(over: Partial<MachineInput> = {}) {
   const input: MachineInput = {
     routes: ['vendor_a'], flex: 'race', deadlineAt: 1_000_000 + 10_000, lead: () => 2_000,
     now: () => clock.now(), random: () => 0.5,
-    launch: (route, tier, signal) => new Promise<Committed>((resolve, reject) => { launched.push({ route, tier, at: clock.now(), signal, resolve, reject }); }),
+    launch: (route, tier) => {
+      const signal = { aborted: false };
+      const committed = new Promise<Committed>((resolve, reject) => { launched.push({ route, tier, at: clock.now(), signal, resolve, reject }); });
+      return { committed, abort: () => { signal.aborted = true; } };
+    },
     ...over,
   };
   const run = startRequest(input, clock);

@@ -1,0 +1,68 @@
+// Many slow streams at once: 1,000 callers each hold a Responses stream that the minimal upstream
+// paces at 20 tokens/s (100 tokens, ≈ 5 s). Measured per proxy (the bare proxy, then the gateway):
+// its resident memory after a full GC when idle, while every stream is open, and after they all
+// ended. Target: the gateway holds ≤ 64 KiB per open stream over idle, and does not grow after.
+import { Agent, request } from 'undici';
+import { isMain, type ServerProcess } from './processes.ts';
+import { startServers, stopServers, targetsFor, type Servers } from './harness.ts';
+import { responsesStream } from './responses-stream.ts';
+import { PACED_MARK, PACED_TOKENS } from './minimal-upstream.ts';
+import { fixed, printTable } from './report.ts';
+import type { Target } from './measure.ts';
+
+const STREAMS = Number(process.env.BENCH_OPEN_STREAMS ?? 1_000);
+
+async function openStreams(t: Target, proxy: ServerProcess): Promise<{ idle: number; open: number; after: number; complete: number }> {
+  const agent = new Agent({ connections: STREAMS + 10, pipelining: 1 });
+  const body = JSON.parse(t.body);
+  body.input = `${body.input} ${PACED_MARK}`;
+  const payload = JSON.stringify(body);
+  // Warm the path once, so idle is measured on a process that has served this request.
+  const warm = await request(t.url + t.path, { method: 'POST', headers: t.headers, body: payload, dispatcher: agent });
+  await warm.body.text();
+  const idle = await proxy.rssBytes();
+  let started = 0;
+  let complete = 0;
+  let allStarted!: () => void;
+  const startedAll = new Promise<void>((r) => { allStarted = r; });
+  const streams = Array.from({ length: STREAMS }, async () => {
+    const res = await request(t.url + t.path, { method: 'POST', headers: t.headers, body: payload, dispatcher: agent });
+    let text = '';
+    let first = true;
+    for await (const chunk of res.body) {
+      if (first) { first = false; if (++started === STREAMS) allStarted(); }
+      text += chunk.toString();
+    }
+    if (text.includes('response.completed')) complete++;
+  });
+  await Promise.race([startedAll, Promise.all(streams)]);
+  const open = await proxy.rssBytes();
+  await Promise.all(streams);
+  const after = await proxy.rssBytes();
+  await agent.close();
+  return { idle, open, after, complete };
+}
+
+export async function runOpenStreams(servers?: Servers): Promise<{ perStreamKiB: number; growthKiB: number }> {
+  const own = servers ?? await startServers('minimal');
+  try {
+    const targets = targetsFor(responsesStream, own);
+    const rows: string[][] = [];
+    let gateway = { perStreamKiB: NaN, growthKiB: NaN };
+    for (const [name, proxy] of [['bare proxy', own.bare], ['gateway', own.gateway]] as const) {
+      const m = await openStreams(targets[name], proxy);
+      const perStreamKiB = (m.open - m.idle) / STREAMS / 1024;
+      const growthKiB = (m.after - m.idle) / 1024;
+      if (name === 'gateway') gateway = { perStreamKiB, growthKiB };
+      rows.push([name, fixed(m.idle / 2 ** 20, 1), fixed(m.open / 2 ** 20, 1), fixed(m.after / 2 ** 20, 1), fixed(perStreamKiB, 1), fixed(growthKiB, 0), `${m.complete}/${STREAMS}`]);
+    }
+    console.log(`\n## open-streams — ${STREAMS} concurrent streams paced at 20 tokens/s (${PACED_TOKENS} tokens each), minimal upstream; RSS after a full GC`);
+    printTable(['proxy', 'idle MiB', 'open MiB', 'after MiB', 'KiB per open stream', 'after − idle KiB', 'completed'], rows);
+    console.log(`gateway: ${fixed(gateway.perStreamKiB, 1)} KiB per open stream (target ≤ 64): ${gateway.perStreamKiB <= 64 ? 'ok' : 'BELOW TARGET'}`);
+    return gateway;
+  } finally {
+    if (!servers) await stopServers(own);
+  }
+}
+
+if (isMain(import.meta.url)) runOpenStreams().then(() => process.exit(0), (err) => { console.error(err); process.exit(1); });
