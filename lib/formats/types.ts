@@ -27,6 +27,9 @@ export interface StreamEncoder {
 
 /** Reads usage off the one frame that carries it, for a passthrough stream (bytes untouched). */
 export interface UsageTap {
+  /** Byte strings one of which every frame that carriesUsage() accepts contains: a passthrough
+   *  finds candidate frames with a native substring search and decodes only those. */
+  markers: string[];
   /** Cheap test (event name, or a substring) — true when this frame may carry usage or the tier. */
   carriesUsage(frame: SSEFrame): boolean;
   /** Parse that frame's data; merge what it says into `acc` (overwrite, never add). */

@@ -11,7 +11,7 @@ import type { Dispatcher } from 'undici';
 import type { FormatName, RouteName, Tier } from '../ir.ts';
 import type { Failure, Framer, RouteAdapter, UpstreamRequest } from '../providers/types.ts';
 import type { Pools } from './pools.ts';
-import { SSEParser, type RawFrame } from './sse.ts';
+import { parseFrame, SSEParser, type RawFrame } from './sse.ts';
 import { classify, connectionFailure } from './failure.ts';
 
 export class AttemptFailed extends Error {
@@ -45,10 +45,15 @@ export interface Committed {
   wire: FormatName;
   streamed: boolean;
   headers: Dispatcher.ResponseData['headers'];
-  /** Frames read before commit (at least the first event when streamed). */
+  /** A route with its own byte framing (not SSE): the frames read before commit. */
   frames: RawFrame[];
-  /** The stream's framer, holding any partial frame after `frames`. */
+  /** An SSE route: the bytes read before commit, undecoded (they hold at least the first event). */
+  head: Buffer;
+  /** The stream's framer: the route's own (holding any partial frame after `frames`), or a fresh
+   *  SSE parser for whoever needs the events decoded (translation, assembly). */
   framer: Framer;
+  /** True when the route frames its bytes its own way (`frames`), false for SSE (`head`). */
+  ownFraming: boolean;
   launchedAt: number;
   committedAt: number;
   /** Hands the rest of the body to `sink`; chunks that arrived since commit come first. */
@@ -64,6 +69,9 @@ export interface Attempt {
 }
 
 const MAX_ERROR_BODY = 64 * 1024;
+const EMPTY = Buffer.alloc(0);
+const LF2 = Buffer.from('\n\n');
+const CRLF2 = Buffer.from('\r\n\r\n');
 
 export function runAttempt(spec: AttemptSpec, pools: Pools, now: () => number): Attempt {
   const call = new UpstreamCall(spec, now);
@@ -96,7 +104,11 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   readonly streamed: boolean;
   headers: Dispatcher.ResponseData['headers'] = {};
   readonly frames: RawFrame[] = [];
+  head: Buffer = EMPTY;
+  /** Where the search for the first complete SSE event resumes in `head`. */
+  private searched = 0;
   readonly framer: Framer;
+  readonly ownFraming: boolean;
   readonly launchedAt: number;
   committedAt = 0;
 
@@ -105,6 +117,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     this.tier = spec.tier;
     this.wire = spec.wire;
     this.streamed = spec.streamed;
+    this.ownFraming = spec.adapter.framer !== undefined;
     this.framer = spec.adapter.framer?.() ?? new SSEParser();
     this.launchedAt = now();
   }
@@ -155,8 +168,13 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
         if (this.sink) { if (!this.sink.data(chunk)) controller.pause(); } else (this.backlog ??= []).push(chunk);
         return;
       case 'precommit':
-        for (const f of this.framer.push(chunk)) this.frames.push(f);
-        if (this.frames.length) this.commit(controller);
+        if (this.ownFraming) {
+          for (const f of this.framer.push(chunk)) this.frames.push(f);
+          if (this.frames.length) this.commit(controller);
+        } else {
+          this.head = this.head.length ? Buffer.concat([this.head, chunk]) : chunk;
+          if (this.hasFirstEvent()) this.commit(controller);
+        }
         return;
       case 'refused':
         this.errorSize += chunk.length;
@@ -176,8 +194,9 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
       }
       case 'precommit': {
         this.phase = 'ended';
-        for (const f of this.framer.end()) this.frames.push(f);
-        if (!this.frames.length) { this.reject(new AttemptFailed(connectionFailure(new Error('stream ended before its first event')))); return; }
+        if (this.ownFraming) for (const f of this.framer.end()) this.frames.push(f);
+        const started = this.ownFraming ? this.frames.length > 0 : parseFrame(this.head.toString('utf8', this.searched)) !== undefined;
+        if (!started) { this.reject(new AttemptFailed(connectionFailure(new Error('stream ended before its first event')))); return; }
         this.commitAt();
         this.finish(null);
         return;
@@ -202,6 +221,21 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
 
   resume(): void {
     if (this.controller?.paused && this.phase === 'committed') this.controller.resume();
+  }
+
+  /** Is there a complete SSE frame with data in `head`? Frames are decoded one at a time until
+   *  the first event (comments and keep-alives have no data); the rest stays bytes. */
+  private hasFirstEvent(): boolean {
+    const h = this.head;
+    for (;;) {
+      const lf = h.indexOf(LF2, this.searched);
+      const crlf = h.indexOf(CRLF2, this.searched);
+      if (lf === -1 && crlf === -1) return false;
+      const [end, sep] = crlf !== -1 && (lf === -1 || crlf < lf) ? [crlf, 4] : [lf, 2];
+      const frame = parseFrame(h.toString('utf8', this.searched, end));
+      this.searched = end + sep;
+      if (frame) return true;
+    }
   }
 
   private commit(controller: Dispatcher.DispatchController): void {

@@ -11,6 +11,7 @@ import { ResponseCollector } from '../formats/collect.ts';
 import type { Committed } from './attempt.ts';
 import type { RawFrame } from './sse.ts';
 import { formatFrame } from './sse.ts';
+import { PassthroughScanner } from './sse-scan.ts';
 import { errorFrame } from './error-frames.ts';
 import type { Headers } from '../http/reply.ts';
 import { addCostExtras } from '../formats/cost-extras.ts';
@@ -47,33 +48,36 @@ export async function respond(a: RespondArgs): Promise<StreamResult> {
   return a.stream ? (a.passthrough ? pipePassthrough(a) : pipeTranslated(a)) : assemble(a);
 }
 
-/** Feeds the committed stream through `onFrames` (the frames read before commit first, then each
- *  chunk's frames as it arrives, then the framer's tail) and resolves at the clean end. A caller
- *  whose socket is full pauses the upstream until it drains (backpressure). */
-function drain(c: Committed, res: ServerResponse, onFrames: (frames: RawFrame[], chunk?: Buffer) => void): Promise<void> {
+/** Feeds the committed body to `onChunk` (the bytes read before commit first, then each chunk as
+ *  it arrives) and resolves at the clean end. A caller whose socket is full pauses the upstream
+ *  until it drains (backpressure): memory per slow caller is bounded by the socket buffers. */
+function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     let failed = false;
     const fail = (err: Error): void => { if (!failed) { failed = true; reject(err); } };
     const onDrain = (): void => c.resume();
-    const step = (frames: RawFrame[], chunk?: Buffer): boolean => {
+    const step = (chunk: Buffer): boolean => {
       if (failed) return true;
-      try { onFrames(frames, chunk); } catch (err) { fail(err as Error); return true; }
+      try { onChunk(chunk); } catch (err) { fail(err as Error); return true; }
       if (!res.writableNeedDrain) return true;
       res.once('drain', onDrain);
       return false;
     };
-    if (c.frames.length) step(c.frames);
+    if (c.head.length) step(c.head);
     c.pipe({
-      data: (chunk) => step(c.framer.push(chunk), chunk),
-      end() {
-        const tail = c.framer.end();
-        if (tail.length) step(tail);
-        res.off('drain', onDrain);
-        if (!failed) resolve();
-      },
+      data: step,
+      end() { res.off('drain', onDrain); if (!failed) resolve(); },
       error(err) { res.off('drain', onDrain); fail(err); },
     });
   });
+}
+
+/** drain(), decoded: the stream's frames in order, the framer's tail at the end. */
+async function drainFrames(c: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void): Promise<void> {
+  if (c.frames.length) onFrames(c.frames);
+  await drain(c, res, (chunk) => onFrames(c.framer.push(chunk)));
+  const tail = c.framer.end();
+  if (tail.length) onFrames(tail);
 }
 
 function startStream(a: RespondArgs): void {
@@ -89,34 +93,37 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
   const dropUsageChunk = a.caller.name === 'chat' && !a.includeUsage;
   let final = false;
   let bytesOut = 0;
+  /** A frame that may carry usage: read it; returns what replaces it, if anything. */
+  const onUsageFrame = (f: RawFrame): Buffer | undefined => {
+    if (!tap.carriesUsage(f)) return undefined;
+    let data: any;
+    try { data = JSON.parse(f.data); } catch { return undefined; }
+    tap.read(data, st);
+    if (!tap.isFinal(f, data)) return undefined;
+    final = true;
+    if (dropUsageChunk && Array.isArray(data.choices) && data.choices.length === 0) return EMPTY;
+    if (a.includeCost) return Buffer.from(formatFrame(tap.inject(data, a.pricing.price(st.usage, st.tier ?? committed.tier).extras!), f.event));
+    return undefined;
+  };
+  // Only whole frames go out (one write per upstream chunk), so a stream that breaks later ends
+  // with a clean error event, never one spliced into half a frame.
+  const write = (bytes: Buffer): void => {
+    if (!bytes.length) return;
+    bytesOut += bytes.length;
+    res.write(bytes);
+  };
   startStream(a);
   try {
-    await drain(committed, res, (frames) => {
-      // Only whole frames go out (one write per upstream chunk), so a stream that breaks later
-      // ends with a clean error event, never one spliced into half a frame.
-      const out: Buffer[] = [];
-      for (const f of frames) {
-        let bytes: Buffer = f.raw;
-        if (tap.carriesUsage(f)) {
-          let data: any;
-          try { data = JSON.parse(f.data); } catch { data = undefined; }
-          if (data !== undefined) {
-            tap.read(data, st);
-            if (tap.isFinal(f, data)) {
-              final = true;
-              if (dropUsageChunk && Array.isArray(data.choices) && data.choices.length === 0) bytes = EMPTY;
-              else if (a.includeCost) bytes = Buffer.from(formatFrame(tap.inject(data, a.pricing.price(st.usage, st.tier ?? committed.tier).extras!), f.event));
-            }
-          }
-        }
-        if (bytes.length) out.push(bytes);
-      }
-      if (out.length) {
-        const chunk = out.length === 1 ? out[0]! : Buffer.concat(out);
-        bytesOut += chunk.length;
-        res.write(chunk);
-      }
-    });
+    if (committed.ownFraming) {
+      await drainFrames(committed, res, (frames) => {
+        const out = frames.map((f) => onUsageFrame(f) ?? f.raw);
+        write(out.length === 1 ? out[0]! : Buffer.concat(out));
+      });
+    } else {
+      const scanner = new PassthroughScanner(tap.markers);
+      await drain(committed, res, (chunk) => write(scanner.push(chunk, onUsageFrame)));
+      write(scanner.end(onUsageFrame));
+    }
   } catch (err) {
     return endBroken(a, st, bytesOut, (err as Error).message);
   }
@@ -158,7 +165,7 @@ async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
   };
   startStream(a);
   try {
-    await drain(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); });
+    await drainFrames(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); });
     emit(decoder.end());
   } catch (err) {
     failed = (err as Error).message;
@@ -192,7 +199,7 @@ async function assemble(a: RespondArgs): Promise<StreamResult> {
       const decoder = a.wire.createStreamDecoder();
       const collector = new ResponseCollector(committed.tier);
       let finished = false;
-      await drain(committed, a.res, (frames) => {
+      await drainFrames(committed, a.res, (frames) => {
         for (const f of frames) for (const ev of decoder.push(f)) { collector.push(ev); if (ev.type === 'finish') finished = true; }
       });
       for (const ev of decoder.end()) { collector.push(ev); if (ev.type === 'finish') finished = true; }
@@ -227,6 +234,7 @@ const isEventStream = (ct: string | string[] | undefined): boolean => typeof ct 
 function collectBody(c: Committed): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
+    if (c.head.length) parts.push(c.head);
     c.pipe({
       data(chunk) { parts.push(chunk); return true; },
       end() { resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts)); },

@@ -7,6 +7,8 @@ import type { SSEFrame, TapState, UsageTap } from '../types.ts';
 import { addChatExtras, tierOfChunk, usageFromChat } from './usage.ts';
 
 export const chatTap: UsageTap = {
+  markers: ['"usage":{', '"finish_reason":"'],
+
   carriesUsage(frame: SSEFrame): boolean {
     return frame.data.includes('"usage":{') || frame.data.includes('"finish_reason":"');
   },

@@ -9,6 +9,8 @@ const isCompleted = (frame: SSEFrame): boolean =>
   frame.event === 'interaction.completed' || (frame.event === undefined && frame.data.includes('"interaction.completed"'));
 
 export const interactionsTap: UsageTap = {
+  markers: ['interaction.completed'],
+
   carriesUsage: isCompleted,
 
   read(data, acc: TapState) {

@@ -9,6 +9,8 @@ const frameType = (frame: SSEFrame): string | undefined =>
   frame.event ?? (frame.data.includes('"message_delta"') ? 'message_delta' : frame.data.includes('"message_start"') ? 'message_start' : undefined);
 
 export const messagesTap: UsageTap = {
+  markers: ['message_start', 'message_delta'],
+
   carriesUsage(frame) {
     const t = frameType(frame);
     return t === 'message_start' || t === 'message_delta';

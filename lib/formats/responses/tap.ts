@@ -9,6 +9,8 @@ import { addCostExtras } from '../cost-extras.ts';
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 export const responsesTap: UsageTap = {
+  markers: ['response.completed', 'response.incomplete', 'response.failed'],
+
   carriesUsage(frame: SSEFrame): boolean {
     if (frame.event !== undefined) return TERMINAL.has(frame.event);
     // Data-only framing (not what vendor A sends): the type leads the payload.

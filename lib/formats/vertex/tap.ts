@@ -8,6 +8,8 @@ import { addCostExtras } from '../cost-extras.ts';
 const hasFinish = (data: any): boolean => Array.isArray(data?.candidates) && data.candidates.some((c: any) => c?.finishReason);
 
 export const vertexTap: UsageTap = {
+  markers: ['"finishReason"', '"usageMetadata"'],
+
   carriesUsage(frame: SSEFrame) {
     return frame.data.includes('"finishReason"') || (frame.data.includes('"usageMetadata"') && frame.data.includes('TokenCount"'));
   },

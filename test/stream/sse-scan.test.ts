@@ -1,0 +1,50 @@
+// The passthrough scanner: bytes out are the bytes in, cut only at frame boundaries, however the
+// upstream splits them; only frames holding a marker are decoded, and a replacement lands in place.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassthroughScanner } from '../../lib/stream/sse-scan.ts';
+import type { RawFrame } from '../../lib/stream/sse.ts';
+
+const STREAM = 'event: response.created\ndata: {"type":"response.created"}\n\n'
+  + ': keep-alive\n\n'
+  + 'event: response.output_text.delta\ndata: {"delta":"hé"}\n\n'
+  + 'event: response.completed\ndata: {"type":"response.completed","usage":{"n":1}}\n\n';
+
+function run(chunks: Buffer[], replace?: (f: RawFrame) => Buffer | undefined): { out: string[]; seen: string[] } {
+  const s = new PassthroughScanner(['response.completed']);
+  const seen: string[] = [];
+  const on = (f: RawFrame): Buffer | undefined => { seen.push(f.data); return replace?.(f); };
+  const out = chunks.map((c) => s.push(c, on).toString('utf8'));
+  out.push(s.end(on).toString('utf8'));
+  return { out, seen };
+}
+
+test('every split of the stream gives the same bytes, cut only after whole frames', () => {
+  const bytes = Buffer.from(STREAM);
+  for (let i = 1; i < bytes.length; i++) {
+    const { out, seen } = run([bytes.subarray(0, i), bytes.subarray(i)]);
+    assert.equal(out.join(''), STREAM, `split at ${i}`);
+    for (const piece of out) assert.ok(piece === '' || piece.endsWith('\n\n'), `split at ${i}: a piece ends mid-frame`);
+    assert.deepEqual(seen, ['{"type":"response.completed","usage":{"n":1}}'], `split at ${i}: only the marked frame is decoded`);
+  }
+});
+
+test('CRLF framing and a last frame without its blank line', () => {
+  const crlf = 'data: {"a":1}\r\n\r\nevent: response.completed\r\ndata: {"b":2}';
+  const { out, seen } = run([Buffer.from(crlf)]);
+  assert.equal(out.join(''), crlf);
+  assert.deepEqual(out, ['data: {"a":1}\r\n\r\n', 'event: response.completed\r\ndata: {"b":2}']);
+  assert.deepEqual(seen, ['{"b":2}']);
+});
+
+test('a replacement takes the frame\'s place; the rest is untouched', () => {
+  const { out } = run([Buffer.from(STREAM)], (f) => (f.event === 'response.completed' ? Buffer.from('data: X\n\n') : undefined));
+  assert.equal(out.join(''), STREAM.replace(/event: response\.completed\n.*\n\n$/, 'data: X\n\n'));
+});
+
+test('a marker inside another frame\'s text is decoded and passed through unchanged', () => {
+  const s = 'event: response.output_text.delta\ndata: {"delta":"response.completed"}\n\n';
+  const { out, seen } = run([Buffer.from(s)], () => undefined);
+  assert.equal(out.join(''), s);
+  assert.equal(seen.length, 1);
+});
