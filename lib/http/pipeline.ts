@@ -52,7 +52,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     else log.log.info({ ...log.bind, code: ge.code, status: ge.status }, 'refused');
     // A refused oversize body is not drained: the connection closes after the answer.
     if (!res.headersSent && !res.destroyed) sendError(res, format, ge, ge.code === 'request_too_large' ? { connection: 'close' } : {});
-    svc.metrics.requests.inc({ endpoint: format, status: ge.status });
+    svc.metrics.requestsBy(format, ge.status).inc();
   }
 }
 
@@ -82,6 +82,19 @@ export function limitKey(svc: Services, key: ApiKeyRecord): void {
 
 /** One request's log context: the fields every line of this request carries (no child logger per request). */
 interface LogBinding { log: Logger; bind: Record<string, unknown> }
+
+const summaryLoggers = new WeakMap<Logger, Logger>();
+/** The request summary line carries scalars of a fixed shape, none of them secret: its logger
+ *  redacts top-level key fields only, without the wildcard paths that make the main logger walk
+ *  every value of every line (the summary is written once per request). */
+function summaryLog(log: Logger): Logger {
+  let s = summaryLoggers.get(log);
+  if (!s) {
+    s = log.child({}, { redact: { paths: ['authorization', 'key', 'credential', 'api_key'], censor: '[redacted]' } });
+    summaryLoggers.set(log, s);
+  }
+  return s;
+}
 
 interface RunArgs { req: IncomingMessage; res: ServerResponse; svc: Services; key: ApiKeyRecord; plan: Plan; log: LogBinding; t0: number; bodyBytes: number }
 
@@ -142,8 +155,8 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
     const served = plan.routes.find((r) => r.route === winner.route)!;
     if (winner.tier === 'standard' && winner.streamed) svc.lead.observe(winner.route, c.model.id, winner.committedAt - winner.launchedAt);
     if (winner.committedAt > deadlineAt && flex === 'race') svc.metrics.deadlineMisses.inc();
-    svc.metrics.timeToCommit.observe({ route: winner.route, tier: winner.tier }, (winner.committedAt - t0) / 1000);
-    svc.metrics.outcomes.inc({ reason: outcome.reason, route: winner.route, tier: winner.tier });
+    svc.metrics.timeToCommitBy(winner.route, winner.tier).observe((winner.committedAt - t0) / 1000);
+    svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
     if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
     if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
     const headers = { ...routingHeaders(c, served, outcome, winner.tier), ...spendHeaders(served, admitted) };
@@ -170,13 +183,14 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
     if (admitted) settle(svc, log, admitted.holdId, servedMode === 'managed' ? costMicroUsd : 0);
     svc.inflight.delete(entry);
     finished();
-    if (servedMode && costMicroUsd) svc.metrics.spend.inc({ mode: servedMode }, costMicroUsd);
-    svc.metrics.requests.inc({ endpoint: c.format, status });
-    log.log.info({
-      ...log.bind, status, route: outcome?.winner?.route, tier: result?.tier ?? outcome?.winner?.tier, reason: outcome?.reason,
-      retries: outcome?.retries, fallbacks: outcome?.fallbacks, cost_micro_usd: costMicroUsd,
-      ms: svc.clock.now() - t0, ...(status === 499 ? { code: 'client_closed_request' } : {}),
-      ...(result?.error ? { stream_error: result.error } : {}),
+    if (servedMode && costMicroUsd) svc.metrics.spendBy(servedMode).inc(costMicroUsd);
+    svc.metrics.requestsBy(c.format, status).inc();
+    // One summary line per request, of fixed shape and scalar fields only (pino skips undefined).
+    summaryLog(svc.log).info({
+      req: log.bind.req, endpoint: c.format, org: key.orgId, model: c.model.id, status,
+      route: outcome?.winner?.route, tier: result?.tier ?? outcome?.winner?.tier, reason: outcome?.reason,
+      retries: outcome?.retries, fallbacks: outcome?.fallbacks, cost_micro_usd: costMicroUsd, ms: svc.clock.now() - t0,
+      code: status === 499 ? 'client_closed_request' : undefined, stream_error: result?.error,
     }, clientClosed ? 'client_closed_request' : 'request');
   }
 }

@@ -108,6 +108,7 @@ export const requestMachine = setup({
   types: { context: {} as Ctx, events: {} as Ev, input: {} as MachineInput, emitted: {} as Emitted },
   guards: {
     racing: ({ context }) => context.input.flex === 'race',
+    untimed: ({ context }) => context.input.flex !== 'race' && !context.input.retry,
     standardIdle: ({ context }) => context.standard === 'idle',
     flexFailedNothingLeft: ({ context, event }) => event.type === 'attempt.failed' && event.tier === 'flex' && context.standard === 'failed',
     flexFailed: ({ event }) => event.type === 'attempt.failed' && event.tier === 'flex',
@@ -178,7 +179,10 @@ export const requestMachine = setup({
       on: {
         hedge: { guard: 'standardIdle', actions: 'hedge' },
         retry: { actions: 'launchStandard' },
-        'attempt.committed': { target: 'committed', actions: ['win', 'cancelHedge', 'cancelRetry', 'settled'] },
+        'attempt.committed': [
+          { guard: 'untimed', target: 'committed', actions: ['win', 'settled'] },   // no timer was ever set
+          { target: 'committed', actions: ['win', 'cancelHedge', 'cancelRetry', 'settled'] },
+        ],
         'attempt.failed': [
           // the flex tier could not start: standard at once (design.md), unless it already runs or
           // has already failed with nothing left to try
