@@ -14,6 +14,7 @@ import { SimulatedClock } from 'xstate';
 import { startRequest } from '../lib/machine/request-machine.ts';
 import { AttemptFailed, type Attempt, type Committed } from '../lib/stream/attempt.ts';
 import { LeadEstimator } from '../lib/routing/lead.ts';
+import { fixedLeadHedge } from '../lib/routing/flex-policy.ts';
 import { loadConfig } from '../lib/config.ts';
 import { DEFAULT_MODELS, costOf } from '../lib/catalog/catalog.ts';
 import type { IRUsage, RouteName, Tier } from '../lib/ir.ts';
@@ -180,7 +181,7 @@ export async function runHedge(draws: Draw[], leadScale = 1): Promise<HedgeRun> 
     };
     const run = startRequest({
       routes: [ROUTE], flex: 'race', deadlineAt: arrival + d.budgetMs,
-      lead: () => (leadMs = Math.round(leadScale * lead.lead(ROUTE, MODEL))),
+      hedge: fixedLeadHedge(arrival + d.budgetMs, () => (leadMs = Math.round(leadScale * lead.lead(ROUTE, MODEL)))),
       now: () => clock.now(), random: rand, launch,
     }, clock);
     run.outcome.then((o) => {

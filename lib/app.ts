@@ -21,7 +21,7 @@ import { cloudB } from './providers/bedrock.ts';
 import type { RouteAdapter } from './providers/types.ts';
 import { CODECS } from './formats/index.ts';
 import { Pools } from './stream/pools.ts';
-import { LeadEstimator } from './routing/lead.ts';
+import { FlexScheduler } from './routing/flex-policy.ts';
 import { FlexSlots } from './routing/flex-slots.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
@@ -83,7 +83,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     adapters: buildAdapters(config),
     codecs: CODECS,
     pools: new Pools(),
-    lead: new LeadEstimator(config.hedge),
+    scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now()),
     flexSlots: new FlexSlots(config.flex_race_slots),
     log,
     metrics: createMetrics(),
