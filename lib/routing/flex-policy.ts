@@ -40,6 +40,9 @@ export interface LeadBounds { initial_lead_ms: number; min_lead_ms: number; max_
 /** Standard's quantile used when flex failing is near certain is 1 − ε; never looser than p90. */
 const MAX_TAIL = 0.1;
 const MIN_WAKE_MS = 1_000;
+/** The hedge is planned for half the miss budget: the other half absorbs estimation error (the
+ *  far tail of standard is extrapolated from its median and p90). */
+const PLANNED_SHARE = 0.5;
 const Z90 = normalQuantile(0.9);
 
 interface Estimates { route: RouteName; model: string; flex: DecayedSurvival; standard: DecayedSurvival }
@@ -53,22 +56,28 @@ export class FlexScheduler {
   advisor(route: RouteName, model: string, arrivalAt: number, deadlineAt: number): HedgeAdvisor {
     const e = this.get(route, model);
     const budget = deadlineAt - arrivalAt;
+    let arrived = false;
     return {
       standardAt: (now) => {
         if (now >= deadlineAt) return { at: now, flexUnlikely: false };
         const waited = now - arrivalAt;
         const known = e.flex.weight(now) >= this.cfg.min_observations;
-        // While waiting: flex's chance from here, given it has not started; only trusted when
-        // enough past attempts were still waiting at this point.
-        if (known && e.flex.atRisk(waited, now) >= this.cfg.min_observations) {
-          const chance = e.flex.eventBetween(waited, budget);
-          if (chance !== undefined && chance < this.cfg.min_flex_chance) return { at: now, flexUnlikely: true };
-        }
         // The hedge point, planned from arrival: P(miss) = P(flex fails by the deadline, and was
         // not refused early — a refusal launches standard at once) × P(standard slower than L).
         const fails = known ? Math.max(0, 1 - e.flex.eventBy(budget) - e.flex.otherBy(budget / 2)) : 1;
-        const tail = fails <= 0 ? MAX_TAIL : Math.min(MAX_TAIL, this.cfg.miss_budget / fails);
+        const tail = fails <= 0 ? MAX_TAIL : Math.min(MAX_TAIL, (PLANNED_SHARE * this.cfg.miss_budget) / fails);
         const hedgeAt = deadlineAt - this.lead(e, 1 - tail, now);
+        // Flex's chance, only trusted when enough past attempts were still waiting at this point.
+        // At arrival: of starting before the standard this hedge would launch could answer (a hedge
+        // near arrival leaves flex no real race); while waiting: of starting before the deadline,
+        // given that it has not started yet.
+        const first = !arrived;
+        arrived = true;
+        if (known && e.flex.atRisk(waited, now) >= this.cfg.min_observations) {
+          const until = first ? Math.min(budget, hedgeAt - arrivalAt + this.lead(e, 0.5, now)) : budget;
+          const chance = e.flex.eventBetween(waited, until);
+          if (chance !== undefined && chance < this.cfg.min_flex_chance) return { at: now, flexUnlikely: true };
+        }
         if (hedgeAt <= now) return { at: now, flexUnlikely: false };
         return { at: Math.min(hedgeAt, now + Math.max(MIN_WAKE_MS, (hedgeAt - now) / 2)), flexUnlikely: false };
       },
