@@ -32,17 +32,19 @@ export interface FlexPolicyConfig {
 }
 
 export const DEFAULT_FLEX_POLICY: FlexPolicyConfig = {
-  miss_budget: 0.001, min_flex_chance: 0.1, flex_half_life_ms: 120_000, standard_half_life_ms: 600_000, min_observations: 5,
+  miss_budget: 0.001, min_flex_chance: 0.05, flex_half_life_ms: 120_000, standard_half_life_ms: 600_000, min_observations: 5,
 };
 
 export interface LeadBounds { initial_lead_ms: number; min_lead_ms: number; max_lead_ms: number }
 
-/** Standard's quantile used when flex failing is near certain is 1 − ε; never looser than p90. */
-const MAX_TAIL = 0.1;
+/** However sure flex looks, the hedge covers at least standard's p99: the flex estimate lags (attempts
+ *  still waiting are not in it yet), so a near-zero chance of failing is not trusted. */
+const MAX_TAIL = 0.01;
 const MIN_WAKE_MS = 1_000;
 /** The hedge is planned for half the miss budget: the other half absorbs estimation error (the
  *  far tail of standard is extrapolated from its median and p90). */
 const PLANNED_SHARE = 0.5;
+const TAIL_OBSERVATIONS_FACTOR = 4;
 const Z90 = normalQuantile(0.9);
 
 interface Estimates { route: RouteName; model: string; flex: DecayedSurvival; standard: DecayedSurvival }
@@ -106,10 +108,13 @@ export class FlexScheduler {
    *  aware) quantile and a lognormal fitted to the median and p90 (the far tail has few samples). */
   lead(e: Estimates, p: number, now: number): number {
     let raw = this.bounds.initial_lead_ms;
-    if (e.standard.weight(now) >= this.cfg.min_observations) {
+    const n = e.standard.weight(now);
+    if (n >= this.cfg.min_observations) {
       const q50 = e.standard.quantile(0.5), q90 = e.standard.quantile(0.9);
       const fitted = q50 && q90 && q90 > q50 ? q50 * Math.exp((Math.log(q90 / q50) / Z90) * normalQuantile(p)) : undefined;
-      raw = Math.max(e.standard.quantile(p) ?? 0, fitted ?? 0) || raw;
+      const estimate = Math.max(e.standard.quantile(p) ?? 0, fitted ?? 0);
+      // A tail from a handful of samples is a guess: until there are a few dozen, never below the prior.
+      raw = n >= TAIL_OBSERVATIONS_FACTOR * this.cfg.min_observations ? estimate || raw : Math.max(raw, estimate);
     }
     return Math.min(this.bounds.max_lead_ms, Math.max(this.bounds.min_lead_ms, Math.round(raw)));
   }
