@@ -62,7 +62,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   if (config.useSimulator) {
     const creds = simulatorCredentials();
     const aws = (creds.cloud_b as { key: { access_key_id: string; secret_access_key: string } }).key;
-    simulator = await startSimulator({ ...config.simulator, awsSecrets: { [aws.access_key_id]: aws.secret_access_key } });
+    simulator = await startSimulator({ now: () => clock.now(), ...config.simulator, awsSecrets: { [aws.access_key_id]: aws.secret_access_key } });
     const sim = simulator.url;
     (creds.cloud_a as { key: { token_uri: string } }).key.token_uri = `${sim}/token`;
     config.routes = Object.fromEntries(ROUTES.map((r) => [r, { base_url: sim }]));

@@ -32,7 +32,7 @@ export interface FlexPolicyConfig {
 }
 
 export const DEFAULT_FLEX_POLICY: FlexPolicyConfig = {
-  miss_budget: 0.001, min_flex_chance: 0.05, flex_half_life_ms: 120_000, standard_half_life_ms: 600_000, min_observations: 5,
+  miss_budget: 0.001, min_flex_chance: 0.05, flex_half_life_ms: 30_000, standard_half_life_ms: 600_000, min_observations: 5,
 };
 
 export interface LeadBounds { initial_lead_ms: number; min_lead_ms: number; max_lead_ms: number }

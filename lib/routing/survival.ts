@@ -112,7 +112,9 @@ export class DecayedSurvival {
     if (this.curve) return this.curve;
     const surv = new Float64Array(BINS), cifEvent = new Float64Array(BINS), cifOther = new Float64Array(BINS), atRisk = new Float64Array(BINS);
     let n = 0;
-    for (let i = BINS - 1; i >= 0; i--) { n += this.event[i]! + this.other[i]! + this.censored[i]!; atRisk[i] = n; }
+    // A censoring in bin i counts as at risk only before it (as if at the bin's lower edge): "not
+    // by t" says nothing about the rest of t's bin, and an attempt aborted at once says nothing.
+    for (let i = BINS - 1; i >= 0; i--) { n += this.event[i]! + this.other[i]!; atRisk[i] = n; n += this.censored[i]!; }
     let s = 1, ce = 0, co = 0;
     for (let i = 0; i < BINS; i++) {
       const r = atRisk[i]!;
