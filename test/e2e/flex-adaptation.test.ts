@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startTestGateway, waitFor, sim, ADMIN_TOKEN, type TestGateway } from '../helpers/gateway.ts';
 import { DEFAULT_FLEX_POLICY } from '../../lib/routing/flex-policy.ts';
+import { runCli } from '../../lib/cli.ts';
 
 const CONGESTED = { fromMs: 120_000, toMs: 240_000 };
 let t: TestGateway;
@@ -86,9 +87,10 @@ test('healthy → backed up → recovered: short deadlines race, go to standard 
   assert.match(metrics, /gateway_time_to_commit_seconds_count\{route="vendor_a",model="gpt-5\.4",tier="standard",reason="flex_unlikely"\} \d+/);
 });
 
-test('GET /admin/v1/scheduler needs the admin token', async () => {
+test('GET /admin/v1/scheduler needs the admin token; `gateway scheduler` prints it', async () => {
   const res = await fetch(`${t.url}/admin/v1/scheduler`);
   assert.equal(res.status, 401);
-  const ok = await fetch(`${t.url}/admin/v1/scheduler`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-  assert.equal(ok.status, 200);
+  const cli = await runCli(['scheduler'], { GATEWAY_URL: t.url, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN });
+  assert.equal(cli.status, 200);
+  assert.equal(JSON.parse(cli.body).estimates[0].route, 'vendor_a');
 });
