@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlexScheduler, DEFAULT_FLEX_POLICY } from '../../lib/routing/flex-policy.ts';
-import { AttemptFailed } from '../../lib/stream/attempt.ts';
+import { AttemptFailed, STOPPED, type Committed } from '../../lib/stream/attempt.ts';
 
 const BOUNDS = { initial_lead_ms: 2_000, min_lead_ms: 200, max_lead_ms: 60_000 };
 
@@ -16,12 +16,16 @@ function scheduler() {
 /** Feeds one attempt, launched `ms` before the scheduler's now, through track(): it started,
  *  was refused, or was aborted (the other tier won) at now. */
 async function attempt(s: FlexScheduler, now: number, tier: 'flex' | 'standard', outcome: 'start' | 'refuse' | 'abort', ms: number) {
-  const ac = new AbortController();
   const launchedAt = now - ms;
-  const p = outcome === 'start' ? Promise.resolve({ committedAt: now })
-    : Promise.reject(outcome === 'refuse' ? new AttemptFailed({ kind: 'capacity', status: 429, message: 'x' }) : new Error('aborted'));
-  if (outcome === 'abort') ac.abort();
-  await s.track('vendor_a', 'gpt-5.4', tier, launchedAt, p, ac.signal).catch(() => undefined);
+  let settle!: (c: Committed) => void, fail!: (e: unknown) => void;
+  const tracked = s.track('vendor_a', 'gpt-5.4', tier, launchedAt, {
+    committed: new Promise<Committed>((r, j) => { settle = r; fail = j; }),
+    abort: () => fail(STOPPED),
+  });
+  if (outcome === 'start') settle({ committedAt: now } as Committed);
+  else if (outcome === 'refuse') fail(new AttemptFailed({ kind: 'capacity', status: 429, message: 'x' }));
+  else tracked.abort();
+  await tracked.committed.catch(() => undefined);
 }
 
 test('no data yet: race, hedge at deadline − the initial lead (with a wake-up on the way)', () => {
