@@ -1,38 +1,67 @@
-// The flex-race policy, measured (design.md "Flex race = hedge, not wait-then-switch"): deadline met,
-// flex share and cost of the gateway's hedge against the naive policy (flex, wait the whole budget,
-// then standard) and the oracle (knows every draw in advance), plus all-standard for the price.
+// The flex-race policy, measured (issue 9, design.md "Flex race = hedge"): per world and deadline,
+// deadline met, flex share, cost and time to commit of
+//   naive    — flex, wait the whole budget, then standard;
+//   fixed    — today's hedge before issue 9: standard at deadline − (mean + 4 × deviation) of
+//              standard's time to first event (LeadEstimator);
+//   learned  — the gateway's policy (lib/routing/flex-policy.ts): flex start and standard tail
+//              learned online, standard at once when flex is unlikely, else hedge at the latest
+//              point that meets the miss budget;
+//   oracle   — knows every draw: flex when it will start in time, else standard at once;
+// and says which of the issue's targets hold.
 //
-// A seeded discrete-event run on xstate's SimulatedClock, no real sleeping. Every request draws once
-// (arrival, start_within budget, flex refusal or flex start delay, standard time to first event) and
-// every policy sees the same draws. The hedge is the REAL request machine (`startRequest`) with fake
-// attempts that commit after their drawn delay on the simulated clock, and its lead comes from a real
-// `LeadEstimator` (gateway defaults) fed like the pipeline feeds it: the launch→commit time of every
-// standard attempt that commits. Aborted attempts are assumed to cost nothing (they never started).
+// A seeded discrete-event run on xstate's SimulatedClock, no real sleeping. Every request draws
+// once (arrival, budget, flex refusal, flex start, standard time to first event) and every policy
+// sees the same draws. `fixed` and `learned` run the REAL request machine (`startRequest`) with
+// fake attempts that commit after their drawn delay on the simulated clock, fed back exactly as the
+// pipeline feeds its estimators. Aborted attempts cost nothing (they never started).
 //
-//   npx tsx bench/flex-policy.ts          (FLEX_POLICY_N=2000, FLEX_POLICY_SEED=1 by default)
+//   npx tsx bench/flex-policy.ts          (FLEX_POLICY_N=3000 per world, FLEX_POLICY_SEED=1)
 import { SimulatedClock } from 'xstate';
-import { startRequest } from '../lib/machine/request-machine.ts';
-import { AttemptFailed, type Attempt, type Committed } from '../lib/stream/attempt.ts';
+import { startRequest, type HedgeAdvisor } from '../lib/machine/request-machine.ts';
+import { AttemptFailed, STOPPED, type Attempt, type Committed } from '../lib/stream/attempt.ts';
 import { LeadEstimator } from '../lib/routing/lead.ts';
+import { FlexScheduler, fixedLeadHedge, type FlexPolicyConfig } from '../lib/routing/flex-policy.ts';
 import { loadConfig } from '../lib/config.ts';
 import { DEFAULT_MODELS, costOf } from '../lib/catalog/catalog.ts';
 import type { IRUsage, RouteName, Tier } from '../lib/ir.ts';
 import { isMain } from './processes.ts';
 
-// ---------- the world ----------
+// ---------- the worlds ----------
 
 export const MODEL = 'gpt-5.4';
 const ROUTE: RouteName = 'vendor_a';
 export const BUDGETS_MS = [5_000, 30_000, 120_000] as const;
-export const PARAMS = {
-  meanInterArrivalMs: 500,              // Poisson arrivals: requests overlap, the estimator learns in commit order
-  flexRefusalProbability: 0.10,         // the flex tier answers 429 (capacity) …
-  flexRefusalDelayMs: [50, 300],        // … after uniform [50, 300) ms
-  flexMedianMs: 8_000, flexSigma: 1.57, // lognormal flex start: p90 ≈ 60 s, p99 ≈ 5 min
-  flexMaxMs: 600_000,
-  stdMedianMs: 600, stdSigma: Math.log(5) / 2.3263, // lognormal standard time to first event: p99 ≈ 3 s
-  inputTokens: 500, outputTokens: 300,
-} as const;
+
+/** A period of the run during which the flex queue is slower (×scale) or refuses more. */
+export interface Congestion { fromMs: number; toMs: number; flexScale: number; refusal?: number }
+
+export interface World {
+  name: string;
+  meanInterArrivalMs: number;     // Poisson arrivals
+  refusal: number;                // the flex tier answers 429 after uniform [50, 300) ms
+  flexMedianMs: number;           // lognormal flex start
+  flexSigma: number;
+  stdMedianMs: number;            // lognormal standard time to first event
+  stdSigma: number;
+  congestion?: Congestion[];
+}
+
+const Z99 = 2.3263;
+const HEALTHY: World = {
+  name: 'healthy', meanInterArrivalMs: 500, refusal: 0.10,
+  flexMedianMs: 8_000, flexSigma: 1.57,                   // p90 ≈ 60 s, p99 ≈ 5 min
+  stdMedianMs: 600, stdSigma: Math.log(5) / Z99,          // p99 ≈ 3 s
+};
+export const WORLDS: readonly World[] = [
+  HEALTHY,
+  { ...HEALTHY, name: 'congested (flex start ×5)', flexMedianMs: 5 * HEALTHY.flexMedianMs },
+  { ...HEALTHY, name: 'refusing half', refusal: 0.5 },
+  { ...HEALTHY, name: 'heavy-tailed standard (p99 ≈ 10 s)', stdSigma: Math.log(10_000 / 600) / Z99 },
+  { ...HEALTHY, name: 'changing (flex ×10 and 30 % refusals from minute 5 to 9)', congestion: [{ fromMs: 300_000, toMs: 540_000, flexScale: 10, refusal: 0.3 }] },
+];
+
+const FLEX_MAX_MS = 600_000;
+const REFUSAL_DELAY_MS = [50, 300] as const;
 
 export interface Draw {
   arrivalMs: number;
@@ -60,19 +89,20 @@ function normal(rand: () => number): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rand());
 }
 
-/** Every request draws the same six numbers in the same order, whatever it ends up using. */
-export function drawRequests(n: number, seed: number): Draw[] {
+/** Every request draws the same numbers in the same order, whatever it ends up using. */
+export function drawRequests(n: number, seed: number, w: World = HEALTHY): Draw[] {
   const rand = prng(seed);
   const out: Draw[] = [];
   let t = 0;
   for (let i = 0; i < n; i++) {
-    t += Math.max(1, Math.round(-Math.log(1 - rand()) * PARAMS.meanInterArrivalMs));
+    t += Math.max(1, Math.round(-Math.log(1 - rand()) * w.meanInterArrivalMs));
+    const c = w.congestion?.find((p) => t >= p.fromMs && t < p.toMs);
     const budgetMs = BUDGETS_MS[Math.floor(rand() * BUDGETS_MS.length)]!;
-    const flexRefused = rand() < PARAMS.flexRefusalProbability;
-    const [lo, hi] = PARAMS.flexRefusalDelayMs;
+    const flexRefused = rand() < (c?.refusal ?? w.refusal);
+    const [lo, hi] = REFUSAL_DELAY_MS;
     const refusalDelayMs = Math.round(lo + rand() * (hi - lo));
-    const flexDelayMs = Math.min(PARAMS.flexMaxMs, Math.max(1, Math.round(PARAMS.flexMedianMs * Math.exp(PARAMS.flexSigma * normal(rand)))));
-    const stdTtfeMs = Math.max(1, Math.round(PARAMS.stdMedianMs * Math.exp(PARAMS.stdSigma * normal(rand))));
+    const flexDelayMs = Math.min(FLEX_MAX_MS, Math.max(1, Math.round((c?.flexScale ?? 1) * w.flexMedianMs * Math.exp(w.flexSigma * normal(rand)))));
+    const stdTtfeMs = Math.max(1, Math.round(w.stdMedianMs * Math.exp(w.stdSigma * normal(rand))));
     out.push({ arrivalMs: t, budgetMs, flexRefused, refusalDelayMs, flexDelayMs, stdTtfeMs });
   }
   return out;
@@ -81,7 +111,7 @@ export function drawRequests(n: number, seed: number): Draw[] {
 // ---------- money ----------
 
 const entry = DEFAULT_MODELS.find((m) => m.id === MODEL)!;
-const usage: IRUsage = { inputTokens: PARAMS.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: PARAMS.outputTokens, reasoningTokens: 0 };
+const usage: IRUsage = { inputTokens: 500, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 300, reasoningTokens: 0 };
 export const COST_MICRO_USD: Record<Tier, number> = {
   flex: costOf(entry.prices.flex!, usage),          // ⌈500 × 1.25⌉ + ⌈300 × 7.5⌉ = 2,875
   standard: costOf(entry.prices.standard, usage),   // ⌈500 × 2.5⌉ + ⌈300 × 15⌉  = 5,750
@@ -89,11 +119,11 @@ export const COST_MICRO_USD: Record<Tier, number> = {
 
 // ---------- policies ----------
 
-export type PolicyName = 'hedge' | 'naive' | 'oracle' | 'all-standard';
-export const POLICIES: readonly PolicyName[] = ['hedge', 'naive', 'oracle', 'all-standard'];
+export type PolicyName = 'naive' | 'fixed' | 'learned' | 'oracle';
+export const POLICIES: readonly PolicyName[] = ['naive', 'fixed', 'learned', 'oracle'];
 
-/** One request under one policy: which tier committed and when, from arrival. */
-export interface Served { tier: Tier; commitMs: number }
+/** One request under one policy: which tier committed and when, from arrival, and why. */
+export interface Served { tier: Tier; commitMs: number; reason?: string }
 
 function naive(d: Draw): Served {
   if (d.flexRefused) return { tier: 'standard', commitMs: d.refusalDelayMs + d.stdTtfeMs };
@@ -105,8 +135,6 @@ function oracle(d: Draw): Served {
   if (!d.flexRefused && d.flexDelayMs <= d.budgetMs) return { tier: 'flex', commitMs: d.flexDelayMs };
   return { tier: 'standard', commitMs: d.stdTtfeMs };
 }
-
-const allStandard = (d: Draw): Served => ({ tier: 'standard', commitMs: d.stdTtfeMs });
 
 /** A SimulatedClock that also says when its next timer is due, so the run can step event by event
  *  and let promise reactions settle between two timers (SimulatedClock.set fires all due at once). */
@@ -130,62 +158,70 @@ class SteppingClock extends SimulatedClock {
 
 const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
 
-export interface HedgeServed extends Served {
-  reason: string;
-  leadMs: number;          // the lead the machine read at arrival
-  hedged: boolean;         // a standard attempt was launched
+/** How a machine policy decides and learns: its advisor for one request, and what it is told
+ *  about each attempt (launch → commit, failure, or abort). */
+interface MachinePolicy {
+  advisor(arrival: number, deadlineAt: number): HedgeAdvisor;
+  track(tier: Tier, launchedAt: number, attempt: Attempt): Attempt;
 }
 
-export interface HedgeRun {
-  served: HedgeServed[];
-  /** Standard launch→commit times the estimator was fed (only attempts that committed). */
-  observedStdMs: number[];
-  finalLeadMs: number;
+function fixedPolicy(clock: SimulatedClock): MachinePolicy {
+  const lead = new LeadEstimator(loadConfig(undefined).hedge);
+  return {
+    advisor: (_arrival, deadlineAt) => fixedLeadHedge(deadlineAt, () => lead.lead(ROUTE, MODEL)),
+    track: (tier, launchedAt, attempt) => ({ // as the pipeline fed it: standard commits only
+      committed: attempt.committed.then((c) => {
+        if (tier === 'standard') lead.observe(ROUTE, MODEL, clock.now() - launchedAt);
+        return c;
+      }),
+      abort: attempt.abort,
+    }),
+  };
 }
 
-/** The gateway's policy: the real request machine, all requests on one simulated clock.
- *  `leadScale` ≠ 1 is a what-if only (the gateway uses the estimator's lead as is). */
-export async function runHedge(draws: Draw[], leadScale = 1): Promise<HedgeRun> {
+export function learnedPolicy(clock: SimulatedClock, over: Partial<FlexPolicyConfig> = {}): MachinePolicy & { scheduler: FlexScheduler } {
+  const cfg = loadConfig(undefined);
+  const scheduler = new FlexScheduler({ ...cfg.flex_policy, ...over }, cfg.hedge, () => clock.now());
+  return {
+    scheduler,
+    advisor: (arrival, deadlineAt) => scheduler.advisor(ROUTE, MODEL, arrival, deadlineAt),
+    track: (tier, launchedAt, attempt) => scheduler.track(ROUTE, MODEL, tier, launchedAt, attempt),
+  };
+}
+
+/** Runs every draw through the real request machine under one policy, on one simulated clock. */
+export async function runMachine(draws: Draw[], make: (clock: SimulatedClock) => MachinePolicy): Promise<Served[]> {
   const clock = new SteppingClock();
-  const hedge = loadConfig(undefined).hedge;
-  const lead = new LeadEstimator(hedge);
-  const served: HedgeServed[] = new Array(draws.length);
-  const observedStdMs: number[] = [];
+  const policy = make(clock);
+  const served: Served[] = new Array(draws.length);
   const rand = prng(0x5eed);
   let settled = 0;
 
   const begin = (i: number): void => {
     const d = draws[i]!;
     const arrival = clock.now();
-    let hedged = false;
-    let leadMs = NaN;
     const launch = (route: RouteName, tier: Tier): Attempt => {
+      const launchedAt = clock.now();
       let abort!: () => void;
       const committed = new Promise<Committed>((resolve, reject) => {
-        if (tier === 'standard') hedged = true;
-        const launchedAt = clock.now();
         const refuse = tier === 'flex' && d.flexRefused;
         const delay = tier === 'flex' ? (refuse ? d.refusalDelayMs : d.flexDelayMs) : d.stdTtfeMs;
         const timer = clock.setTimeout(() => {
           if (refuse) return reject(new AttemptFailed({ kind: 'capacity', status: 429, message: 'flex capacity unavailable' }));
-          if (tier === 'standard') { // as pipeline.launchAttempt does on a streamed standard commit
-            lead.observe(route, MODEL, clock.now() - launchedAt);
-            observedStdMs.push(clock.now() - launchedAt);
-          }
-          resolve({ route, tier, committedAt: clock.now() } as unknown as Committed);
+          resolve({ route, tier, launchedAt, committedAt: clock.now() } as unknown as Committed);
         }, delay);
-        abort = () => { clock.clearTimeout(timer); reject(new Error('aborted')); };
+        abort = () => { clock.clearTimeout(timer); reject(STOPPED); };
       });
-      return { committed, abort };
+      return policy.track(tier, launchedAt, { committed, abort: () => abort() });
     };
+    const deadlineAt = arrival + d.budgetMs;
     const run = startRequest({
-      routes: [ROUTE], flex: 'race', deadlineAt: arrival + d.budgetMs,
-      lead: () => (leadMs = Math.round(leadScale * lead.lead(ROUTE, MODEL))),
+      routes: [ROUTE], flex: 'race', deadlineAt, hedge: policy.advisor(arrival, deadlineAt),
       now: () => clock.now(), random: rand, launch,
     }, clock);
     run.outcome.then((o) => {
       if (!o.winner) throw new Error(`request ${i} did not commit: ${o.failure?.message ?? o.reason}`);
-      served[i] = { tier: o.winner.tier, commitMs: o.winner.committedAt - arrival, reason: o.reason, leadMs, hedged };
+      served[i] = { tier: o.winner.tier, commitMs: o.winner.committedAt - arrival, reason: o.reason };
       settled++;
       run.stop(); // the stream ends: nothing of this request stays on the clock
     });
@@ -200,7 +236,7 @@ export async function runHedge(draws: Draw[], leadScale = 1): Promise<HedgeRun> 
     await settle();
   }
   if (settled !== draws.length) throw new Error(`${draws.length - settled} requests never settled`);
-  return { served, observedStdMs, finalLeadMs: lead.lead(ROUTE, MODEL) };
+  return served;
 }
 
 // ---------- statistics ----------
@@ -210,9 +246,9 @@ export interface PolicyStats {
   deadlineMetPct: number;
   flexSharePct: number;
   meanCostMicroUsd: number;
-  costVsStandard: number;   // mean cost / all-standard mean cost
   p50CommitMs: number;
   p99CommitMs: number;
+  reasons: Record<string, number>;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -220,95 +256,76 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
 
-function stats(draws: Draw[], served: Served[]): PolicyStats {
+export function stats(draws: Draw[], served: Served[]): PolicyStats {
   const n = served.length;
   let met = 0, flex = 0, cost = 0;
+  const reasons: Record<string, number> = {};
   served.forEach((s, i) => {
     if (s.commitMs <= draws[i]!.budgetMs) met++;
     if (s.tier === 'flex') flex++;
     cost += COST_MICRO_USD[s.tier];
+    if (s.reason) reasons[s.reason] = (reasons[s.reason] ?? 0) + 1;
   });
   const times = served.map((s) => s.commitMs).sort((a, b) => a - b);
-  const meanCost = n ? cost / n : NaN;
   return {
-    requests: n, deadlineMetPct: (100 * met) / n, flexSharePct: (100 * flex) / n,
-    meanCostMicroUsd: meanCost, costVsStandard: meanCost / COST_MICRO_USD.standard,
-    p50CommitMs: percentile(times, 0.5), p99CommitMs: percentile(times, 0.99),
+    requests: n, deadlineMetPct: (100 * met) / n, flexSharePct: (100 * flex) / n, meanCostMicroUsd: cost / n,
+    p50CommitMs: percentile(times, 0.5), p99CommitMs: percentile(times, 0.99), reasons,
   };
 }
 
-export interface EvaluationResult {
-  n: number;
-  seed: number;
-  overall: Record<PolicyName, PolicyStats>;
-  byBudget: Array<{ budgetMs: number; policies: Record<PolicyName, PolicyStats> }>;
-  hedge: {
-    reasons: Record<string, number>;
-    hedgesLaunched: number;
-    hedgesWasted: number;          // standard launched, flex still won (standard aborted)
-    misses: { standardTooSlow: number; refusedThenSlow: number; unexplained: number };
-    meanLeadMs: number;
-    finalLeadMs: number;
-    observedStdMeanMs: number;     // what the estimator saw (censored: slow hedges lose to flex)
-    drawnStdMeanMs: number;        // the true mean of the draws
-    leadCoveragePct: number;       // share of hedged requests whose standard TTFE ≤ the lead
-  };
+export interface Target { name: string; holds: boolean; detail: string }
+
+/** The issue's targets for the learned policy at one deadline, against the oracle's figures. */
+export function targets(budgetMs: number, p: Record<PolicyName, PolicyStats>): Target[] {
+  const l = p.learned, o = p.oracle;
+  const out: Target[] = [];
+  const metFloor = budgetMs >= 30_000 ? 99.9 : 99.5;
+  out.push({ name: `deadline met ≥ ${metFloor} %`, holds: l.deadlineMetPct >= metFloor, detail: `${l.deadlineMetPct.toFixed(3)} %` });
+  const shareFloor = budgetMs >= 30_000 ? 0.99 : 0.8;
+  const share = o.flexSharePct > 0 ? l.flexSharePct / o.flexSharePct : 1;
+  out.push({ name: `flex share ≥ ${shareFloor * 100} % of oracle`, holds: share >= shareFloor, detail: `${(100 * share).toFixed(1)} %` });
+  if (budgetMs >= 30_000) {
+    const cost = l.meanCostMicroUsd / o.meanCostMicroUsd;
+    out.push({ name: 'cost ≤ 1.01 × oracle', holds: cost <= 1.01, detail: `${cost.toFixed(3)} ×` });
+  }
+  const p50 = l.p50CommitMs / o.p50CommitMs;
+  out.push({ name: 'p50 commit ≤ 1.5 × oracle', holds: p50 <= 1.5, detail: `${p50.toFixed(2)} ×` });
+  return out;
 }
 
-export async function evaluatePolicies(opts: { n: number; seed: number }): Promise<EvaluationResult> {
-  const draws = drawRequests(opts.n, opts.seed);
-  const h = await runHedge(draws);
+export interface WorldResult {
+  world: string;
+  byBudget: Array<{ budgetMs: number; policies: Record<PolicyName, PolicyStats>; targets: Target[] }>;
+}
+
+export async function evaluateWorld(world: World, opts: { n: number; seed: number }): Promise<WorldResult> {
+  const draws = drawRequests(opts.n, opts.seed, world);
   const served: Record<PolicyName, Served[]> = {
-    hedge: h.served, naive: draws.map(naive), oracle: draws.map(oracle), 'all-standard': draws.map(allStandard),
+    naive: draws.map(naive),
+    fixed: await runMachine(draws, fixedPolicy),
+    learned: await runMachine(draws, (c) => learnedPolicy(c)),
+    oracle: draws.map(oracle),
   };
-  const table = (idx: number[]): Record<PolicyName, PolicyStats> => Object.fromEntries(POLICIES.map((p) => [
-    p, stats(idx.map((i) => draws[i]!), idx.map((i) => served[p][i]!)),
-  ])) as Record<PolicyName, PolicyStats>;
   const all = draws.map((_, i) => i);
-
-  const reasons: Record<string, number> = {};
-  let hedgesLaunched = 0, hedgesWasted = 0, standardTooSlow = 0, refusedThenSlow = 0, unexplained = 0, covered = 0, leadSum = 0;
-  h.served.forEach((s, i) => {
-    const d = draws[i]!;
-    reasons[s.reason] = (reasons[s.reason] ?? 0) + 1;
-    leadSum += s.leadMs;
-    if (s.reason === 'flex_lost_race' || s.reason === 'flex_won') {
-      hedgesLaunched++;
-      if (d.stdTtfeMs <= s.leadMs) covered++;
-    }
-    if (s.reason === 'flex_won') hedgesWasted++;
-    if (s.commitMs > d.budgetMs) {
-      // The design's only ways to miss: the hedge, launched at deadline − lead (or at once when the
-      // budget is shorter than the lead), took longer than the time left; or flex refused and
-      // standard, launched right then, took longer than what was left of the budget.
-      if (d.flexRefused) { refusedThenSlow++; if (d.refusalDelayMs + d.stdTtfeMs <= d.budgetMs) unexplained++; }
-      else { standardTooSlow++; if (d.stdTtfeMs <= Math.min(s.leadMs, d.budgetMs)) unexplained++; }
-    }
-  });
-  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-
   return {
-    n: opts.n, seed: opts.seed,
-    overall: table(all),
-    byBudget: BUDGETS_MS.map((b) => ({ budgetMs: b, policies: table(all.filter((i) => draws[i]!.budgetMs === b)) })),
-    hedge: {
-      reasons, hedgesLaunched, hedgesWasted, misses: { standardTooSlow, refusedThenSlow, unexplained },
-      meanLeadMs: leadSum / draws.length, finalLeadMs: h.finalLeadMs,
-      observedStdMeanMs: mean(h.observedStdMs), drawnStdMeanMs: mean(draws.map((d) => d.stdTtfeMs)),
-      leadCoveragePct: hedgesLaunched ? (100 * covered) / hedgesLaunched : NaN,
-    },
+    world: world.name,
+    byBudget: BUDGETS_MS.map((b) => {
+      const idx = all.filter((i) => draws[i]!.budgetMs === b);
+      const policies = Object.fromEntries(POLICIES.map((p) => [p, stats(idx.map((i) => draws[i]!), idx.map((i) => served[p][i]!))])) as Record<PolicyName, PolicyStats>;
+      return { budgetMs: b, policies, targets: targets(b, policies) };
+    }),
   };
 }
 
 // ---------- printing ----------
 
-const COLUMNS = ['policy', 'requests', 'deadline met %', 'flex share %', 'mean cost µUSD', 'cost vs std', 'p50 commit ms', 'p99 commit ms'];
+const COLUMNS = ['policy', 'requests', 'deadline met %', 'flex share %', 'cost vs oracle', 'p50 commit ms', 'p99 commit ms'];
 
-function printTable(title: string, policies: Record<PolicyName, PolicyStats>): void {
+function printTable(title: string, policies: Record<PolicyName, PolicyStats>, t: Target[]): void {
   const cells = POLICIES.map((p) => {
     const s = policies[p];
-    return [p, String(s.requests), s.deadlineMetPct.toFixed(1), s.flexSharePct.toFixed(1), s.meanCostMicroUsd.toFixed(0),
-      s.costVsStandard.toFixed(3), s.p50CommitMs.toFixed(0), s.p99CommitMs.toFixed(0)];
+    return [p, String(s.requests), s.deadlineMetPct.toFixed(3), s.flexSharePct.toFixed(1), (s.meanCostMicroUsd / policies.oracle.meanCostMicroUsd).toFixed(3),
+      s.p50CommitMs.toFixed(0), s.p99CommitMs.toFixed(0)];
   });
   const widths = COLUMNS.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
   const line = (row: string[]): string => row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
@@ -316,39 +333,25 @@ function printTable(title: string, policies: Record<PolicyName, PolicyStats>): v
   console.log(line(COLUMNS));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of cells) console.log(line(row));
-}
-
-export function printEvaluation(r: EvaluationResult, elapsedMs?: number): void {
-  console.log(`## flex-policy — hedge (real request machine) vs naive vs oracle, ${MODEL}, n=${r.n}, seed=${r.seed}`
-    + (elapsedMs === undefined ? '' : `, ${elapsedMs.toFixed(0)} ms wall`));
-  console.log(`draws: budget ∈ {${BUDGETS_MS.map((b) => `${b / 1000} s`).join(', ')}}; flex refusal ${PARAMS.flexRefusalProbability * 100}%`
-    + `; flex start lognormal median ${PARAMS.flexMedianMs / 1000} s σ ${PARAMS.flexSigma}; standard TTFE lognormal median ${PARAMS.stdMedianMs} ms, p99 ≈ 3 s`);
-  console.log(`cost per request: flex ${COST_MICRO_USD.flex} µUSD, standard ${COST_MICRO_USD.standard} µUSD (${PARAMS.inputTokens} in / ${PARAMS.outputTokens} out)`);
-  printTable('all requests', r.overall);
-  for (const b of r.byBudget) printTable(`start_within ${b.budgetMs / 1000} s`, b.policies);
-  const h = r.hedge;
-  console.log('\n### hedge internals');
-  console.log(`reasons: ${Object.entries(h.reasons).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  console.log(`standard hedges launched ${h.hedgesLaunched}, of which flex still won (standard aborted) ${h.hedgesWasted}`);
-  console.log(`deadline misses: standard hedge slower than the time left ${h.misses.standardTooSlow}, flex refused then standard too slow ${h.misses.refusedThenSlow}`
-    + `, neither (a policy bug) ${h.misses.unexplained}`);
-  console.log(`lead: mean ${h.meanLeadMs.toFixed(0)} ms, final ${h.finalLeadMs} ms; hedged requests whose standard TTFE ≤ lead ${h.leadCoveragePct.toFixed(1)}%`);
-  console.log(`standard TTFE: mean fed to the estimator ${h.observedStdMeanMs.toFixed(0)} ms vs mean of all draws ${h.drawnStdMeanMs.toFixed(0)} ms`);
+  console.log(`learned reasons: ${Object.entries(policies.learned.reasons).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  console.log(`targets: ${t.map((x) => `${x.holds ? '✓' : '✗'} ${x.name} (${x.detail})`).join('; ')}`);
 }
 
 if (isMain(import.meta.url)) {
-  const n = Number(process.env.FLEX_POLICY_N ?? 2000);
+  const n = Number(process.env.FLEX_POLICY_N ?? 3000);
   const seed = Number(process.env.FLEX_POLICY_SEED ?? 1);
   const t0 = performance.now();
-  const r = await evaluatePolicies({ n, seed });
-  printEvaluation(r, performance.now() - t0);
-  // What-if: a longer lead than the estimator's (mean + 4 × deviation), same draws (not what the gateway runs).
-  console.log('\n### what-if: hedge with a longer lead (same draws; the gateway runs ×1)');
-  const draws = drawRequests(n, seed);
-  for (const scale of [1, 1.5, 2]) {
-    const h = await runHedge(draws, scale);
-    const s = stats(draws, h.served);
-    console.log(`lead × ${scale.toFixed(1)}: deadline met ${s.deadlineMetPct.toFixed(1)}%`
-      + `, flex share ${s.flexSharePct.toFixed(1)}%, cost vs std ${s.costVsStandard.toFixed(3)}`);
+  let held = 0, total = 0;
+  console.log(`## flex-policy — naive, fixed-lead hedge, learned policy, oracle; ${MODEL}; n=${n} per world; seed=${seed}`);
+  console.log(`cost per request: flex ${COST_MICRO_USD.flex} µUSD, standard ${COST_MICRO_USD.standard} µUSD; budgets ${BUDGETS_MS.map((b) => `${b / 1000} s`).join(', ')} (a third each)`);
+  for (const w of WORLDS) {
+    const r = await evaluateWorld(w, { n, seed });
+    console.log(`\n## world: ${r.world}`);
+    for (const b of r.byBudget) {
+      printTable(`${r.world} — start_within ${b.budgetMs / 1000} s`, b.policies, b.targets);
+      held += b.targets.filter((x) => x.holds).length;
+      total += b.targets.length;
+    }
   }
+  console.log(`\n${held} of ${total} targets hold; ${(performance.now() - t0).toFixed(0)} ms wall`);
 }

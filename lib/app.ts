@@ -21,7 +21,7 @@ import { cloudB } from './providers/bedrock.ts';
 import type { RouteAdapter } from './providers/types.ts';
 import { CODECS } from './formats/index.ts';
 import { Pools } from './stream/pools.ts';
-import { LeadEstimator } from './routing/lead.ts';
+import { FlexScheduler } from './routing/flex-policy.ts';
 import { FlexSlots } from './routing/flex-slots.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
@@ -62,7 +62,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   if (config.useSimulator) {
     const creds = simulatorCredentials();
     const aws = (creds.cloud_b as { key: { access_key_id: string; secret_access_key: string } }).key;
-    simulator = await startSimulator({ ...config.simulator, awsSecrets: { [aws.access_key_id]: aws.secret_access_key } });
+    simulator = await startSimulator({ now: () => clock.now(), ...config.simulator, awsSecrets: { [aws.access_key_id]: aws.secret_access_key } });
     const sim = simulator.url;
     (creds.cloud_a as { key: { token_uri: string } }).key.token_uri = `${sim}/token`;
     config.routes = Object.fromEntries(ROUTES.map((r) => [r, { base_url: sim }]));
@@ -83,7 +83,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     adapters: buildAdapters(config),
     codecs: CODECS,
     pools: new Pools(),
-    lead: new LeadEstimator(config.hedge),
+    scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now()),
     flexSlots: new FlexSlots(config.flex_race_slots),
     log,
     metrics: createMetrics(),

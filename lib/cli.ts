@@ -14,7 +14,8 @@ const USAGE = `usage: gateway <command>
   overrides <org_id> [--concurrency <n|null>] [--daily-spend <micro_usd|null>]
   review start|end <org_id>
   exempt <org_id> true|false
-  ledger <org_id>`;
+  ledger <org_id>
+  scheduler                                        (the flex policy's current estimates)`;
 
 type Call = [method: string, path: string, body?: unknown];
 
@@ -43,6 +44,7 @@ export function toCall(argv: string[]): Call {
     case 'overrides': if (b) return ['PUT', `/admin/v1/orgs/${enc(b)}/overrides`, { concurrency: num(flag(argv, '--concurrency')), daily_spend_micro_usd: num(flag(argv, '--daily-spend')) }]; break;
     case 'exempt': if (b && (c === 'true' || c === 'false')) return ['PUT', `/admin/v1/orgs/${enc(b)}/exempt`, { exempt: c === 'true' }]; break;
     case 'ledger': if (b) return ['GET', `/admin/v1/orgs/${enc(b)}/ledger`]; break;
+    case 'scheduler': return ['GET', '/admin/v1/scheduler'];
   }
   throw new Error(USAGE);
 }

@@ -6,6 +6,7 @@ import type { RouteName } from './ir.ts';
 import { DEFAULT_MODELS, type ModelEntry } from './catalog/catalog.ts';
 import type { LedgerConfig } from './ledger/types.ts';
 import type { SimulatorOptions } from './simulator/server.ts';
+import { DEFAULT_FLEX_POLICY, type FlexPolicyConfig } from './routing/flex-policy.ts';
 import configSchema from '../schemas/config.json' with { type: 'json' };
 
 export const ROUTES: RouteName[] = ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b'];
@@ -25,6 +26,7 @@ export interface GatewayConfig {
   models: ModelEntry[];
   flex_race_slots: number;
   hedge: { initial_lead_ms: number; min_lead_ms: number; max_lead_ms: number };
+  flex_policy: FlexPolicyConfig;
   hold: { default_max_output_tokens: number };
   abuse_limits: AbuseConfig;
   ledger: LedgerConfig;
@@ -68,6 +70,7 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
     models: file.models ?? DEFAULT_MODELS,
     flex_race_slots: file.flex_race_slots ?? 16,
     hedge: { initial_lead_ms: 2_000, min_lead_ms: 200, max_lead_ms: 60_000, ...file.hedge },
+    flex_policy: { ...DEFAULT_FLEX_POLICY, ...file.flex_policy },
     hold: { default_max_output_tokens: 4_096, ...file.hold },
     abuse_limits: {
       organization_requests: null, api_key_requests: null, client_ip_requests: null, failed_authentications: 30,

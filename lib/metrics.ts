@@ -8,20 +8,30 @@ export function createMetrics() {
   const m = {
     requests: new Counter({ name: 'gateway_requests_total', help: 'Inference requests by endpoint and status', labelNames: ['endpoint', 'status'], registers: [registry] }),
     outcomes: new Counter({ name: 'gateway_routing_outcomes_total', help: 'Routing reasons of committed requests', labelNames: ['reason', 'route', 'tier'], registers: [registry] }),
-    timeToCommit: new Histogram({ name: 'gateway_time_to_commit_seconds', help: 'From arrival to the committed tier\'s first event', labelNames: ['route', 'tier'], buckets: [0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 600], registers: [registry] }),
-    deadlineMisses: new Counter({ name: 'gateway_deadline_misses_total', help: 'Requests committed after their start_within deadline', registers: [registry] }),
+    timeToCommit: new Histogram({ name: 'gateway_time_to_commit_seconds', help: 'From arrival to the committed tier\'s first event, by route, model, tier and routing reason', labelNames: ['route', 'model', 'tier', 'reason'], buckets: [0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600], registers: [registry] }),
+    deadlineMisses: new Counter({ name: 'gateway_deadline_misses_total', help: 'Flex races committed after their start_within deadline, by route, model and routing reason', labelNames: ['route', 'model', 'reason'], registers: [registry] }),
+    flexRaces: new Counter({ name: 'gateway_flex_races_total', help: 'Committed flex races by route, model and the tier that served (flex share = tier="flex" / all)', labelNames: ['route', 'model', 'tier'], registers: [registry] }),
     retries: new Counter({ name: 'gateway_retries_total', help: 'Retries performed before commit', registers: [registry] }),
     fallbacks: new Counter({ name: 'gateway_fallbacks_total', help: 'Fallback routes tried', registers: [registry] }),
     spend: new Counter({ name: 'gateway_spend_micro_usd_total', help: 'Cost of served requests, micro-USD', labelNames: ['mode'], registers: [registry] }),
   };
+  const timeToCommitBy = labelled(m.timeToCommit);
+  const flexRacesBy = labelled(m.flexRaces);
+  const deadlineMissesBy = labelled(m.deadlineMisses);
   return {
     registry,
     ...m,
     /** Hot-path children, by label values in labelNames order. */
     requestsBy: labelled(m.requests),
     outcomesBy: labelled(m.outcomes),
-    timeToCommitBy: labelled(m.timeToCommit),
     spendBy: labelled(m.spend),
+    /** One committed request: time to commit; for a flex race also its tier and a missed deadline. */
+    observeCommit(l: { route: string; model: string; tier: string; reason: string }, ms: number, race: boolean, missed: boolean): void {
+      timeToCommitBy(l.route, l.model, l.tier, l.reason).observe(ms / 1000);
+      if (!race) return;
+      flexRacesBy(l.route, l.model, l.tier).inc();
+      if (missed) deadlineMissesBy(l.route, l.model, l.reason).inc();
+    },
   };
 }
 
@@ -29,16 +39,13 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /** prom-client hashes a label object on every inc/observe; on the hot path the child of each
  *  label combination is looked up once and kept (a handful of combinations per process). */
-export function labelled<C>(metric: { labels(...values: string[]): C }): (a: string | number, b?: string | number, c?: string | number) => C {
+export function labelled<C>(metric: { labels(...values: string[]): C }): (...values: (string | number)[]) => C {
   const children = new Map<string, C>();
-  return (a, b, c) => {
-    const k = c !== undefined ? `${a}\u0001${b}\u0001${c}` : b !== undefined ? `${a}\u0001${b}` : String(a);
+  return (...values) => {
+    const k = values.join('\u0001');
     let child = children.get(k);
     if (child === undefined) {
-      const values = [String(a)];
-      if (b !== undefined) values.push(String(b));
-      if (c !== undefined) values.push(String(c));
-      child = metric.labels(...values);
+      child = metric.labels(...values.map(String));
       children.set(k, child);
     }
     return child;

@@ -9,7 +9,7 @@ import type { AbuseLimiter } from './limits/abuse.ts';
 import type { RouteAdapter } from './providers/types.ts';
 import type { FormatCodec } from './formats/types.ts';
 import type { Pools } from './stream/pools.ts';
-import type { LeadEstimator } from './routing/lead.ts';
+import type { FlexScheduler } from './routing/flex-policy.ts';
 import type { FlexSlots } from './routing/flex-slots.ts';
 import type { TimerClock } from './machine/request-machine.ts';
 import type { Logger } from './log.ts';
@@ -28,7 +28,7 @@ export interface Services {
   adapters: Record<RouteName, RouteAdapter>;
   codecs: Record<FormatName, FormatCodec>;
   pools: Pools;
-  lead: LeadEstimator;
+  scheduler: FlexScheduler;
   flexSlots: FlexSlots;
   log: Logger;
   metrics: Metrics;

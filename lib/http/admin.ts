@@ -80,6 +80,7 @@ const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
     if (typeof exempt !== 'boolean') throw bad('body must be {"exempt": boolean}');
     return [200, svc.ledger.setExempt(orgId!, exempt, svc.clock.now())];
   }],
+  ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, { as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot() }]],
   ['GET', /^\/admin\/v1\/orgs\/([^/]+)\/ledger$/, (svc, [orgId]) => {
     requireOrg(svc, orgId!);
     const now = svc.clock.now();

@@ -120,7 +120,7 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
     routes: routes.map((r) => r.route),
     flex,
     deadlineAt,
-    lead: () => svc.lead.lead(plan.routes[0]!.route, c.model.id),
+    hedge: svc.scheduler.advisor(plan.routes[0]!.route, c.model.id, svc.clock.now(), deadlineAt),
     retry: c.retry,
     now: () => svc.clock.now(),
     random: svc.random,
@@ -153,9 +153,7 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
       return;
     }
     const served = plan.routes.find((r) => r.route === winner.route)!;
-    if (winner.tier === 'standard' && winner.streamed) svc.lead.observe(winner.route, c.model.id, winner.committedAt - winner.launchedAt);
-    if (winner.committedAt > deadlineAt && flex === 'race') svc.metrics.deadlineMisses.inc();
-    svc.metrics.timeToCommitBy(winner.route, winner.tier).observe((winner.committedAt - t0) / 1000);
+    svc.metrics.observeCommit({ route: winner.route, model: c.model.id, tier: winner.tier, reason: outcome.reason }, winner.committedAt - t0, flex === 'race', winner.committedAt > deadlineAt);
     svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
     if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
     if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
@@ -202,10 +200,12 @@ function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier): At
   // so nothing needs to observe the first event (translated bodies are decoded whole and
   // re-encoded in the caller's format).
   const streamed = !(c.startWithin.kind === 'now' && !c.stream && !adapter.framer);
-  return runAttempt({
+  const attempt = runAttempt({
     route: rp.route, tier, wire: rp.wire, adapter, streamed,
     request: () => adapter.build({ wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential, translated: !rp.passthrough }),
   }, svc.pools, () => svc.clock.now());
+  // Only a streamed attempt commits at its first event: that is the time the race estimates learn.
+  return streamed ? svc.scheduler.track(rp.route, c.model.id, tier, svc.clock.now(), attempt) : attempt;
 }
 
 function flexMode(svc: Services, orgId: string, plan: Plan): FlexMode {

@@ -4,7 +4,7 @@
 // events per attempt; bytes never pass through it.
 //
 //   running ── attempt.committed ──► committed ── stream.end ──► done
-//      │  flex on routes[0] at once; standard hedge raised at deadline − lead;
+//      │  flex on routes[0] at once; standard when the hedge advisor says (at once, or later);
 //      │  flex refusal → standard now; standard failure → retry after backoff, then the next route
 //      └── no attempt left ──► failed
 //
@@ -25,12 +25,20 @@ export interface MachineInput {
   routes: RouteName[];
   flex: FlexMode;
   deadlineAt: number;                 // epoch ms: start_within from arrival
-  lead: () => number;                 // estimate of standard's time to first event on routes[0]
+  /** When to launch standard in a flex race (lib/routing/flex-policy.ts). */
+  hedge: HedgeAdvisor;
   retry?: RetryPolicy;
   now: () => number;
   random: () => number;
   /** Starts one upstream attempt: its commit (or AttemptFailed) and a way to abort it. */
   launch: (route: RouteName, tier: Tier) => Attempt;
+}
+
+/** The race policy, asked at arrival and at each wake-up it names: launch standard now (`at` ≤
+ *  now) or sleep until `at` and ask again. `flexUnlikely`: launched because flex has too little
+ *  chance to start in time (routing reason flex_unlikely when standard wins). */
+export interface HedgeAdvisor {
+  standardAt(now: number): { at: number; flexUnlikely: boolean };
 }
 
 export interface Outcome {
@@ -57,6 +65,8 @@ interface Ctx {
   flex: FlexState;
   standard: StandardState;
   hedged: boolean;                    // the standard hedge was launched while flex raced
+  flexUnlikely: boolean;              // … at once, because the advisor judged flex unlikely
+  hedgeAt: number;                    // the advisor's last answer: when to launch (or ask again)
   routeIndex: number;
   retriesOnRoute: number;
   retries: number;
@@ -101,7 +111,14 @@ function reasonAt(ctx: Ctx, tier: Tier): string {
   if (ctx.routeIndex > 0) return 'fallback';
   if (ctx.input.flex !== 'race') return ctx.reason;
   if (tier === 'flex') return ctx.hedged ? 'flex_won' : 'flex_committed';
-  return ctx.flex === 'failed' ? 'flex_unavailable' : 'flex_lost_race';
+  return ctx.flex === 'failed' ? 'flex_unavailable' : ctx.flexUnlikely ? 'flex_unlikely' : 'flex_lost_race';
+}
+
+/** The hedge, launched when the advisor says so. */
+function hedgeNow({ context, self }: { context: Ctx; self: { send(e: Ev): void } }): void {
+  context.hedged = true;
+  context.standard = 'running';
+  launchAttempt(context, self, 'standard');
 }
 
 export const requestMachine = setup({
@@ -118,15 +135,22 @@ export const requestMachine = setup({
     flexStillRacing: ({ context }) => context.flex === 'racing',
   },
   delays: {
-    hedgeAt: ({ context }) => Math.max(0, context.input.deadlineAt - context.input.lead() - context.input.now()),
+    hedgeAt: ({ context }) => Math.max(0, context.hedgeAt - context.input.now()),
     backoff: ({ context }) => backoffDelay(context.input.retry!, context.retriesOnRoute, context.failure?.retryAfterMs, context.input.random),
   },
   actions: {
     // The context is this request's own and never compared or persisted: actions update it in place.
     launchStandard: ({ context, self }) => { context.standard = 'running'; launchAttempt(context, self, 'standard'); },
     launchFlex: ({ context, self }) => { context.flex = 'racing'; launchAttempt(context, self, 'flex'); },
-    scheduleHedge: raise({ type: 'hedge' }, { id: 'hedge', delay: 'hedgeAt' }),
-    hedge: ({ context, self }) => { context.hedged = true; context.standard = 'running'; launchAttempt(context, self, 'standard'); },
+    // Asks the advisor: launch standard now, or sleep until its next time (one 'hedge' timer at a time).
+    askHedge: enqueueActions(({ context, enqueue }) => {
+      const now = context.input.now();
+      const d = context.input.hedge.standardAt(now);
+      context.hedgeAt = d.at;
+      if (d.at > now) { enqueue.raise({ type: 'hedge' }, { id: 'hedge', delay: 'hedgeAt' }); return; }
+      context.flexUnlikely = d.flexUnlikely;
+      enqueue(hedgeNow);
+    }),
     cancelHedge: cancel('hedge'),
     cancelRetry: cancel('retry'),
     scheduleRetry: raise({ type: 'retry' }, { id: 'retry', delay: 'backoff' }),
@@ -166,7 +190,7 @@ export const requestMachine = setup({
   id: 'request',
   context: ({ input }) => ({
     input, attempts: { flex: null, standard: null },
-    flex: 'off', standard: 'idle', hedged: false,
+    flex: 'off', standard: 'idle', hedged: false, flexUnlikely: false, hedgeAt: 0,
     routeIndex: 0, retriesOnRoute: 0, retries: 0, fallbacks: 0,
     reason: input.flex === 'race' ? 'flex_committed' : input.flex === 'slots_full' ? 'flex_slots_full' : 'standard_requested',
   }),
@@ -174,10 +198,10 @@ export const requestMachine = setup({
   states: {
     running: {
       entry: enqueueActions(({ enqueue, check }) => {
-        if (check('racing')) { enqueue('launchFlex'); enqueue('scheduleHedge'); } else enqueue('launchStandard');
+        if (check('racing')) { enqueue('launchFlex'); enqueue('askHedge'); } else enqueue('launchStandard');
       }),
       on: {
-        hedge: { guard: 'standardIdle', actions: 'hedge' },
+        hedge: { guard: 'standardIdle', actions: 'askHedge' },
         retry: { actions: 'launchStandard' },
         'attempt.committed': [
           { guard: 'untimed', target: 'committed', actions: ['win', 'settled'] },   // no timer was ever set

@@ -27,8 +27,12 @@ export interface SimulatorOptions {
   port?: number;            // 0 = ephemeral (default 0)
   host?: string;            // default 127.0.0.1
   seed?: number;            // default 1
-  /** Flex queue: start delay drawn uniformly (seeded) in [min, max]; refusal probability. */
-  flex?: { startMs?: { min: number; max: number }; refuseRate?: number };
+  /** Flex queue (a "world"): start delay drawn (seeded) uniformly in [min, max] or lognormal with
+   *  a median and σ; refusal probability; and congestion over time — periods, in ms since the
+   *  simulator started on its clock, whose delays are scaled or replaced and refusal rate changed. */
+  flex?: { startMs?: StartDistribution; refuseRate?: number; congestion?: CongestionPeriod[] };
+  /** The clock congestion periods are read on (default Date.now; tests pass the gateway's). */
+  now?: () => number;
   /** Standard tier: time to first event. */
   standard?: { startMs?: number };
   /** Output token rate (0 or Infinity = no pacing). */
@@ -40,6 +44,18 @@ export interface SimulatorOptions {
   /** SigV4 secrets by access key id for cloud_b; when given, signatures are verified and
    *  unknown AKIDs refused. Without it any well-formed signature is accepted. */
   awsSecrets?: Record<string, string>;
+}
+
+export type StartDistribution = { min: number; max: number } | { median: number; sigma: number };
+
+export interface CongestionPeriod {
+  fromMs: number;
+  toMs: number;
+  /** Replaces the start distribution during the period … */
+  startMs?: StartDistribution;
+  /** … or multiplies the drawn delay (default 1). */
+  scale?: number;
+  refuseRate?: number;
 }
 
 export interface SimulatorStats {
@@ -59,9 +75,11 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 interface Config {
   seed: number;
-  flexMinMs: number;
-  flexMaxMs: number;
+  flexStart: StartDistribution;
   refuseRate: number;
+  congestion: CongestionPeriod[];
+  now: () => number;
+  startedAt: number;
   standardStartMs: number;
   tokensPerS: number;
   outputTokens: number;
@@ -84,9 +102,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const seed = opts.seed ?? 1;
   const config: Config = {
     seed,
-    flexMinMs: opts.flex?.startMs?.min ?? 0,
-    flexMaxMs: opts.flex?.startMs?.max ?? opts.flex?.startMs?.min ?? 0,
+    flexStart: normalizeStart(opts.flex?.startMs),
     refuseRate: opts.flex?.refuseRate ?? 0,
+    congestion: opts.flex?.congestion ?? [],
+    now: opts.now ?? Date.now,
+    startedAt: (opts.now ?? Date.now)(),
     standardStartMs: opts.standard?.startMs ?? 0,
     tokensPerS: opts.tokensPerS ?? 0,
     outputTokens: opts.outputTokens ?? 16,
@@ -176,12 +196,30 @@ function planStart(route: RouteAdapter, d: Decoded, directive: Directive | undef
   if (d.tier !== 'flex' || !route.flexRefusal) {
     return { delayMs: directive?.standard_start_ms ?? config.standardStartMs, refuse: false };
   }
-  const drawnDelay = config.flexMinMs + sim.flexRng.next() * (config.flexMaxMs - config.flexMinMs);
-  const drawnRefuse = sim.flexRng.next() < config.refuseRate;
+  const since = config.now() - config.startedAt;
+  const period = config.congestion.find((p) => since >= p.fromMs && since < p.toMs);
+  const dist = period?.startMs ?? config.flexStart;
+  const u = sim.flexRng.next();
+  const drawnRefuse = sim.flexRng.next() < (period?.refuseRate ?? config.refuseRate);
+  const drawnDelay = (period?.scale ?? 1) * drawStart(dist, u, sim.flexRng);
   return {
     delayMs: directive?.flex_start_ms ?? Math.round(drawnDelay),
     refuse: directive?.flex_refuse ?? drawnRefuse,
   };
+}
+
+function normalizeStart(d: { min?: number; max?: number; median?: number; sigma?: number } | undefined): StartDistribution {
+  if (d && 'median' in d && d.median !== undefined) return { median: d.median, sigma: d.sigma ?? 1 };
+  const min = (d as { min?: number } | undefined)?.min ?? 0;
+  return { min, max: (d as { max?: number } | undefined)?.max ?? min };
+}
+
+/** A start delay from its distribution; `u` is the request's first flex draw (uniform), a
+ *  lognormal takes one more (Box–Muller), so uniform worlds keep their seeded sequence. */
+function drawStart(d: StartDistribution, u: number, rng: Rng): number {
+  if ('min' in d) return d.min + u * (d.max - d.min);
+  const z = Math.sqrt(-2 * Math.log(1 - u)) * Math.cos(2 * Math.PI * rng.next());
+  return Math.min(600_000, d.median * Math.exp(d.sigma * z));
 }
 
 async function answer(

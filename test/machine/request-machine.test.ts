@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { SimulatedClock } from 'xstate';
 import { startRequest, type MachineInput } from '../../lib/machine/request-machine.ts';
 import { AttemptFailed, type Committed } from '../../lib/stream/attempt.ts';
+import { fixedLeadHedge } from '../../lib/routing/flex-policy.ts';
 import type { RouteName, Tier } from '../../lib/ir.ts';
 
 interface Launched { route: RouteName; tier: Tier; at: number; signal: { aborted: boolean }; resolve(c: Committed): void; reject(e: unknown): void }
@@ -14,7 +15,7 @@ function harness(over: Partial<MachineInput> = {}) {
   clock.set(1_000_000);
   const launched: Launched[] = [];
   const input: MachineInput = {
-    routes: ['vendor_a'], flex: 'race', deadlineAt: 1_000_000 + 10_000, lead: () => 2_000,
+    routes: ['vendor_a'], flex: 'race', deadlineAt: 1_000_000 + 10_000, hedge: fixedLeadHedge(1_000_000 + 10_000, () => 2_000),
     now: () => clock.now(), random: () => 0.5,
     launch: (route, tier) => {
       const signal = { aborted: false };
@@ -149,4 +150,33 @@ test('stopping the request aborts every running attempt', async () => {
   await flush();
   run.stop();
   assert.ok(launched.every((l) => l.signal.aborted));
+});
+
+test('the hedge advisor says flex is unlikely: standard at once beside flex, flex_unlikely when standard wins', async () => {
+  const asked: number[] = [];
+  const { launched, run } = harness({ hedge: { standardAt: (now) => { asked.push(now); return { at: now, flexUnlikely: true }; } } });
+  assert.deepEqual(launched.map((l) => [l.tier, l.at]), [['flex', 1_000_000], ['standard', 1_000_000]]);
+  assert.deepEqual(asked, [1_000_000]);
+  launched[1]!.resolve(committed('vendor_a', 'standard'));
+  const out = await run.outcome;
+  assert.equal(out.reason, 'flex_unlikely');
+  assert.equal(launched[0]!.signal.aborted, true);
+  run.stop();
+});
+
+test('the advisor is asked again at each wake-up it names, and may move the hedge later', async () => {
+  const asked: number[] = [];
+  const plan = [1_000_000 + 3_000, 1_000_000 + 6_000, 1_000_000 + 6_000];
+  const { launched, run, clock } = harness({ hedge: { standardAt: (now) => { asked.push(now); return { at: plan[asked.length - 1]!, flexUnlikely: false }; } } });
+  clock.increment(3_000);
+  await flush();
+  assert.equal(launched.length, 1, 'the first wake-up moved the hedge to +6 s');
+  clock.increment(3_000);
+  await flush();
+  assert.deepEqual(asked, [1_000_000, 1_003_000, 1_006_000]);
+  assert.equal(launched[1]!.tier, 'standard');
+  assert.equal(launched[1]!.at, 1_006_000);
+  launched[0]!.resolve(committed('vendor_a', 'flex'));
+  assert.equal((await run.outcome).reason, 'flex_won');
+  run.stop();
 });
