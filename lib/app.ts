@@ -25,6 +25,8 @@ import { FlexScheduler } from './routing/flex-policy.ts';
 import { FlexSlots } from './routing/flex-slots.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
+import { Usage } from './usage/service.ts';
+import { openSqliteUsageStore } from './usage/sqlite.ts';
 import { createHttpServer } from './http/server.ts';
 import { startSimulator, type Simulator } from './simulator/server.ts';
 import type { Services } from './services.ts';
@@ -75,6 +77,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   const box = secretBoxFor(opts.dataDir, opts.secret);
   const orgs = new OrgStore(db, box);
   const ledger = openSqliteLedger(db, config.ledger);
+  const metrics = createMetrics();
   const services: Services = {
     config, clock, timerClock: opts.timerClock, random: opts.random ?? Math.random,
     catalog: new Catalog(config.models),
@@ -86,7 +89,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now()),
     flexSlots: new FlexSlots(config.flex_race_slots),
     log,
-    metrics: createMetrics(),
+    metrics,
+    usage: new Usage(openSqliteUsageStore(db), config.usage, metrics, log, clock),
     inflight: new Set(),
     shuttingDown: false,
   };
@@ -123,6 +127,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       await Promise.all([...services.inflight].map((e) => e.done));
       server.closeAllConnections();
       await services.pools.close();
+      await services.usage.close();   // every request has ended: its record is queued; write them all
       ledger.close();
       db.close();
       await simulator?.close();

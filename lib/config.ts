@@ -7,6 +7,7 @@ import { DEFAULT_MODELS, type ModelEntry } from './catalog/catalog.ts';
 import type { LedgerConfig } from './ledger/types.ts';
 import type { SimulatorOptions } from './simulator/server.ts';
 import { DEFAULT_FLEX_POLICY, type FlexPolicyConfig } from './routing/flex-policy.ts';
+import { DEFAULT_USAGE, type UsageConfig } from './usage/service.ts';
 import configSchema from '../schemas/config.json' with { type: 'json' };
 
 export const ROUTES: RouteName[] = ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b'];
@@ -30,6 +31,8 @@ export interface GatewayConfig {
   hold: { default_max_output_tokens: number };
   abuse_limits: AbuseConfig;
   ledger: LedgerConfig;
+  /** Usage records: retention and the write queue (docs/usage.md). */
+  usage: UsageConfig;
   simulator?: SimulatorOptions;
   demo_balance_micro_usd: number;
   /** True when no file named the routes: start the simulator and serve every route managed on it. */
@@ -77,6 +80,7 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
       publish: false, ...file.abuse_limits,
     },
     ledger: { ...DEFAULT_LEDGER, ...file.ledger },
+    usage: { ...DEFAULT_USAGE, ...file.usage },
     simulator: file.simulator,
     demo_balance_micro_usd: file.demo_balance_micro_usd ?? 20_000_000,
     useSimulator,

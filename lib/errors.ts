@@ -46,6 +46,13 @@ export const ERRORS = {
   admin_unauthorized: { status: 401, message: 'The admin token is missing or wrong.' },
   org_not_found: { status: 404, message: 'No such organization.' },
   key_not_found: { status: 404, message: 'No such key.' },
+  // usage and management API (docs/usage.md)
+  insufficient_scope: { status: 403, message: 'This API key cannot manage the organization; use a key with the manage scope.' },
+  invalid_time_range: { status: 400, message: 'from and to must be epoch seconds or ISO 8601 dates, with from before to.' },
+  invalid_group_by: { status: 400, message: 'group_by must be a comma-separated list of distinct dimensions.' },
+  invalid_filter: { status: 400, message: 'A filter or query parameter is not valid.' },
+  invalid_limit: { status: 400, message: 'limit must be an integer from 1 to 200.' },
+  invalid_cursor: { status: 400, message: 'cursor is not a cursor returned by this endpoint.' },
 } satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

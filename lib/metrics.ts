@@ -1,6 +1,6 @@
 // Prometheus metrics (prom-client): requests, status codes, flex outcomes, time to commit,
 // deadline misses, retries, fallbacks, spend. One registry per gateway instance.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export function createMetrics() {
   const registry = new Registry();
@@ -14,6 +14,9 @@ export function createMetrics() {
     retries: new Counter({ name: 'gateway_retries_total', help: 'Retries performed before commit', registers: [registry] }),
     fallbacks: new Counter({ name: 'gateway_fallbacks_total', help: 'Fallback routes tried', registers: [registry] }),
     spend: new Counter({ name: 'gateway_spend_micro_usd_total', help: 'Cost of served requests, micro-USD', labelNames: ['mode'], registers: [registry] }),
+    usageDropped: new Counter({ name: 'gateway_usage_records_dropped_total', help: 'Usage records dropped (queue full or store unwritable)', registers: [registry] }),
+    usageWritten: new Counter({ name: 'gateway_usage_records_written_total', help: 'Usage records written to the store', registers: [registry] }),
+    usageQueueDepth: new Gauge({ name: 'gateway_usage_queue_depth', help: 'Usage records waiting to be written', registers: [registry] }),
   };
   const timeToCommitBy = labelled(m.timeToCommit);
   const flexRacesBy = labelled(m.flexRaces);

@@ -14,6 +14,7 @@ import type { FlexSlots } from './routing/flex-slots.ts';
 import type { TimerClock } from './machine/request-machine.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
+import type { Usage } from './usage/service.ts';
 
 export interface Services {
   config: GatewayConfig;
@@ -32,6 +33,8 @@ export interface Services {
   flexSlots: FlexSlots;
   log: Logger;
   metrics: Metrics;
+  /** Usage records: push() one per ended request; the store behind it answers the usage API. */
+  usage: Usage;
   /** Requests in flight, so shutdown can drain them and settle their holds. */
   inflight: Set<{ abort(): void; done: Promise<void>; holdId?: string }>;
   shuttingDown: boolean;

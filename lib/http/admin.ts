@@ -11,6 +11,8 @@ import { parseStartWithin } from '../routing/start-within.ts';
 import { ROUTES } from '../config.ts';
 import { parseVertexCredential } from '../providers/vertex.ts';
 import { parseBedrockCredential } from '../providers/bedrock.ts';
+import { SCOPES, type Scope } from '../store/orgs.ts';
+import { usageReport, usageRequests } from './usage.ts';
 
 const ADMIN_BODY_CAP = 1_000_000;
 
@@ -24,6 +26,12 @@ export function adminAuthorized(req: IncomingMessage, token: string | undefined)
 }
 
 const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
+  ['GET', /^\/admin\/v1\/orgs$/, (svc) => {
+    // The operator's list: every organization with its managed standing (null without managed routes).
+    const now = svc.clock.now();
+    const managed = Object.keys(svc.config.managed).length > 0;
+    return [200, { object: 'list', data: svc.orgs.listOrgs().map((o) => ({ ...o, managed: managed ? svc.ledger.snapshot(o.id, now) : null })) }];
+  }],
   ['POST', /^\/admin\/v1\/orgs$/, async (svc, _p, body) => {
     const { name } = await body();
     if (typeof name !== 'string' || !name.trim()) throw bad('name must be a non-empty string');
@@ -34,9 +42,10 @@ const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/keys$/, async (svc, [orgId], body) => {
     requireOrg(svc, orgId!);
-    const { default_start_within: dsw = null } = await body();
+    const { default_start_within: dsw = null, scopes = ['inference'] } = await body();
     if (dsw !== null) parseStartWithin(dsw);
-    return [201, svc.orgs.createKey(orgId!, dsw, svc.clock.now())];
+    if (!Array.isArray(scopes) || !scopes.every((x) => SCOPES.includes(x))) throw bad(`scopes must be an array of ${SCOPES.join(', ')}`);
+    return [201, svc.orgs.createKey(orgId!, dsw, svc.clock.now(), scopes as Scope[])];
   }],
   ['DELETE', /^\/admin\/v1\/keys\/([^/]+)$/, (svc, [keyId]) => {
     if (!svc.orgs.revokeKey(keyId!, svc.clock.now())) throw new GatewayError('key_not_found');
@@ -90,6 +99,10 @@ const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
 
 export async function handleAdmin(req: IncomingMessage, res: ServerResponse, svc: Services, path: string, adminToken: string | undefined): Promise<void> {
   if (!adminAuthorized(req, adminToken)) throw new GatewayError('admin_unauthorized');
+  if (path === '/admin/v1/usage' || path === '/admin/v1/usage/requests') {
+    if (req.method !== 'GET') throw new GatewayError('method_not_allowed');
+    return path === '/admin/v1/usage' ? usageReport(req, res, svc, undefined) : usageRequests(req, res, svc, undefined);
+  }
   let methodMismatch = false;
   for (const [method, re, handler] of ROUTES_TABLE) {
     const m = re.exec(path);
@@ -109,13 +122,13 @@ function requireOrg(svc: Services, id: string): void {
   if (!svc.orgs.orgExists(id)) throw new GatewayError('org_not_found');
 }
 
-function requireRoute(r: string): RouteName {
+export function requireRoute(r: string): RouteName {
   if (!ROUTES.includes(r as RouteName)) throw bad(`route must be one of ${ROUTES.join(', ')}`);
   return r as RouteName;
 }
 
 /** Direct routes take {"key": "<provider key>"}; cloud routes take their documented credential shape. */
-function providerCredential(route: RouteName, b: Record<string, any>): unknown {
+export function providerCredential(route: RouteName, b: Record<string, any>): unknown {
   if (route === 'cloud_a') { parseVertexCredential(b); return b; }
   if (route === 'cloud_b') { parseBedrockCredential(b); return b; }
   if (typeof b.key !== 'string' || !b.key) throw bad('body must be {"key": "<provider key>"}');

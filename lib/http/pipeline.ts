@@ -27,11 +27,12 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   const reqId = randomUUID();
   res.setHeader('x-request-id', reqId);
   const log: LogBinding = { log: svc.log, bind: { req: reqId, endpoint: format } };
+  let authed: ApiKeyRecord | undefined;
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
     const ip = clientIp(req);
     limitIp(svc, ip);
-    const key = authenticateCounted(req, svc, ip);
+    const key = authed = authenticateCounted(req, svc, ip);
     limitKey(svc, key);
     const bytes = await readBody(req);
     const raw = parseJsonObject(bytes);
@@ -53,6 +54,11 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     // A refused oversize body is not drained: the connection closes after the answer.
     if (!res.headersSent && !res.destroyed) sendError(res, format, ge, ge.code === 'request_too_large' ? { connection: 'close' } : {});
     svc.metrics.requestsBy(format, ge.status).inc();
+    // Refused after authentication (validation, admission, limits): still the org's request.
+    if (authed && !log.recorded) {
+      svc.usage.push({ id: reqId, orgId: authed.orgId, keyId: authed.id, startedAt: t0, endedAt: svc.clock.now(), format,
+        model: (log.bind.model as string | undefined) ?? null, status: ge.status, errorCode: ge.code, costMicroUsd: 0, clientClosed: ge.code === 'client_closed_request' });
+    }
   }
 }
 
@@ -81,7 +87,7 @@ export function limitKey(svc: Services, key: ApiKeyRecord): void {
 }
 
 /** One request's log context: the fields every line of this request carries (no child logger per request). */
-interface LogBinding { log: Logger; bind: Record<string, unknown> }
+interface LogBinding { log: Logger; bind: Record<string, unknown>; recorded?: boolean }
 
 const summaryLoggers = new WeakMap<Logger, Logger>();
 /** The request summary line carries scalars of a fixed shape, none of them secret: its logger
@@ -137,7 +143,9 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
   let outcome: Outcome | undefined;
   let result: StreamResult | undefined;
   let costMicroUsd = 0;
+  let usage: IRUsage | undefined;
   let status = 200;
+  let errorCode: string | null = null;
   try {
     outcome = await run.outcome;
     const winner = outcome.winner;
@@ -148,6 +156,7 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
         ? new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status: f.status >= 400 && f.status < 500 ? f.status : 400 })
         : new GatewayError('provider_error', f ? `The provider failed (${f.status}): ${f.message}` : undefined);
       status = err.status;
+      errorCode = err.code;
       const last = routes[outcome.routeIndex]!;
       sendError(res, c.format, err, { ...routingHeaders(c, last, outcome, 'standard'), ...spendHeaders(last, admitted) });
       return;
@@ -169,7 +178,8 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
       sendError(res, c.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
     }
     if (clientClosed) status = 499;
-    costMicroUsd = result.costMicroUsd ?? unpricedEstimate(svc, c, result, estimate);
+    usage = result.usage ?? unpricedUsage(result, estimate);
+    costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(c.model, result.tier), usage);
   } finally {
     res.off('close', onClose);
     // A stream that ran to its end ends the machine (stream.end → done); anything else stops it,
@@ -183,6 +193,15 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
     finished();
     if (servedMode && costMicroUsd) svc.metrics.spendBy(servedMode).inc(costMicroUsd);
     svc.metrics.requestsBy(c.format, status).inc();
+    log.recorded = true;
+    svc.usage.push({
+      id: log.bind.req as string, orgId: key.orgId, keyId: key.id, startedAt: t0, endedAt: svc.clock.now(), format: c.format,
+      model: c.model, requestedRoute: plan.routes[0]!.route, servedRoute: outcome?.winner?.route, tier: result?.tier ?? outcome?.winner?.tier,
+      reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks, status,
+      errorCode: status === 499 ? 'client_closed_request' : errorCode ?? (result && !result.complete ? 'provider_error' : null),
+      usage, usageEstimated: !!usage && !result?.usage, costMicroUsd, mode: servedMode, committedAt: outcome?.winner?.committedAt,
+      deadlineAt: c.startWithin.kind === 'duration' ? deadlineAt : undefined, clientClosed,
+    });
     // One summary line per request, of fixed shape and scalar fields only (pino skips undefined).
     summaryLog(svc.log).info({
       req: log.bind.req, endpoint: c.format, org: key.orgId, model: c.model.id, status,
@@ -253,10 +272,9 @@ function settle(svc: Services, log: LogBinding, holdId: string, cost: number): v
  *  provider bills the prompt once generation started, so charge the estimated input plus an output
  *  estimate from the bytes that reached the caller (≈16 bytes of event framing per token), capped
  *  by the hold's output cap. */
-function unpricedEstimate(svc: Services, c: CheckedRequest, r: StreamResult, est: { inputTokens: number; maxOutput: number }): number {
-  if (r.usage) return costOf(svc.catalog.priceOf(c.model, r.tier), r.usage);
+function unpricedUsage(r: StreamResult, est: { inputTokens: number; maxOutput: number }): IRUsage {
   const outputTokens = Math.min(est.maxOutput, Math.ceil(r.bytesOut / 16));
-  return costOf(svc.catalog.priceOf(c.model, r.tier), { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 });
+  return { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 };
 }
 
 function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome): Pricing {

@@ -8,6 +8,10 @@ import { asGatewayError, sendError, sendJson } from './reply.ts';
 import type { CallerFormat } from '../routing/validate.ts';
 import { buildLimitsReport, serializeLimitsReport } from '../limits/report.ts';
 import { catalogBody } from './models.ts';
+import { usageReport, usageRequests } from './usage.ts';
+import { handleManage } from './manage.ts';
+import { serveDashboard } from './dashboard.ts';
+import type { ApiKeyRecord } from '../store/orgs.ts';
 
 const INFERENCE: Record<string, CallerFormat> = {
   '/v1/responses': 'responses',
@@ -36,6 +40,8 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
   }
   try {
     if (path.startsWith('/admin/v1/')) return await handleAdmin(req, res, svc, path, adminToken);
+    if (path === '/v1/organization' || path.startsWith('/v1/organization/')) return await handleManage(req, res, svc, path, orgKey(req, svc));
+    if (path === '/dashboard' || path.startsWith('/dashboard/')) return serveDashboard(req, res, path);
     if (req.method !== 'GET') throw new GatewayError(path === '/v1/models' || path === '/v1/limits' ? 'method_not_allowed' : 'not_found');
     switch (path) {
       case '/healthz': return sendJson(res, 200, '{"status":"ok"}');
@@ -54,6 +60,10 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
       }
       case '/v1/limits':
         return limits(req, res, svc);
+      case '/v1/usage':
+        return await usageReport(req, res, svc, orgKey(req, svc).orgId);
+      case '/v1/usage/requests':
+        return await usageRequests(req, res, svc, orgKey(req, svc).orgId);
       default:
         throw new GatewayError('not_found');
     }
@@ -62,6 +72,16 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
     if (ge.code === 'internal_error') svc.log.error({ err }, 'internal error');
     sendError(res, 'plain', ge);
   }
+}
+
+/** The organization endpoints beside inference (usage, management): the abuse limits as on
+ *  /v1/limits, then the key. */
+function orgKey(req: IncomingMessage, svc: Services): ApiKeyRecord {
+  const ip = clientIp(req);
+  limitIp(svc, ip);
+  const key = authenticateCounted(req, svc, ip, 'invalid_api_key');
+  limitKey(svc, key);
+  return key;
 }
 
 /** GET /v1/limits: read the record that admits requests, never a cached figure (spec). The abuse

@@ -1,0 +1,350 @@
+// The dashboard: signs in with an API key (organization view) or the admin token (operator
+// view), kept in sessionStorage for this tab only, and reads the same public APIs any client
+// uses: /v1/organization, /v1/limits, /v1/usage, /v1/usage/requests, /admin/v1/…
+import { columnChart, barList, dataTable } from './charts.js';
+
+const $ = (id) => document.getElementById(id);
+const TOKEN = 'gateway-dashboard-token';
+let token = sessionStorage.getItem(TOKEN);
+const DAY = 86_400_000;
+
+/** Exact micro-USD as dollars: 1234567 → $1.234567 (no floating point). */
+export function usd(micro) {
+  const neg = micro < 0;
+  const abs = Math.abs(micro);
+  return `${neg ? '-' : ''}$${Math.floor(abs / 1e6).toLocaleString('en-US')}.${String(abs % 1e6).padStart(6, '0')}`;
+}
+const pct = (x) => `${(x * 100).toFixed(1)} %`;
+const int = (n) => Number(n).toLocaleString('en-US');
+
+class ApiError extends Error {}
+
+async function api(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try { json = text ? JSON.parse(text) : undefined; } catch { json = undefined; }
+  if (!res.ok) {
+    const e = new ApiError(json?.error?.message ?? `${res.status} ${res.statusText}`);
+    e.status = res.status;
+    e.code = json?.error?.code;
+    throw e;
+  }
+  return json;
+}
+
+function status(msg) { $('status').textContent = msg; }
+
+function fact(dl, label, value, attrs = {}) {
+  const div = document.createElement('div');
+  const dt = document.createElement('dt');
+  dt.textContent = label;
+  const dd = document.createElement('dd');
+  if (value instanceof Node) dd.append(value); else dd.textContent = value;
+  for (const [k, v] of Object.entries(attrs)) dd.setAttribute(k, v);
+  div.append(dt, dd);
+  dl.append(div);
+}
+
+/** A money figure that tests and assistive tech can read exactly: <data value="micro">$…</data>. */
+function money(micro, id) {
+  const d = document.createElement('data');
+  d.value = String(micro);
+  d.textContent = usd(micro);
+  if (id) d.id = id;
+  return d;
+}
+
+function fillTable(table, caption, columns, rows, rowAttrs) {
+  const t = dataTable(caption, columns, rows);
+  table.replaceChildren(...t.childNodes);
+  if (rowAttrs) [...table.tBodies[0].rows].forEach((tr, i) => { for (const [k, v] of Object.entries(rowAttrs(rows[i]))) tr.setAttribute(k, v); });
+}
+
+// ── shared pieces ─────────────────────────────────────────────────────────────────────────
+
+/** The last 30 UTC days, each present (days without requests show as zero). */
+function daySeries(groups, now = Date.now()) {
+  const byDay = new Map(groups.map((g) => [g.day, g]));
+  const out = [];
+  for (let i = 29; i >= 0; i--) {
+    const day = new Date(now - i * DAY).toISOString().slice(0, 10);
+    out.push({ day, g: byDay.get(day) });
+  }
+  return out;
+}
+
+function summary(dl, t) {
+  dl.replaceChildren();
+  fact(dl, 'Requests', int(t.requests));
+  fact(dl, 'Spend', money(t.cost_micro_usd, dl.id + '-spend'));
+  fact(dl, 'Paid from balance (managed)', money(t.managed_cost_micro_usd));
+  fact(dl, 'Same tokens on standard', money(t.standard_cost_micro_usd));
+  fact(dl, 'Flex saved you', money(t.savings_micro_usd, dl.id + '-savings'));
+  fact(dl, 'Flex share', t.served_requests ? pct(t.flex_share) : '—');
+  fact(dl, 'Deadlines met', t.deadline_requests ? `${int(t.deadline_met)} of ${int(t.deadline_requests)}` : '—');
+  fact(dl, 'Errors', int(t.errors));
+}
+
+function spendCharts(spendFig, flexFig, groups) {
+  const days = daySeries(groups);
+  const label = (d) => d.day.slice(5);
+  columnChart(spendFig, {
+    title: 'Spend per day', fmt: usd,
+    points: days.map((d) => ({ label: label(d), value: d.g?.cost_micro_usd ?? 0 })),
+    table: dataTable('Spend per UTC day', [
+      { label: 'Day', value: (d) => d.day }, { label: 'Requests', value: (d) => int(d.g?.requests ?? 0), numeric: true },
+      { label: 'Spend', value: (d) => usd(d.g?.cost_micro_usd ?? 0), numeric: true },
+    ], days),
+  });
+  if (!flexFig) return;
+  columnChart(flexFig, {
+    title: 'Flex savings per day with flex share', fmt: usd, lineLabel: 'flex share',
+    points: days.map((d) => ({ label: label(d), value: d.g?.savings_micro_usd ?? 0, line: d.g?.flex_share ?? 0 })),
+    table: dataTable('Flex share and savings per UTC day', [
+      { label: 'Day', value: (d) => d.day },
+      { label: 'Flex share', value: (d) => (d.g?.served_requests ? pct(d.g.flex_share) : '—'), numeric: true },
+      { label: 'Standard-equivalent', value: (d) => usd(d.g?.standard_cost_micro_usd ?? 0), numeric: true },
+      { label: 'Saved', value: (d) => usd(d.g?.savings_micro_usd ?? 0), numeric: true },
+    ], days),
+  });
+}
+
+function breakdown(fig, title, dim, groups, labelOf = (g) => String(g[dim] ?? '(none)')) {
+  barList(fig, {
+    title, fmt: usd, points: groups.map((g) => ({ label: labelOf(g), value: g.cost_micro_usd })),
+    table: dataTable(title, [
+      { label: dim, value: labelOf }, { label: 'Requests', value: (g) => int(g.requests), numeric: true },
+      { label: 'Spend', value: (g) => usd(g.cost_micro_usd), numeric: true },
+      { label: 'Saved', value: (g) => usd(g.savings_micro_usd), numeric: true },
+    ], groups),
+  });
+}
+
+function requestsTable(table, records, withOrg) {
+  const cols = [
+    { label: 'Time (UTC)', value: (r) => new Date(r.at_ms).toISOString().replace('T', ' ').slice(0, 19) },
+    ...(withOrg ? [{ label: 'Organization', value: (r) => r.org_id }] : []),
+    { label: 'Model', value: (r) => r.model ?? '—' },
+    { label: 'Route', value: (r) => r.served_route ?? '—' },
+    { label: 'Tier', value: (r) => r.tier ?? '—' },
+    { label: 'Reason', value: (r) => r.reason ?? r.error_code ?? '—' },
+    { label: 'Mode', value: (r) => r.key_mode ?? '—' },
+    { label: 'Status', value: (r) => String(r.status), numeric: true },
+    { label: 'Input', value: (r) => int(r.input_tokens), numeric: true },
+    { label: 'Output', value: (r) => int(r.output_tokens), numeric: true },
+    { label: 'Cost', value: (r) => usd(r.cost_micro_usd), numeric: true },
+    { label: 'Saved', value: (r) => usd(r.savings_micro_usd), numeric: true },
+    { label: 'Time to commit', value: (r) => (r.time_to_commit_ms === null ? '—' : `${int(r.time_to_commit_ms)} ms`), numeric: true },
+  ];
+  fillTable(table, records.length ? `The ${records.length} most recent requests, newest first` : 'No requests yet', cols, records,
+    (r) => ({ 'data-request-id': r.id, 'data-cost': String(r.cost_micro_usd), 'data-mode': r.key_mode ?? '' }));
+}
+
+// ── organization view ─────────────────────────────────────────────────────────────────────
+
+async function loadOrg() {
+  const org = await api('GET', '/v1/organization');
+  $('who').textContent = `Organization ${org.name} (${org.id}) · key ${org.key.id} · scopes: ${org.key.scopes.join(', ')}`;
+  const manage = org.key.scopes.includes('manage');
+  const [limits, days, models, routes, recent] = await Promise.all([
+    api('GET', '/v1/limits'),
+    api('GET', '/v1/usage?group_by=day'),
+    api('GET', '/v1/usage?group_by=model'),
+    api('GET', '/v1/usage?group_by=route'),
+    api('GET', '/v1/usage/requests?limit=25'),
+  ]);
+  renderState(limits);
+  summary($('summary'), days.totals);
+  spendCharts($('spend-chart'), $('flex-chart'), days.data);
+  breakdown($('model-chart'), 'Spend by model', 'model', models.data);
+  breakdown($('route-chart'), 'Spend by route', 'route', routes.data);
+  requestsTable($('requests'), recent.data, false);
+  $('keys-note').hidden = manage;
+  $('keys-manage').hidden = !manage;
+  $('pkeys-section').hidden = !manage;
+  if (manage) await loadManagement(org.key.id);
+}
+
+function renderState(limits) {
+  const dl = $('state');
+  dl.replaceChildren();
+  const m = limits.managed;
+  if (!m) { fact(dl, 'Managed serving', 'No route is served on the service'); return; }
+  const serving = document.createElement('span');
+  serving.className = m.serving === 'ok' ? 'ok' : 'paused';
+  serving.textContent = m.serving === 'ok' ? 'Serving' : `Paused: ${m.paused_reason.replaceAll('_', ' ')}`;
+  fact(dl, 'State', serving, { id: 'serving' });
+  fact(dl, 'Balance', money(m.balance.remaining_micro_usd, 'balance'));
+  fact(dl, 'Cash / credit', `${usd(m.balance.cash_micro_usd)} / ${usd(m.balance.credit_micro_usd)}`);
+  fact(dl, 'Reserved by requests in flight', money(m.balance.reserved_micro_usd, 'reserved'));
+  fact(dl, 'Daily ceiling used', `${usd(m.daily_spend.used_micro_usd)} of ${usd(m.daily_spend.limit_micro_usd)}`);
+  fact(dl, 'Concurrency', `${int(m.concurrency.limit)} at a time`);
+  fact(dl, 'Ramp week', m.ramp_week === null ? 'exempt' : String(m.ramp_week));
+  fact(dl, 'Nearest ceiling', m.binding.replaceAll('_', ' '));
+}
+
+async function loadManagement(ownKeyId) {
+  const [keys, pkeys] = await Promise.all([api('GET', '/v1/organization/keys'), api('GET', '/v1/organization/provider-keys')]);
+  const table = $('keys');
+  fillTable(table, 'Keys of this organization (the key itself is never stored)', [
+    { label: 'Key id', value: (k) => k.id + (k.id === ownKeyId ? ' (this key)' : '') },
+    { label: 'Scopes', value: (k) => k.scopes.join(', ') },
+    { label: 'Created (UTC)', value: (k) => new Date(k.created_at).toISOString().slice(0, 16).replace('T', ' ') },
+    { label: 'State', value: (k) => (k.revoked_at ? 'revoked' : 'active') },
+    { label: 'Action', value: () => '' },
+  ], keys.data, (k) => ({ 'data-key-id': k.id }));
+  [...table.tBodies[0].rows].forEach((tr, i) => {
+    const k = keys.data[i];
+    if (k.revoked_at) return;
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'secondary';
+    b.textContent = 'Revoke';
+    b.setAttribute('aria-label', `Revoke key ${k.id}`);
+    b.addEventListener('click', () => act(async () => {
+      if (!confirm(`Revoke key ${k.id}? Requests with it will be refused.`)) return;
+      await api('DELETE', `/v1/organization/keys/${encodeURIComponent(k.id)}`);
+      status(`Key ${k.id} revoked.`);
+      if (k.id === ownKeyId) return signOut();
+      await loadManagement(ownKeyId);
+    }));
+    tr.cells[tr.cells.length - 1].append(b);
+  });
+
+  const pt = $('pkeys');
+  const routes = ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b'];
+  const set = new Map(pkeys.data.map((p) => [p.route, p]));
+  fillTable(pt, 'Routes with your own key', [
+    { label: 'Route', value: (r) => r },
+    { label: 'Own key', value: (r) => (set.has(r) ? `set ${new Date(set.get(r).updated_at).toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'not set') },
+    { label: 'Action', value: () => '' },
+  ], routes, (r) => ({ 'data-route': r }));
+  [...pt.tBodies[0].rows].forEach((tr, i) => {
+    const r = routes[i];
+    if (!set.has(r)) return;
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'secondary';
+    b.textContent = 'Delete';
+    b.setAttribute('aria-label', `Delete the ${r} provider key`);
+    b.addEventListener('click', () => act(async () => {
+      await api('DELETE', `/v1/organization/provider-keys/${r}`);
+      status(`The ${r} key is deleted; ${r} runs on the service's key again where it serves.`);
+      await loadManagement(ownKeyId);
+    }));
+    tr.cells[2].append(b);
+  });
+}
+
+// ── operator view ─────────────────────────────────────────────────────────────────────────
+
+async function loadOperator() {
+  const [orgs, days, byOrg, byModel, recent] = await Promise.all([
+    api('GET', '/admin/v1/orgs'),
+    api('GET', '/admin/v1/usage?group_by=day'),
+    api('GET', '/admin/v1/usage?group_by=org'),
+    api('GET', '/admin/v1/usage?group_by=model'),
+    api('GET', '/admin/v1/usage/requests?limit=25'),
+  ]);
+  $('who').textContent = `Operator view · ${orgs.data.length} organizations`;
+  const names = new Map(orgs.data.map((o) => [o.id, o.name]));
+  fillTable($('orgs'), 'Every organization with its managed standing', [
+    { label: 'Name', value: (o) => o.name },
+    { label: 'Id', value: (o) => o.id },
+    { label: 'State', value: (o) => (o.managed ? (o.managed.serving === 'ok' ? 'serving' : `paused: ${o.managed.pausedReason}`) : '—') },
+    { label: 'Balance', value: (o) => (o.managed ? usd(o.managed.cashMicroUsd + o.managed.creditMicroUsd) : '—'), numeric: true },
+    { label: 'Reserved', value: (o) => (o.managed ? usd(o.managed.reservedMicroUsd) : '—'), numeric: true },
+    { label: 'Spent today', value: (o) => (o.managed ? `${usd(o.managed.dailyUsedMicroUsd)} of ${usd(o.managed.dailyLimitMicroUsd)}` : '—'), numeric: true },
+    { label: 'In flight', value: (o) => (o.managed ? `${int(o.managed.inFlight)} / ${int(o.managed.concurrencyLimit)}` : '—'), numeric: true },
+    { label: 'Ramp week', value: (o) => (o.managed ? (o.managed.exempt ? 'exempt' : String(o.managed.rampWeek)) : '—'), numeric: true },
+  ], orgs.data, (o) => ({ 'data-org-id': o.id, 'data-balance': o.managed ? String(o.managed.cashMicroUsd + o.managed.creditMicroUsd) : '' }));
+  summary($('op-summary'), days.totals);
+  spendCharts($('op-spend-chart'), null, days.data);
+  breakdown($('op-org-chart'), 'Spend by organization', 'org', byOrg.data, (g) => `${names.get(g.org) ?? ''} ${g.org}`.trim());
+  breakdown($('op-model-chart'), 'Spend by model', 'model', byModel.data);
+  requestsTable($('op-requests'), recent.data, true);
+}
+
+// ── sign-in and actions ───────────────────────────────────────────────────────────────────
+
+const isApiKey = (t) => t.startsWith('flex_live_');
+
+async function load() {
+  status('Loading…');
+  const orgView = isApiKey(token);
+  try {
+    if (orgView) await loadOrg(); else await loadOperator();
+  } catch (e) {
+    if (e.status === 401) { signOut(); $('signin-error').textContent = orgView ? 'That API key is not valid (wrong or revoked).' : 'That admin token is not valid.'; return; }
+    status(`Could not load: ${e.message}`);
+    return;
+  }
+  $('signin').hidden = true;
+  $('signout').hidden = false;
+  $('org-view').hidden = !orgView;
+  $('operator-view').hidden = orgView;
+  status(`Updated ${new Date().toISOString().slice(11, 19)} UTC.`);
+}
+
+function signOut() {
+  token = null;
+  sessionStorage.removeItem(TOKEN);
+  $('org-view').hidden = true;
+  $('operator-view').hidden = true;
+  $('signin').hidden = false;
+  $('signout').hidden = true;
+  $('who').textContent = '';
+  $('token').value = '';
+  $('token').focus();
+}
+
+async function act(fn) {
+  try { await fn(); } catch (e) { status(`Failed: ${e.message}`); }
+}
+
+$('signin-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  $('signin-error').textContent = '';
+  token = $('token').value.trim();
+  sessionStorage.setItem(TOKEN, token);
+  void load();
+});
+$('signout').addEventListener('click', signOut);
+for (const b of document.querySelectorAll('.refresh')) b.addEventListener('click', () => void load());
+
+$('key-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  void act(async () => {
+    const scopes = $('key-manage').checked ? ['inference', 'manage'] : ['inference'];
+    const k = await api('POST', '/v1/organization/keys', { scopes });
+    $('new-key-value').textContent = k.key;
+    $('new-key').hidden = false;
+    status(`Key ${k.id} created.`);
+    const org = await api('GET', '/v1/organization');
+    await loadManagement(org.key.id);
+  });
+});
+
+$('pkey-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  void act(async () => {
+    const route = $('pkey-route').value;
+    const raw = $('pkey-value').value.trim();
+    let body;
+    if (route === 'cloud_a' || route === 'cloud_b') {
+      try { body = JSON.parse(raw); } catch { throw new Error('a cloud credential must be JSON'); }
+    } else body = { key: raw };
+    await api('PUT', `/v1/organization/provider-keys/${route}`, body);
+    $('pkey-value').value = '';
+    status(`The ${route} key is saved; requests on ${route} now run on it (byok).`);
+    const org = await api('GET', '/v1/organization');
+    await loadManagement(org.key.id);
+  });
+});
+
+if (token) void load(); else $('signin').hidden = false;

@@ -1,0 +1,101 @@
+// One usage record per inference request (issue 10): what ran, what it cost, and what the same
+// tokens would have cost on the standard tier, so "flex saved you N" is exact. Built once where
+// the request ends (lib/http/pipeline.ts) and handed to the queue; never read on the hot path.
+import type { IRUsage, RouteName, Tier } from '../ir.ts';
+import type { ModelEntry } from '../catalog/catalog.ts';
+import { costOf } from '../catalog/catalog.ts';
+
+export type KeyMode = 'byok' | 'managed';
+
+export interface UsageRecord {
+  id: string;                     // the request id (x-request-id)
+  org_id: string;
+  key_id: string;
+  /** When the request ended (epoch ms): its cost was settled at this instant, so days group by it. */
+  at_ms: number;
+  started_at_ms: number;
+  format: string;                 // caller format: responses, chat, messages, interactions
+  model: string | null;           // null when the body never named a valid model
+  requested_route: RouteName | null;
+  served_route: RouteName | null; // null when nothing served
+  tier: Tier | null;
+  reason: string | null;          // routing reason (x-service-flex-reason)
+  retries: number;
+  fallbacks: number;
+  status: number;
+  error_code: string | null;
+  input_tokens: number;
+  cached_input_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  /** True when the provider reported no usage and the tokens are the gateway's estimate (the
+   *  same estimate that was charged: see lib/http/pipeline.ts). */
+  usage_estimated: boolean;
+  cost_micro_usd: number;
+  /** The same tokens at the standard-tier price: equals cost_micro_usd unless flex served. */
+  standard_cost_micro_usd: number;
+  key_mode: KeyMode | null;       // null when nothing served
+  time_to_commit_ms: number | null;
+  duration_ms: number;
+  client_closed: boolean;
+  /** Whether the committed tier started within start_within; null without a duration. */
+  deadline_met: boolean | null;
+}
+
+/** Standard-tier cost of the tokens that ran: cost itself when standard served. */
+export function standardEquivalent(model: ModelEntry, tier: Tier | null, usage: IRUsage | undefined, cost: number): number {
+  if (tier !== 'flex' || !usage) return cost;
+  return costOf(model.prices.standard, usage);
+}
+
+/** What the pipeline knows when a request ends: a plain object handed to the queue as is (one
+ *  allocation on the hot path); recordOf() flattens it into a record when the queue flushes. */
+export interface RequestEnd {
+  id: string;
+  orgId: string;
+  keyId: string;
+  startedAt: number;
+  endedAt: number;
+  format: string;
+  /** The catalog entry, when the request got that far; else the model string the body named. */
+  model: ModelEntry | string | null;
+  requestedRoute?: RouteName;
+  servedRoute?: RouteName;
+  tier?: Tier;
+  reason?: string;
+  retries?: number;
+  fallbacks?: number;
+  status: number;
+  errorCode: string | null;
+  usage?: IRUsage;
+  usageEstimated?: boolean;
+  costMicroUsd: number;
+  mode?: KeyMode;
+  committedAt?: number;
+  /** Set for a duration start_within only. */
+  deadlineAt?: number;
+  clientClosed: boolean;
+}
+
+export function recordOf(e: RequestEnd): UsageRecord {
+  const u = e.usage;
+  const tier = e.tier ?? null;
+  const model = e.model;
+  return {
+    id: e.id, org_id: e.orgId, key_id: e.keyId, at_ms: e.endedAt, started_at_ms: e.startedAt,
+    format: e.format, model: typeof model === 'object' && model ? model.id : model,
+    requested_route: e.requestedRoute ?? null, served_route: e.servedRoute ?? null,
+    tier, reason: e.reason ?? null, retries: e.retries ?? 0, fallbacks: e.fallbacks ?? 0,
+    status: e.status, error_code: e.errorCode,
+    input_tokens: u?.inputTokens ?? 0, cached_input_tokens: u?.cachedInputTokens ?? 0, cache_write_tokens: u?.cacheWriteTokens ?? 0,
+    output_tokens: u?.outputTokens ?? 0, reasoning_tokens: u?.reasoningTokens ?? 0, usage_estimated: e.usageEstimated ?? false,
+    cost_micro_usd: e.costMicroUsd,
+    standard_cost_micro_usd: typeof model === 'object' && model ? standardEquivalent(model, tier, u, e.costMicroUsd) : e.costMicroUsd,
+    key_mode: e.servedRoute ? e.mode ?? null : null,
+    time_to_commit_ms: e.committedAt === undefined ? null : e.committedAt - e.startedAt,
+    duration_ms: e.endedAt - e.startedAt,
+    client_closed: e.clientClosed,
+    deadline_met: e.deadlineAt === undefined || !e.servedRoute ? null : e.committedAt !== undefined && e.committedAt <= e.deadlineAt,
+  };
+}

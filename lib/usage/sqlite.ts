@@ -1,0 +1,116 @@
+// The SQLite adapter of the usage store: a `usage_records` table in the ledger's file (WAL).
+// Batches are written in one transaction; aggregation happens in SQL, so a month of records is
+// summed where it lies instead of being read into memory.
+import type { Database, Statement } from 'better-sqlite3';
+import type { UsageRecord } from './record.ts';
+import { type Cursor, type Dimension, type UsageFilter, type UsageStore, finishTotals } from './store.ts';
+
+const COLUMNS = [
+  'id', 'org_id', 'key_id', 'at_ms', 'started_at_ms', 'format', 'model', 'requested_route', 'served_route', 'tier',
+  'reason', 'retries', 'fallbacks', 'status', 'error_code', 'input_tokens', 'cached_input_tokens', 'cache_write_tokens',
+  'output_tokens', 'reasoning_tokens', 'usage_estimated', 'cost_micro_usd', 'standard_cost_micro_usd', 'key_mode',
+  'time_to_commit_ms', 'duration_ms', 'client_closed', 'deadline_met',
+] as const;
+const BOOLEAN = ['usage_estimated', 'client_closed', 'deadline_met'] as const;
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS usage_records (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL, org_id TEXT NOT NULL, key_id TEXT NOT NULL,
+  at_ms INTEGER NOT NULL, started_at_ms INTEGER NOT NULL,
+  format TEXT NOT NULL, model TEXT, requested_route TEXT, served_route TEXT, tier TEXT, reason TEXT,
+  retries INTEGER NOT NULL, fallbacks INTEGER NOT NULL, status INTEGER NOT NULL, error_code TEXT,
+  input_tokens INTEGER NOT NULL, cached_input_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL, reasoning_tokens INTEGER NOT NULL, usage_estimated INTEGER NOT NULL,
+  cost_micro_usd INTEGER NOT NULL, standard_cost_micro_usd INTEGER NOT NULL, key_mode TEXT,
+  time_to_commit_ms INTEGER, duration_ms INTEGER NOT NULL, client_closed INTEGER NOT NULL, deadline_met INTEGER
+) STRICT;
+CREATE INDEX IF NOT EXISTS usage_records_org_at ON usage_records (org_id, at_ms, seq);
+CREATE INDEX IF NOT EXISTS usage_records_at ON usage_records (at_ms);
+`;
+
+/** Group expressions per dimension (UTC day and hour as ISO strings). */
+const GROUP_SQL: Record<Dimension, string> = {
+  day: "strftime('%Y-%m-%d', at_ms / 1000, 'unixepoch')",
+  hour: "strftime('%Y-%m-%dT%H:00:00Z', at_ms / 1000, 'unixepoch')",
+  model: 'model', route: 'served_route', tier: 'tier', key: 'key_id', format: 'format', status: 'status', org: 'org_id',
+};
+
+const SUMS = `COUNT(*) AS requests,
+  SUM(status >= 400) AS errors,
+  SUM(input_tokens) AS input_tokens, SUM(cached_input_tokens) AS cached_input_tokens,
+  SUM(cache_write_tokens) AS cache_write_tokens, SUM(output_tokens) AS output_tokens, SUM(reasoning_tokens) AS reasoning_tokens,
+  SUM(cost_micro_usd) AS cost_micro_usd,
+  SUM(CASE WHEN key_mode = 'managed' THEN cost_micro_usd ELSE 0 END) AS managed_cost_micro_usd,
+  SUM(standard_cost_micro_usd) AS standard_cost_micro_usd,
+  SUM(tier IS NOT NULL) AS served_requests, SUM(tier = 'flex') AS flex_requests,
+  SUM(deadline_met IS NOT NULL) AS deadline_requests, SUM(deadline_met = 1) AS deadline_met`;
+
+function where(f: UsageFilter): { sql: string; args: unknown[] } {
+  const parts = ['at_ms >= ?', 'at_ms < ?'];
+  const args: unknown[] = [f.fromMs, f.toMs];
+  const eq = (col: string, v: unknown): void => { if (v !== undefined) { parts.push(`${col} = ?`); args.push(v); } };
+  eq('org_id', f.orgId); eq('model', f.model); eq('served_route', f.route); eq('tier', f.tier); eq('status', f.status); eq('key_id', f.keyId);
+  return { sql: parts.join(' AND '), args };
+}
+
+export function openSqliteUsageStore(db: Database): UsageStore {
+  db.exec(DDL);
+  const insert = db.prepare(`INSERT INTO usage_records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
+  const insertMany = db.transaction((records: UsageRecord[]) => {
+    for (const r of records) {
+      insert.run(COLUMNS.map((c) => {
+        const v = r[c];
+        return typeof v === 'boolean' ? (v ? 1 : 0) : v;
+      }));
+    }
+  });
+  const prune = db.prepare<[number]>('DELETE FROM usage_records WHERE at_ms < ?');
+  // Queries are built from a bounded set of filters and dimensions: each shape is prepared once.
+  const prepared = new Map<string, Statement>();
+  const prep = (sql: string): Statement => {
+    let s = prepared.get(sql);
+    if (!s) { s = db.prepare(sql); prepared.set(sql, s); }
+    return s;
+  };
+
+  return {
+    async insert(records) { insertMany.immediate(records); },
+
+    async aggregate(filter, groupBy) {
+      const w = where(filter);
+      const dims = groupBy.map((d) => `${GROUP_SQL[d]} AS "${d}"`);
+      const order = groupBy.map((d) => `"${d}"`);
+      const sql = `SELECT ${[...dims, SUMS].join(', ')} FROM usage_records WHERE ${w.sql}`
+        + (groupBy.length ? ` GROUP BY ${order.join(', ')} ORDER BY ${order.join(', ')}` : '');
+      const rows = prep(sql).all(...w.args) as Array<Record<string, unknown>>;
+      const totalsRow = groupBy.length
+        ? prep(`SELECT ${SUMS} FROM usage_records WHERE ${w.sql}`).get(...w.args) as Record<string, unknown>
+        : rows[0]!;
+      const groups = groupBy.length
+        ? rows.map((row) => ({ ...Object.fromEntries(groupBy.map((d) => [d, row[d] as string | number | null])), ...finishTotals(row) }))
+        : [];
+      return { groups, totals: finishTotals(totalsRow) };
+    },
+
+    async list(filter, limit, after: Cursor | null) {
+      const w = where(filter);
+      let sql = `SELECT seq, ${COLUMNS.join(', ')} FROM usage_records WHERE ${w.sql}`;
+      const args = [...w.args];
+      if (after) { sql += ' AND (at_ms < ? OR (at_ms = ? AND seq < ?))'; args.push(after.atMs, after.atMs, after.seq); }
+      sql += ' ORDER BY at_ms DESC, seq DESC LIMIT ?';
+      args.push(limit + 1);
+      const rows = prep(sql).all(...args) as Array<Record<string, unknown>>;
+      const more = rows.length > limit;
+      const page = rows.slice(0, limit).map((row) => {
+        for (const b of BOOLEAN) row[b] = row[b] === null ? null : row[b] === 1;
+        return row as unknown as UsageRecord & { seq: number };
+      });
+      const last = page[page.length - 1];
+      return { records: page, next: more && last ? { atMs: last.at_ms, seq: last.seq } : null };
+    },
+
+    async prune(beforeMs) { return prune.run(beforeMs).changes; },
+    async close() { /* the file belongs to the caller (lib/app.ts) */ },
+  };
+}
