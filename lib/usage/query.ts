@@ -36,7 +36,7 @@ export function parseUsageQuery(search: URLSearchParams, kind: 'aggregate' | 're
     if (all.length > 1) throw new GatewayError('invalid_filter', `${k} may be given once.`, { param: k });
     return all[0];
   };
-  const to = one('to') !== undefined ? instant(one('to')!, 'to') : nowMs;
+  const to = one('to') !== undefined ? instant(one('to')!, 'to') : nowMs + 1;   // default: up to and including now
   const from = one('from') !== undefined ? instant(one('from')!, 'from') : to - DEFAULT_RANGE_MS;
   if (from >= to) throw new GatewayError('invalid_time_range', 'from must be before to.', { param: 'from' });
 
