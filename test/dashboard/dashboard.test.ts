@@ -1,0 +1,163 @@
+// The dashboard in a real browser: headless Chromium (Debian's package) driven by playwright-core
+// against a real gateway on the simulator. Sign in with a key, see the balance GET /v1/limits
+// reports, send requests and see them with their exact cost, create and revoke a key, set a
+// provider key and see the next request run byok; the operator view with the admin token.
+// Every request the page makes stays on the gateway's origin (it works offline), and a
+// screenshot of each view is kept in test-artifacts/dashboard/ (gitignored).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import OpenAI from 'openai';
+import { startTestGateway, sim, ADMIN_TOKEN, type TestGateway } from '../helpers/gateway.ts';
+
+const ARTIFACTS = new URL('../../test-artifacts/dashboard/', import.meta.url).pathname;
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let t: TestGateway;
+let browser: Browser;
+let org: { orgId: string; key: string; keyId: string };
+let manageKey: string;
+const offOrigin: string[] = [];
+const pageErrors: string[] = [];
+
+before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  t = await startTestGateway();
+  org = await t.newOrg({ balance: 7_654_321 });
+  manageKey = (await t.admin('POST', `/admin/v1/orgs/${org.orgId}/keys`, { scopes: ['inference', 'manage'] })).json.key;
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ARGS });
+});
+after(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+async function open(token: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('request', (r) => { if (!r.url().startsWith(t.url)) offOrigin.push(r.url()); });
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  page.on('dialog', (d) => { void d.accept(); });
+  await page.goto(`${t.url}/dashboard`);
+  await page.getByLabel('API key or admin token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  return page;
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+const limitsOf = async (key: string): Promise<any> => (await fetch(`${t.url}/v1/limits`, { headers: { authorization: `Bearer ${key}` } })).json();
+
+test('organization view: the balance is the one GET /v1/limits reports; requests appear with their exact cost', async () => {
+  const page = await open(manageKey);
+  const balance = page.locator('#balance');
+  await balance.waitFor();
+  const limits = await limitsOf(org.key);
+  assert.equal(await balance.getAttribute('value'), String(limits.managed.balance.remaining_micro_usd));
+  assert.equal(await balance.textContent(), '$7.654321');
+  assert.match(await page.locator('#serving').textContent() ?? '', /Serving/);
+
+  const c = new OpenAI({ apiKey: org.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+  const sent: Array<{ id: string; cost: string }> = [];
+  for (const body of [
+    { model: 'gpt-5.4', input: `flex ${sim({ flex_start_ms: 0, output_tokens: 50 })}`, start_within: '00h-00m-30s' },
+    { model: 'gpt-5.4-mini', input: `std ${sim({ output_tokens: 20 })}`, start_within: 'now' },
+  ]) {
+    const { response } = await c.responses.create(body as any).withResponse();
+    sent.push({ id: response.headers.get('x-request-id')!, cost: response.headers.get('x-service-cost')! });
+  }
+  await t.gw.services.usage.flush();
+  await page.getByRole('button', { name: 'Refresh' }).first().click();
+  for (const s of sent) {
+    const row = page.locator(`#requests tr[data-request-id="${s.id}"]`);
+    await row.waitFor();
+    assert.equal(await row.getAttribute('data-cost'), s.cost, 'the cost shown is the one the response reported');
+    assert.equal(await row.getAttribute('data-mode'), 'managed');
+  }
+  const flexRow = page.locator(`#requests tr[data-request-id="${sent[0]!.id}"]`);
+  assert.match(await flexRow.textContent() ?? '', /flex.*flex_committed/);
+  const spent = sent.reduce((a, s) => a + Number(s.cost), 0);
+  assert.equal(await page.locator('#summary-spend').getAttribute('value'), String(spent));
+  assert.ok(Number(await page.locator('#summary-savings').getAttribute('value')) > 0, 'flex saved something');
+  assert.equal(await page.locator('#balance').getAttribute('value'), String((await limitsOf(org.key)).managed.balance.remaining_micro_usd));
+  assert.equal(await page.locator('#spend-chart svg[role="img"]').count(), 1, 'the spend chart is drawn');
+  assert.ok((await page.locator('#model-chart svg rect').count()) >= 2, 'one bar per model');
+  await shot(page, 'organization');
+  await page.close();
+});
+
+test('keys from the page: create (shown once, works), then revoke (refused from then on)', async () => {
+  const page = await open(manageKey);
+  await page.locator('#keys tbody tr').first().waitFor();
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const out = page.locator('#new-key-value');
+  await out.filter({ hasText: 'flex_live_' }).waitFor();
+  const newKey = (await out.textContent())!;
+  const me: any = await (await fetch(`${t.url}/v1/organization`, { headers: { authorization: `Bearer ${newKey}` } })).json();
+  assert.equal(me.id, org.orgId);
+  assert.deepEqual(me.key.scopes, ['inference']);
+  const row = page.locator(`#keys tr[data-key-id="${me.key.id}"]`);
+  await row.waitFor();
+  await shot(page, 'keys');
+  await row.getByRole('button', { name: `Revoke key ${me.key.id}` }).click();
+  await row.filter({ hasText: 'revoked' }).waitFor();
+  assert.equal((await fetch(`${t.url}/v1/limits`, { headers: { authorization: `Bearer ${newKey}` } })).status, 401);
+  await page.close();
+});
+
+test('a provider key set from the page: the next request runs byok and shows so', async () => {
+  const page = await open(manageKey);
+  await page.locator('#pkeys tbody tr').first().waitFor();
+  await page.getByLabel('Route', { exact: true }).selectOption('vendor_a');
+  await page.getByRole('textbox', { name: /^Key/ }).fill('own-vendor_a-key-from-the-page');
+  await page.getByRole('button', { name: 'Save provider key' }).click();
+  await page.locator('#pkeys tr[data-route="vendor_a"]').filter({ hasText: /set \d/ }).waitFor();
+  assert.equal(await page.getByText('own-vendor_a-key-from-the-page').count(), 0, 'never shown back');
+
+  const c = new OpenAI({ apiKey: org.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+  const { response } = await c.responses.create({ model: 'gpt-5.4-mini', input: `byok ${sim({ output_tokens: 5 })}`, start_within: 'now' } as any).withResponse();
+  assert.equal(response.headers.get('x-service-spend-remaining'), 'unlimited');
+  await t.gw.services.usage.flush();
+  await page.getByRole('button', { name: 'Refresh' }).first().click();
+  const row = page.locator(`#requests tr[data-request-id="${response.headers.get('x-request-id')}"]`);
+  await row.waitFor();
+  assert.equal(await row.getAttribute('data-mode'), 'byok');
+  await shot(page, 'provider-keys');
+  await page.getByRole('button', { name: 'Delete the vendor_a provider key' }).click();
+  await page.locator('#pkeys tr[data-route="vendor_a"]').filter({ hasText: 'not set' }).waitFor();
+  await page.close();
+});
+
+test('an inference-only key sees its usage but no management', async () => {
+  const page = await open(org.key);
+  await page.locator('#balance').waitFor();
+  assert.equal(await page.locator('#keys-note').isVisible(), true);
+  assert.equal(await page.locator('#keys-manage').isVisible(), false);
+  assert.equal(await page.locator('#pkeys-section').isVisible(), false);
+  await shot(page, 'organization-inference-only');
+  await page.close();
+});
+
+test('operator view with the admin token: every organization with its balance and state', async () => {
+  const other = await t.newOrg({ balance: 1_000 });
+  const page = await open(ADMIN_TOKEN);
+  const row = page.locator(`#orgs tr[data-org-id="${org.orgId}"]`);
+  await row.waitFor();
+  const snap = (await t.admin('GET', `/admin/v1/orgs/${org.orgId}/ledger`)).json.snapshot;
+  assert.equal(await row.getAttribute('data-balance'), String(snap.cashMicroUsd + snap.creditMicroUsd));
+  assert.match(await row.textContent() ?? '', /serving/);
+  assert.equal(await page.locator(`#orgs tr[data-org-id="${other.orgId}"]`).getAttribute('data-balance'), '1000');
+  await shot(page, 'operator');
+  assert.ok((await page.locator('#op-requests tbody tr').count()) >= 3, await page.locator('#status').textContent() ?? '');
+  await page.close();
+});
+
+test('a wrong key is refused on the sign-in form; the page made no request off its origin and logged no error', async () => {
+  const page = await open('flex_live_not-a-key');
+  await page.getByText('That API key is not valid').waitFor();
+  assert.equal(await page.locator('#org-view').isVisible(), false);
+  await shot(page, 'sign-in-refused');
+  await page.close();
+  assert.deepEqual(offOrigin, [], 'no CDN, no third party: works offline');
+  assert.deepEqual(pageErrors.filter((e) => !/status of 401/.test(e)), [], 'no script or CSP error');
+});
