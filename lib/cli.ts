@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 
 const USAGE = `usage: gateway <command>
   org create <name>
-  key create <org_id> [--default-start-within HHh-MMm-SSs|now]
+  key create <org_id> [--default-start-within HHh-MMm-SSs|now] [--manage]
   key revoke <key_id>
   provider-key set <org_id> <route> <key>          (direct routes)
   provider-key set <org_id> <route> --json <file>  (cloud routes: credential JSON)
@@ -15,7 +15,9 @@ const USAGE = `usage: gateway <command>
   review start|end <org_id>
   exempt <org_id> true|false
   ledger <org_id>
-  scheduler                                        (the flex policy's current estimates)`;
+  scheduler                                        (the flex policy's current estimates)
+  orgs
+  usage [<query string, e.g. group_by=org,day>]`;
 
 type Call = [method: string, path: string, body?: unknown];
 
@@ -30,7 +32,7 @@ export function toCall(argv: string[]): Call {
   const enc = encodeURIComponent;
   switch (`${a} ${b}`) {
     case 'org create': if (c) return ['POST', '/admin/v1/orgs', { name: c }]; break;
-    case 'key create': if (c) return ['POST', `/admin/v1/orgs/${enc(c)}/keys`, { default_start_within: flag(argv, '--default-start-within') ?? null }]; break;
+    case 'key create': if (c) return ['POST', `/admin/v1/orgs/${enc(c)}/keys`, { default_start_within: flag(argv, '--default-start-within') ?? null, scopes: argv.includes('--manage') ? ['inference', 'manage'] : ['inference'] }]; break;
     case 'key revoke': if (c) return ['DELETE', `/admin/v1/keys/${enc(c)}`]; break;
     case 'provider-key set':
       if (c && d && e) return ['PUT', `/admin/v1/orgs/${enc(c)}/provider-keys/${enc(d)}`, e === '--json' && f ? JSON.parse(readFileSync(f, 'utf8')) : { key: e }];
@@ -45,6 +47,8 @@ export function toCall(argv: string[]): Call {
     case 'exempt': if (b && (c === 'true' || c === 'false')) return ['PUT', `/admin/v1/orgs/${enc(b)}/exempt`, { exempt: c === 'true' }]; break;
     case 'ledger': if (b) return ['GET', `/admin/v1/orgs/${enc(b)}/ledger`]; break;
     case 'scheduler': return ['GET', '/admin/v1/scheduler'];
+    case 'orgs': return ['GET', '/admin/v1/orgs'];
+    case 'usage': return ['GET', `/admin/v1/usage${b ? `?${b}` : ''}`];
   }
   throw new Error(USAGE);
 }

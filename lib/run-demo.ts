@@ -1,7 +1,7 @@
 // `make run`: the gateway on port 8080 with the built-in simulator and an embedded SQLite data
 // folder. On first start it creates a demo organization with a starting balance; every start
 // issues a fresh demo key (keys are stored only as hashes, so an old one cannot be shown again)
-// and prints it with a ready curl line.
+// and prints it with the dashboard's address and a ready curl line.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,12 +30,14 @@ if (!orgId || !svc.orgs.orgExists(orgId)) {
   svc.ledger.topup(orgId, { cash_micro_usd: svc.config.demo_balance_micro_usd }, now);
   writeFileSync(demoFile, orgId);
 }
-const { key } = svc.orgs.createKey(orgId, null, now);
+// The demo key may also manage the organization (keys, provider keys) from the dashboard.
+const { key } = svc.orgs.createKey(orgId, null, now, ['inference', 'manage']);
 const url = gw.url.replace('127.0.0.1', 'localhost');
 console.log(`
 Gateway ready at ${url} (simulator at ${gw.simulator?.url ?? 'not started'})
 Demo organization ${orgId}
 API key (shown once):   ${key}
+Dashboard:              ${url}/dashboard   (sign in with the API key; the admin token opens the operator view)
 Admin token:            stored in ${tokenFile}
 
 curl -sN ${url}/v1/responses \\
