@@ -16,7 +16,7 @@ let b: { orgId: string; key: string; keyId: string };
 const ids: string[] = [];   // request ids of org A, in order sent
 
 const ajv = new Ajv({ strict: false, allErrors: true });
-const schema = (f: string) => ajv.compile(JSON.parse(readFileSync(new URL(`../../schemas/${f}`, import.meta.url), 'utf8')));
+const schema = (f: string) => ajv.compile<any>(JSON.parse(readFileSync(new URL(`../../schemas/${f}`, import.meta.url), 'utf8')));
 const reportSchema = schema('usage-report.json');
 const requestsSchema = schema('usage-requests.json');
 
