@@ -61,7 +61,7 @@ function empty(fig) {
  * points: [{label, value, line?}], fmt: value → text.
  */
 export function columnChart(fig, { title, points, fmt, lineLabel, table }) {
-  if (!points.length) return empty(fig);
+  if (points.every((p) => !p.value && !p.line)) return empty(fig);
   const W = 720, H = 220, L = 70, R = lineLabel ? 44 : 12, T = 12, B = 30;
   const max = Math.max(1, ...points.map((p) => p.value));
   const svg = el('svg', { viewBox: `0 0 ${W} ${H}` });

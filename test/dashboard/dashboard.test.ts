@@ -138,6 +138,18 @@ test('an inference-only key sees its usage but no management', async () => {
   await page.close();
 });
 
+test('a paused organization sees why: under review', async () => {
+  const paused = await t.newOrg({ balance: 2_000_000 });
+  await t.admin('POST', `/admin/v1/orgs/${paused.orgId}/review`);
+  const page = await open(paused.key);
+  const serving = page.locator('#serving');
+  await serving.waitFor();
+  assert.equal(await serving.textContent(), 'Paused: account under review');
+  assert.equal((await limitsOf(paused.key)).managed.paused_reason, 'account_under_review');
+  await shot(page, 'organization-paused');
+  await page.close();
+});
+
 test('operator view with the admin token: every organization with its balance and state', async () => {
   const other = await t.newOrg({ balance: 1_000 });
   const page = await open(ADMIN_TOKEN);
