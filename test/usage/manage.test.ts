@@ -121,3 +121,20 @@ test('graceful shutdown writes the queued records (flush timer far away)', async
     await again.close();
   } finally { rmSync(dataDir, { recursive: true, force: true }); }
 });
+
+test('a full usage queue never fails a request: the drops show in /metrics (the log line: queue.test.ts)', async () => {
+  const g = await startTestGateway({ config: { usage: { retention_days: 30, queue_capacity: 2, batch_size: 100, flush_interval_ms: 3_600_000, prune_interval_ms: 3_600_000 } } });
+  try {
+    const org = await g.newOrg({ balance: 1_000_000 });
+    const c = new OpenAI({ apiKey: org.key, baseURL: `${g.url}/v1`, maxRetries: 0 });
+    const answers = await Promise.all(Array.from({ length: 6 }, () =>
+      c.responses.create({ model: 'gpt-5.4-mini', input: `hi ${sim({ output_tokens: 2 })}`, start_within: 'now' } as any)));
+    assert.ok(answers.every((a) => a.status === 'completed'));
+    const metrics = await (await fetch(`${g.url}/metrics`)).text();
+    assert.match(metrics, /^gateway_usage_records_dropped_total 4$/m);
+    await g.gw.services.usage.flush();
+    assert.match(await (await fetch(`${g.url}/metrics`)).text(), /^gateway_usage_records_written_total 2$/m);
+    const r = await fetch(`${g.url}/v1/usage`, { headers: { authorization: `Bearer ${org.key}` } });
+    assert.equal(((await r.json()) as any).totals.requests, 2);
+  } finally { await g.close(); }
+});
