@@ -2,7 +2,7 @@
 // proxy and the gateway once, each in its own process; then for each scenario race the three
 // targets in rounds, rotating their order each round (so no target always runs on a warmer or
 // cooler machine), and print every round and the medians. Env: BENCH_DURATION_S (4),
-// BENCH_WARMUP_S (1), BENCH_CONNECTIONS (100), BENCH_ROUNDS (3), BENCH_UPSTREAM (`minimal` or
+// BENCH_WARMUP_S (2), BENCH_CONNECTIONS (100), BENCH_ROUNDS (3), BENCH_UPSTREAM (`minimal` or
 // `simulator`, for a single scenario file), BENCH_CPU_PROF_DIR (when set, the bare proxy and the
 // gateway run under `node --cpu-prof` and write their profiles there, named by pid, when they
 // stop; read them with profile-top.ts).
@@ -27,7 +27,7 @@ function envNumber(name: string, fallback: number): number {
 export function loadOptions(): LoadOptions & { rounds: number } {
   return {
     durationS: envNumber('BENCH_DURATION_S', 4),
-    warmupS: envNumber('BENCH_WARMUP_S', 1),
+    warmupS: envNumber('BENCH_WARMUP_S', 2),
     connections: envNumber('BENCH_CONNECTIONS', 100),
     rounds: Math.max(1, envNumber('BENCH_ROUNDS', 3)),
   };
