@@ -1,0 +1,79 @@
+// Backpressure end to end: a caller that stops reading a stream stops the gateway reading the
+// provider, so a slow caller costs socket buffers, not the whole answer held in memory; when the
+// caller reads again, the stream resumes and arrives whole. The provider here is a real HTTP
+// server that writes a long Responses stream as fast as its socket takes it and counts the bytes
+// its socket accepted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { startTestGateway } from '../helpers/gateway.ts';
+
+const TOTAL = 64 * 2 ** 20;   // far more than every socket buffer between provider and caller
+const DELTA = `event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'x'.repeat(900) })}\n\n`;
+const HEAD = `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response: { id: 'resp_1', status: 'in_progress' } })}\n\n`;
+const TAIL = `event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response: { id: 'resp_1', status: 'completed', service_tier: 'default', usage: { input_tokens: 5, output_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } } } })}\n\n`;
+
+/** A provider that streams TOTAL bytes of deltas, waiting on 'drain' like any well-behaved server. */
+async function longStreamProvider(): Promise<{ url: string; written(): number; done: Promise<void>; close(): void }> {
+  let written = 0;
+  let finished!: () => void;
+  const done = new Promise<void>((r) => { finished = r; });
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    req.on('end', async () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(HEAD);
+      const delta = Buffer.from(DELTA);
+      while (written < TOTAL && !res.destroyed) {
+        written += delta.length;
+        if (!res.write(delta)) await once(res, 'drain');
+      }
+      res.end(TAIL, finished);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, written: () => written, done, close: () => { server.closeAllConnections(); server.close(); } };
+}
+
+const settle = async (read: () => number): Promise<number> => {
+  let last = -1;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 300));
+    const now = read();
+    if (now === last) return now;
+    last = now;
+  }
+};
+
+test('a caller that stops reading pauses the provider; reading again resumes the whole stream', async () => {
+  const provider = await longStreamProvider();
+  const t = await startTestGateway({ config: { routes: { vendor_a: { base_url: provider.url } }, managed: {}, useSimulator: false } });
+  try {
+    const { key } = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpRequest(`${t.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, resolve);
+      req.on('error', reject);
+      req.end(JSON.stringify({ model: 'gpt-5.4-mini', input: 'long', stream: true, start_within: 'now' }));
+    });
+    assert.equal(res.statusCode, 200);
+    // The caller reads nothing: the provider's writes stall once the buffers between are full.
+    const stalledAt = await settle(provider.written);
+    assert.ok(stalledAt < TOTAL / 2, `the provider wrote ${stalledAt} of ${TOTAL} bytes to a caller that read nothing`);
+
+    // Reading again resumes the upstream; every byte arrives, ending with the provider's final event.
+    let received = 0;
+    let tail = '';
+    res.on('data', (c: Buffer) => { received += c.length; tail = (tail + c.toString('latin1')).slice(-4096); });
+    await once(res, 'end');
+    await provider.done;
+    assert.ok(provider.written() >= TOTAL);
+    assert.equal(received, Buffer.byteLength(HEAD) + provider.written() + Buffer.byteLength(TAIL));
+    assert.ok(tail.endsWith(TAIL), 'the stream ends with the provider\'s response.completed');
+  } finally {
+    await t.close();
+    provider.close();
+  }
+});
