@@ -6,7 +6,10 @@
 // `simulator`, for a single scenario file), BENCH_CPU_PROF_DIR (when set, the bare proxy and the
 // gateway run under `node --cpu-prof` and write their profiles there, named by pid, when they
 // stop; read them with profile-top.ts).
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { availableParallelism, cpus } from 'node:os';
+import { printWhereTimeGoes } from './where-time-goes.ts';
 import { forkServer, type ServerProcess } from './processes.ts';
 import { measure, sanityCheck, type LoadOptions, type Target } from './measure.ts';
 import { printScenario, printSummary, type ScenarioResult } from './report.ts';
@@ -102,7 +105,22 @@ export async function runScenarios(scenarios: Scenario[], kind: UpstreamKind, se
   } finally {
     if (!servers) await stopServers(own);
   }
+  if (!servers && process.env.BENCH_CPU_PROF_DIR) printProfiles(own, results);
   return results;
+}
+
+/** With BENCH_CPU_PROF_DIR: where each proxy's CPU went over the whole run (its profile is
+ *  written when it stops), per request served (warm-ups included). */
+export function printProfiles(servers: Servers, results: ScenarioResult[]): void {
+  const dir = process.env.BENCH_CPU_PROF_DIR!;
+  for (const [name, proc] of [['bare proxy', servers.bare], ['gateway', servers.gateway]] as const) {
+    const files = readdirSync(dir).filter((f) => f.includes(`.${proc.pid}.`)).map((f) => join(dir, f));
+    const file = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+    if (!file) continue;
+    const served = results.flatMap((r) => r.rounds.flat()).filter((m) => m.target === name).reduce((n, m) => n + m.requests + m.warmupRequests, 0);
+    console.log(`\n## where the ${name}'s CPU goes — ${results.map((r) => r.scenario.name).join(', ')}; ${served} requests (${file})`);
+    printWhereTimeGoes(file, served);
+  }
 }
 
 /** Entry point of `npx tsx bench/<scenario>.ts`: its scenarios on BENCH_UPSTREAM (minimal). */

@@ -19,6 +19,8 @@ export interface Target {
 
 export interface Measurement {
   target: TargetName;
+  /** Responses in the warm-up before the measured run (profiles cover both). */
+  warmupRequests: number;
   requests: number;
   rps: number;
   p50: number;
@@ -54,7 +56,7 @@ function load(t: Target, connections: number, durationS: number): Promise<autoca
 }
 
 export async function measure(t: Target, upstream: ServerProcess, opts: LoadOptions): Promise<Measurement> {
-  if (opts.warmupS > 0) await load(t, opts.connections, opts.warmupS);
+  const warm = opts.warmupS > 0 ? (await load(t, opts.connections, opts.warmupS)).requests.total : 0;
   const cpu = (): Promise<[number, number | undefined, number]> => Promise.all([
     upstream.cpuMicros(), t.proxy?.cpuMicros(), Promise.resolve(ownCpu()),
   ]);
@@ -64,6 +66,7 @@ export async function measure(t: Target, upstream: ServerProcess, opts: LoadOpti
   const n = Math.max(1, r.requests.total);
   return {
     target: t.name,
+    warmupRequests: warm,
     requests: r.requests.total,
     rps: r.requests.mean,
     p50: r.latency.p50,
