@@ -30,6 +30,9 @@ export interface UsageTap {
   /** Byte strings one of which every frame that carriesUsage() accepts contains: a passthrough
    *  finds candidate frames with a native substring search and decodes only those. */
   markers: string[];
+  /** Where the usage frame repeats bulk the tap does not read (`"output":[` in Responses): a
+   *  passthrough that only reads usage parses the frame with that value emptied. */
+  bulk?: string;
   /** Cheap test (event name, or a substring) — true when this frame may carry usage or the tier. */
   carriesUsage(frame: SSEFrame): boolean;
   /** Parse that frame's data; merge what it says into `acc` (overwrite, never add). */

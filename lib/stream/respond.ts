@@ -12,6 +12,7 @@ import type { Committed } from './attempt.ts';
 import type { RawFrame } from './sse.ts';
 import { formatFrame } from './sse.ts';
 import { PassthroughScanner } from './sse-scan.ts';
+import { withoutBulk } from '../json-skip.ts';
 import { errorFrame } from './error-frames.ts';
 import type { Headers } from '../http/reply.ts';
 import { addCostExtras } from '../formats/cost-extras.ts';
@@ -31,6 +32,7 @@ export interface RespondArgs {
   includeCost: boolean;
   includeUsage: boolean;         // Chat: the caller asked stream_options.include_usage
   headers: Headers;              // x-service-* headers decided at commit
+  callerIdleMs?: number;         // a caller that reads nothing this long is cut off (0: never)
   ctx: EncodeContext;
   pricing: Pricing;
 }
@@ -51,31 +53,43 @@ export async function respond(a: RespondArgs): Promise<StreamResult> {
 /** Feeds the committed body to `onChunk` (the bytes read before commit first, then each chunk as
  *  it arrives) and resolves at the clean end. A caller whose socket is full pauses the upstream
  *  until it drains (backpressure): memory per slow caller is bounded by the socket buffers. */
-function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => void): Promise<void> {
+function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => void, callerIdleMs = 0): Promise<void> {
   return new Promise((resolve, reject) => {
     let failed = false;
+    let idle: NodeJS.Timeout | undefined;
     const fail = (err: Error): void => { if (!failed) { failed = true; reject(err); } };
-    const onDrain = (): void => c.resume();
+    const onDrain = (): void => {
+      if (idle) { clearTimeout(idle); idle = undefined; }
+      c.resume();
+    };
+    // A caller that reads nothing for callerIdleMs is cut off like one that went away: its socket
+    // is destroyed, which stops the request (upstream aborted, hold settled for what was delivered).
+    const cutOff = (): void => { res.destroy(); };
     const step = (chunk: Buffer): boolean => {
       if (failed) return true;
       try { onChunk(chunk); } catch (err) { fail(err as Error); return true; }
       if (!res.writableNeedDrain) return true;
       res.once('drain', onDrain);
+      if (callerIdleMs > 0) idle = setTimeout(cutOff, callerIdleMs);
       return false;
+    };
+    const done = (): void => {
+      res.off('drain', onDrain);
+      if (idle) clearTimeout(idle);
     };
     if (c.head.length) step(c.head);
     c.pipe({
       data: step,
-      end() { res.off('drain', onDrain); if (!failed) resolve(); },
-      error(err) { res.off('drain', onDrain); fail(err); },
+      end() { done(); if (!failed) resolve(); },
+      error(err) { done(); fail(err); },
     });
   });
 }
 
 /** drain(), decoded: the stream's frames in order, the framer's tail at the end. */
-async function drainFrames(c: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void): Promise<void> {
+async function drainFrames(c: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void, callerIdleMs?: number): Promise<void> {
   if (c.frames.length) onFrames(c.frames);
-  await drain(c, res, (chunk) => onFrames(c.framer.push(chunk)));
+  await drain(c, res, (chunk) => onFrames(c.framer.push(chunk)), callerIdleMs);
   const tail = c.framer.end();
   if (tail.length) onFrames(tail);
 }
@@ -94,10 +108,12 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
   let final = false;
   let bytesOut = 0;
   /** A frame that may carry usage: read it; returns what replaces it, if anything. */
+  // Reading usage (no rewrite asked) needs no bulk: the frame is parsed with it emptied.
+  const bulk = a.includeCost ? undefined : tap.bulk;
   const onUsageFrame = (f: RawFrame): Buffer | undefined => {
     if (!tap.carriesUsage(f)) return undefined;
     let data: any;
-    try { data = JSON.parse(f.data); } catch { return undefined; }
+    try { data = JSON.parse(bulk ? withoutBulk(f.data, bulk) : f.data); } catch { return undefined; }
     tap.read(data, st);
     if (!tap.isFinal(f, data)) return undefined;
     final = true;
@@ -118,10 +134,10 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
       await drainFrames(committed, res, (frames) => {
         const out = frames.map((f) => onUsageFrame(f) ?? f.raw);
         write(out.length === 1 ? out[0]! : Buffer.concat(out));
-      });
+      }, a.callerIdleMs);
     } else {
       const scanner = new PassthroughScanner(tap.markers);
-      await drain(committed, res, (chunk) => write(scanner.push(chunk, onUsageFrame)));
+      await drain(committed, res, (chunk) => write(scanner.push(chunk, onUsageFrame)), a.callerIdleMs);
       write(scanner.end(onUsageFrame));
     }
   } catch (err) {
@@ -165,7 +181,7 @@ async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
   };
   startStream(a);
   try {
-    await drainFrames(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); });
+    await drainFrames(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); }, a.callerIdleMs);
     emit(decoder.end());
   } catch (err) {
     failed = (err as Error).message;

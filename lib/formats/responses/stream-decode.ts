@@ -2,6 +2,7 @@
 // appearance: a reasoning item or a function_call item is one block; each content part of a
 // message item is one text block. The terminal response.completed / response.incomplete carries
 // the usage and the tier that served; response.failed and `error` become one IR error.
+import { withoutBulk } from '../../json-skip.ts';
 import { type IREvent, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
 import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { decodeResponsesResponse, stopReasonOf } from './response.ts';
@@ -34,7 +35,9 @@ export function createResponsesStreamDecoder(): StreamDecoder {
   function push(frame: SSEFrame): IREvent[] {
     if (ended) return [];
     let ev: any;
-    try { ev = JSON.parse(frame.data); } catch { return []; } // `[DONE]` and malformed lines carry nothing
+    // Once blocks streamed, the terminal event's repeat of the whole output is not read: parsed without it.
+    const data = next > 0 && (frame.event === 'response.completed' || frame.event === 'response.incomplete') ? withoutBulk(frame.data, '"output":[') : frame.data;
+    try { ev = JSON.parse(data); } catch { return []; } // `[DONE]` and malformed lines carry nothing
     if (!ev || typeof ev !== 'object') return [];
     const type: string = ev.type ?? frame.event ?? '';
     const out: IREvent[] = [];

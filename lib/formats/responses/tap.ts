@@ -10,6 +10,7 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response
 
 export const responsesTap: UsageTap = {
   markers: ['response.completed', 'response.incomplete', 'response.failed'],
+  bulk: '"output":[',
 
   carriesUsage(frame: SSEFrame): boolean {
     if (frame.event !== undefined) return TERMINAL.has(frame.event);
