@@ -16,7 +16,7 @@ export async function translatedUpstream(body: Record<string, unknown>, stream: 
     wire: 'responses', body: CODECS.responses.encodeRequest(CODECS.chat.decodeRequest(body)),
     model: MODEL, tier: 'standard', stream, credential: 'unused', translated: true,
   });
-  return { path: req.path, body: JSON.parse(req.body) };
+  return { path: req.path, body: JSON.parse(req.body.toString()) };
 }
 
 export const chatTranslatedStream: Scenario = {

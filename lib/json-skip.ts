@@ -38,3 +38,93 @@ export function withoutBulk(text: string, key: string): string {
   if (end === -1) return text;
   return text.slice(0, open + 1) + text.slice(end - 1);
 }
+
+// ── the same over bytes: a caller's body forwarded with top-level members cut out and set ─────
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+function isEscapedByte(buf: Buffer, at: number): boolean {
+  let n = 0;
+  for (let k = at - 1; buf[k] === BACKSLASH; k--) n++;
+  return n % 2 === 1;
+}
+
+/** Index just past the string that opens at `at`. */
+function stringEnd(buf: Buffer, at: number): number {
+  let j = buf.indexOf(QUOTE, at + 1);
+  while (j !== -1 && isEscapedByte(buf, j)) j = buf.indexOf(QUOTE, j + 1);
+  if (j === -1) throw new Error('unterminated string');
+  return j + 1;
+}
+
+function skipSpace(buf: Buffer, i: number): number {
+  while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
+  return i;
+}
+
+/** Index just past the JSON value that starts at `i`. */
+function valueEnd(buf: Buffer, i: number): number {
+  const c = buf[i];
+  if (c === QUOTE) return stringEnd(buf, i);
+  if (c === 0x7b || c === 0x5b) {
+    let depth = 0;
+    for (let k = i; k < buf.length; k++) {
+      const b = buf[k];
+      if (b === QUOTE) k = stringEnd(buf, k) - 1;
+      else if (b === 0x7b || b === 0x5b) depth++;
+      else if ((b === 0x7d || b === 0x5d) && --depth === 0) return k + 1;
+    }
+    throw new Error('unterminated value');
+  }
+  let k = i;
+  while (k < buf.length && buf[k] !== 0x2c && buf[k] !== 0x7d && buf[k] !== 0x5d && buf[k] !== 0x20 && buf[k] !== 0x0a && buf[k] !== 0x0d && buf[k] !== 0x09) k++;
+  return k;
+}
+
+/** The top-level members of a JSON object's bytes: key and the byte span of `"key": value`. */
+export function topLevelMembers(buf: Buffer): { key: string; start: number; end: number }[] {
+  const members: { key: string; start: number; end: number }[] = [];
+  let i = skipSpace(buf, 0);
+  if (buf[i] !== 0x7b) throw new Error('not an object');
+  i = skipSpace(buf, i + 1);
+  if (buf[i] === 0x7d) return members;
+  for (;;) {
+    const start = i;
+    const kEnd = stringEnd(buf, i);
+    const raw = buf.toString('utf8', i + 1, kEnd - 1);
+    const key = raw.includes('\\') ? (JSON.parse(buf.toString('utf8', i, kEnd)) as string) : raw;
+    i = skipSpace(buf, kEnd);
+    if (buf[i] !== 0x3a) throw new Error('expected :');
+    const end = valueEnd(buf, skipSpace(buf, i + 1));
+    members.push({ key, start, end });
+    i = skipSpace(buf, end);
+    if (buf[i] === 0x2c) { i = skipSpace(buf, i + 1); continue; }
+    if (buf[i] === 0x7d) return members;
+    throw new Error('expected , or }');
+  }
+}
+
+/** The object's bytes with every member whose key `keep` refuses cut out, and `set`'s members
+ *  (undefined values skipped) added at the end: what JSON.parse would read as
+ *  `{ ...kept, ...set }`, without re-serializing what is kept. */
+export function spliceMembers(buf: Buffer, keep: (key: string) => boolean, set: Record<string, unknown>): Buffer {
+  const parts: Buffer[] = [OPEN];
+  let first = true;
+  for (const m of topLevelMembers(buf)) {
+    if (!keep(m.key) || Object.hasOwn(set, m.key)) continue;
+    if (!first) parts.push(COMMA);
+    parts.push(buf.subarray(m.start, m.end));
+    first = false;
+  }
+  let added = '';
+  for (const k in set) {
+    if (set[k] === undefined) continue;
+    added += `${first && !added ? '' : ','}${JSON.stringify(k)}:${JSON.stringify(set[k])}`;
+  }
+  parts.push(Buffer.from(added + '}'));
+  return Buffer.concat(parts);
+}
+
+const OPEN = Buffer.from('{');
+const COMMA = Buffer.from(',');

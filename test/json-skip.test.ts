@@ -30,3 +30,31 @@ test('withoutBulk empties only the first value of the key; the rest parses as be
   }
   assert.equal(withoutBulk('{"a":1}', '"output":['), '{"a":1}');
 });
+
+test('spliceMembers: kept members as they were, set ones added; JSON.parse reads { ...kept, ...set }', async () => {
+  const { spliceMembers } = await import('../lib/json-skip.ts');
+  for (let seed = 1; seed <= 300; seed++) {
+    let x = seed;
+    const rand = (): number => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const str = (): string => Array.from({ length: Math.floor(rand() * 10) }, () => '"\\[]{},: aé✓'[Math.floor(rand() * 13)]).join('');
+    const value = (d: number): unknown => {
+      const r = rand();
+      if (d > 2 || r < 0.25) return str();
+      if (r < 0.4) return Math.floor(rand() * 1e6) / 7;
+      if (r < 0.5) return [true, false, null][Math.floor(rand() * 3)];
+      if (r < 0.75) return Array.from({ length: Math.floor(rand() * 3) }, () => value(d + 1));
+      return Object.fromEntries(Array.from({ length: Math.floor(rand() * 3) }, () => [str(), value(d + 1)]));
+    };
+    const body: Record<string, unknown> = { model: 'm', input: value(0), start_within: 'now', stream: rand() < 0.5, [str()]: value(0), tools: value(0) };
+    const text = rand() < 0.5 ? JSON.stringify(body) : JSON.stringify(body, null, rand() < 0.5 ? 2 : '\t');
+    const drop = new Set(['start_within', 'provider']);
+    const set = { model: 'route-model', stream: true, service_tier: rand() < 0.5 ? 'flex' : undefined };
+    const out = JSON.parse(spliceMembers(Buffer.from(text), (k) => !drop.has(k), set).toString('utf8'));
+    const { start_within: _s, ...kept } = body;
+    const expected: Record<string, unknown> = { ...kept, model: 'route-model', stream: true };
+    if (set.service_tier) expected.service_tier = 'flex';
+    assert.deepEqual(out, expected, `seed ${seed}`);
+  }
+  assert.equal(spliceMembers(Buffer.from('{}'), () => true, { a: 1 }).toString(), '{"a":1}');
+  assert.equal(spliceMembers(Buffer.from(' { "a" : 1 } '), () => false, {}).toString(), '{}');
+});

@@ -46,7 +46,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     for (const rp of plan.routes) plan.upstreamBody(rp);   // translation errors are the caller's 400, before anything is sent
     log.bind.org = key.orgId;
     log.bind.model = checked.model.id;
-    await runInference({ req, res, svc, key, plan, log, t0, bodyBytes: bytes.length });
+    await runInference({ req, res, svc, key, plan, log, t0, bytes });
   } catch (err) {
     const ge = asGatewayError(err);
     if (ge.code === 'internal_error') log.log.error({ ...log.bind, err }, 'internal error');
@@ -102,11 +102,11 @@ function summaryLog(log: Logger): Logger {
   return s;
 }
 
-interface RunArgs { req: IncomingMessage; res: ServerResponse; svc: Services; key: ApiKeyRecord; plan: Plan; log: LogBinding; t0: number; bodyBytes: number }
+interface RunArgs { req: IncomingMessage; res: ServerResponse; svc: Services; key: ApiKeyRecord; plan: Plan; log: LogBinding; t0: number; bytes: Buffer }
 
-async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs): Promise<void> {
+async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): Promise<void> {
   const c = plan.checked;
-  const estimate = holdEstimate(svc, c, bodyBytes);
+  const estimate = holdEstimate(svc, c, bytes.length);
   // Managed routes need the ledger's admission. When it refuses but the chain starts on the org's
   // own key, the request runs on its own-key routes alone (a managed pause never stops own keys).
   let routes = plan.routes;
@@ -130,7 +130,7 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
     retry: c.retry,
     now: () => svc.clock.now(),
     random: svc.random,
-    launch: (route, tier) => launchAttempt(svc, plan, plan.routes.find((r) => r.route === route)!, tier),
+    launch: (route, tier) => launchAttempt(svc, plan, plan.routes.find((r) => r.route === route)!, tier, bytes),
   }, svc.timerClock);
 
   let clientClosed = false;
@@ -212,7 +212,7 @@ async function runInference({ res, svc, key, plan, log, t0, bodyBytes }: RunArgs
   }
 }
 
-function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier): Attempt {
+function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier, bytes: Buffer): Attempt {
   const c = plan.checked;
   const adapter = svc.adapters[rp.route];
   // A "now" request whose caller wants one body may call upstream non-streamed: there is no race,
@@ -221,7 +221,7 @@ function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier): At
   const streamed = !(c.startWithin.kind === 'now' && !c.stream && !adapter.framer);
   const attempt = runAttempt({
     route: rp.route, tier, wire: rp.wire, adapter, streamed,
-    request: () => adapter.build({ wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential, translated: !rp.passthrough }),
+    request: () => adapter.build({ wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential, translated: !rp.passthrough, raw: rp.passthrough ? bytes : undefined }),
   }, svc.pools, () => svc.clock.now());
   // Only a streamed attempt commits at its first event: that is the time the race estimates learn.
   return streamed ? svc.scheduler.track(rp.route, c.model.id, tier, svc.clock.now(), attempt) : attempt;

@@ -2,6 +2,7 @@
 // streaming = body stream:true.
 import type { RouteAdapter } from './types.ts';
 import { originAndBase } from './url.ts';
+import { jsonBody } from './json-body.ts';
 
 export function vendorB(baseUrl: string): RouteAdapter {
   const { origin, base } = originAndBase(baseUrl);
@@ -9,14 +10,14 @@ export function vendorB(baseUrl: string): RouteAdapter {
     route: 'vendor_b',
     wires: ['interactions'],
     flex: true,
-    build({ body, model, tier, stream, credential }) {
-      const out: Record<string, any> = { ...body, model, stream };
-      if (tier === 'flex') out.service_tier = 'flex'; else delete out.service_tier;
+    build(args) {
+      const { model, tier, stream, credential } = args;
+      const set = { model, stream, service_tier: tier === 'flex' ? 'flex' : undefined };
       return {
         origin,
         path: `${base}/v1beta/interactions`,
         headers: { 'content-type': 'application/json', 'x-goog-api-key': String(credential), accept: stream ? 'text/event-stream' : 'application/json' },
-        body: JSON.stringify(out),
+        body: jsonBody(args, set),
       };
     },
   };

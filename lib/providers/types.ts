@@ -8,7 +8,7 @@ export interface UpstreamRequest {
   origin: string;              // scheme://host:port — selects the undici pool
   path: string;
   headers: Record<string, string>;
-  body: string;
+  body: string | Buffer;
 }
 
 export interface BuildArgs {
@@ -19,6 +19,8 @@ export interface BuildArgs {
   stream: boolean;             // upstream streaming (always true unless the "now" non-stream fast path)
   credential: unknown;         // the org's own key or the managed key for this route
   translated: boolean;         // the body was translated from another caller format
+  /** A passthrough: the caller's body bytes, forwarded with the route's members cut and set. */
+  raw?: Buffer;
 }
 
 export interface Framer { push(chunk: Buffer): RawFrame[]; end(): RawFrame[] }
