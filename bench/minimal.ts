@@ -1,5 +1,6 @@
 // The throughput scenarios on the minimal upstream alone (part 1 of `make bench`).
 import { runMain } from './harness.ts';
+import { isMain } from './processes.ts';
 import { responsesNonstream } from './responses-nonstream.ts';
 import { responsesStream } from './responses-stream.ts';
 import { chatTranslatedNonstream } from './chat-translated-nonstream.ts';
@@ -9,4 +10,4 @@ import { managedStream } from './managed-stream.ts';
 
 export const MINIMAL_SCENARIOS = [responsesNonstream, responsesStream, chatTranslatedNonstream, chatTranslatedStream, responsesFlexStream, managedStream];
 
-runMain(MINIMAL_SCENARIOS);
+if (isMain(import.meta.url)) runMain(MINIMAL_SCENARIOS);

@@ -1,29 +1,30 @@
-// `make bench`: every scenario in one run, each with its baselines measured in the same run.
+// `make bench`: every part in one run, each with its baselines measured in the same run.
 // 1. throughput on the minimal upstream (the proxies' own cost), in rounds with rotated order;
 // 2. one connection: added first byte and p99; 3. 1,000 slow open streams: memory per stream
-// (fresh processes);
-// 4. throughput on the provider simulator (what `make run` users see), one round.
+// (fresh processes); 4. the request machine alone; 5. throughput on the provider simulator (what
+// `make run` users see), one round.
 import { runScenarios, startServers, stopServers } from './harness.ts';
 import { runFirstByte } from './first-byte.ts';
 import { runOpenStreams } from './open-streams.ts';
+import { runMachineBench } from './machine.ts';
+import { MINIMAL_SCENARIOS } from './minimal.ts';
 import { responsesNonstream } from './responses-nonstream.ts';
 import { responsesStream } from './responses-stream.ts';
-import { chatTranslatedNonstream } from './chat-translated-nonstream.ts';
 import { chatTranslatedStream } from './chat-translated-stream.ts';
 import { responsesFlexStream } from './responses-flex-stream.ts';
-import { managedStream } from './managed-stream.ts';
 
 async function main(): Promise<void> {
   const t0 = Date.now();
   const minimal = await startServers('minimal');
   try {
-    await runScenarios([responsesNonstream, responsesStream, chatTranslatedNonstream, chatTranslatedStream, responsesFlexStream, managedStream], 'minimal', minimal);
+    await runScenarios(MINIMAL_SCENARIOS, 'minimal', minimal);
     await runFirstByte(minimal);
   } finally {
     await stopServers(minimal);
   }
   await runOpenStreams();   // fresh processes: idle memory is that of a process that has not been loaded
-  process.env.BENCH_ROUNDS ??= '1';
+  await runMachineBench();
+  process.env.BENCH_ROUNDS = '1';
   await runScenarios([responsesNonstream, responsesStream, chatTranslatedStream, responsesFlexStream], 'simulator');
   console.log(`\n# make bench took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
