@@ -166,6 +166,9 @@ async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
   let failed: string | undefined;
   let bytesOut = 0;
   let costMicroUsd: number | undefined;
+  // What one upstream chunk's frames encode to goes out in one write (one HTTP chunk), not one
+  // write per event.
+  let pending = '';
   const emit = (events: IREvent[]): void => {
     for (const ev of events) {
       if (ev.type === 'finish') {
@@ -175,23 +178,29 @@ async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
         if (a.includeCost) ev.extras = p.extras;
         finish = { ...ev, tier };
       } else if (ev.type === 'error') failed = ev.message;
-      const out = encoder.push(ev);
-      if (out) { bytesOut += out.length; res.write(out); }
+      pending += encoder.push(ev);
     }
+  };
+  const flush = (): void => {
+    if (!pending) return;
+    bytesOut += Buffer.byteLength(pending);
+    res.write(pending);
+    pending = '';
   };
   startStream(a);
   try {
-    await drainFrames(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); }, a.callerIdleMs);
+    await drainFrames(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); flush(); }, a.callerIdleMs);
     emit(decoder.end());
   } catch (err) {
     failed = (err as Error).message;
   }
   if (!finish && !failed) failed = 'upstream stream ended before its final event';
   if (failed && !finish) {
-    if (!res.destroyed) res.end(encoder.push({ type: 'error', code: 'provider_error', message: `The provider stream failed: ${failed}` }));
+    if (!res.destroyed) res.end(pending + encoder.push({ type: 'error', code: 'provider_error', message: `The provider stream failed: ${failed}` }));
     return { complete: false, tier: committed.tier, bytesOut, error: failed };
   }
-  res.end();
+  bytesOut += Buffer.byteLength(pending);
+  res.end(pending);
   return { complete: !failed, usage: finish!.usage, tier: finish!.tier!, costMicroUsd, bytesOut, error: failed };
 }
 
