@@ -14,9 +14,11 @@ export class SSEParser {
   push(chunk: Buffer): RawFrame[] {
     let buf = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
     const frames: RawFrame[] = [];
+    // Each separator is searched again only once the frame passes it (not from the start of the
+    // rest for every frame: a stream without CRLF would rescan its whole chunk once per frame).
+    let lf = buf.indexOf(LF2);
+    let crlf = buf.indexOf(CRLF2);
     for (;;) {
-      const lf = buf.indexOf(LF2);
-      const crlf = buf.indexOf(CRLF2);
       let end: number;
       let sep: number;
       if (lf === -1 && crlf === -1) break;
@@ -24,7 +26,10 @@ export class SSEParser {
       const raw = buf.subarray(0, end + sep);
       const frame = parseFrame(raw.toString('utf8', 0, end)) as RawFrame | undefined;
       if (frame) { frame.raw = raw; frames.push(frame); }
-      buf = buf.subarray(end + sep);
+      const next = end + sep;
+      buf = buf.subarray(next);
+      if (lf !== -1) lf = lf >= next ? lf - next : buf.indexOf(LF2);
+      if (crlf !== -1) crlf = crlf >= next ? crlf - next : buf.indexOf(CRLF2);
     }
     this.tail = buf;
     return frames;
