@@ -9,6 +9,8 @@ import { parseFrame, type RawFrame } from './sse.ts';
 const LF2 = Buffer.from('\n\n');
 const CRLF2 = Buffer.from('\r\n\r\n');
 const EMPTY = Buffer.alloc(0);
+/** Each tap's markers, encoded once. */
+const ENCODED = new WeakMap<string[], Buffer[]>();
 
 /** End (exclusive) of the last complete frame in buf, 0 when there is none. */
 function lastBoundary(buf: Buffer): number {
@@ -37,7 +39,9 @@ export class PassthroughScanner {
   private readonly markers: Buffer[];
 
   constructor(markers: string[]) {
-    this.markers = markers.map((m) => Buffer.from(m));
+    let encoded = ENCODED.get(markers);
+    if (!encoded) { encoded = markers.map((m) => Buffer.from(m)); ENCODED.set(markers, encoded); }
+    this.markers = encoded;
   }
 
   /** The complete frames of what came so far (a view, no copy; empty when none is complete yet).
