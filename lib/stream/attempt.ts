@@ -69,6 +69,7 @@ export interface Attempt {
 }
 
 const MAX_ERROR_BODY = 64 * 1024;
+const MAX_BACKLOG = 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
 const LF2 = Buffer.from('\n\n');
 const CRLF2 = Buffer.from('\r\n\r\n');
@@ -96,6 +97,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   private sink: BodySink | undefined;
   /** Chunks (and the end) that arrived after commit, before the sink was attached. */
   private backlog: Buffer[] | undefined;
+  private backlogBytes = 0;
   private endedEarly: Error | null | undefined;   // undefined: not ended; null: clean end
 
   readonly route: RouteName;
@@ -159,21 +161,24 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     this.headers = headers;
     if (statusCode !== 200) { this.phase = 'refused'; this.errorParts = []; return; }
     if (this.streamed) { this.phase = 'precommit'; return; }
-    this.commit(controller);
+    this.commit();
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     switch (this.phase) {
       case 'committed':
-        if (this.sink) { if (!this.sink.data(chunk)) controller.pause(); } else (this.backlog ??= []).push(chunk);
+        if (this.sink) { if (!this.sink.data(chunk)) controller.pause(); return; }
+        (this.backlog ??= []).push(chunk);
+        // A responder that is late to attach (it should not be) cannot make the process hold a body.
+        if ((this.backlogBytes += chunk.length) > MAX_BACKLOG) controller.pause();
         return;
       case 'precommit':
         if (this.ownFraming) {
           for (const f of this.framer.push(chunk)) this.frames.push(f);
-          if (this.frames.length) this.commit(controller);
+          if (this.frames.length) this.commit();
         } else {
           this.head = this.head.length ? Buffer.concat([this.head, chunk]) : chunk;
-          if (this.hasFirstEvent()) this.commit(controller);
+          if (this.hasFirstEvent()) this.commit();
         }
         return;
       case 'refused':
@@ -238,10 +243,11 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     }
   }
 
-  private commit(controller: Dispatcher.DispatchController): void {
+  private commit(): void {
     this.phase = 'committed';
-    // Hold the body until the responder attaches its sink (it may first await settle-free work).
-    controller.pause();
+    // No pause until the responder attaches its sink: it does so in the microtasks that follow
+    // this commit, before the event loop reads the socket again, so the backlog is at most the
+    // rest of the read that carried the commit.
     this.commitAt();
   }
 
