@@ -36,7 +36,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     limitKey(svc, key);
     const bytes = await readBody(req);
     const raw = parseJsonObject(bytes);
-    const checked = checkRequest(format, raw, svc.catalog, key.defaultStartWithin, req.headers['anthropic-beta'] !== undefined);
+    const checked = checkRequest(format, raw, svc.catalog, key.defaultStartWithin, req.headers['anthropic-beta']);
     const plan = planRequest(checked, {
       adapters: svc.adapters,
       codecs: svc.codecs,
@@ -221,7 +221,7 @@ function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier, byt
   const streamed = !(c.startWithin.kind === 'now' && !c.stream && !adapter.framer);
   const attempt = runAttempt({
     route: rp.route, tier, wire: rp.wire, adapter, streamed,
-    request: () => adapter.build({ wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential, translated: !rp.passthrough, raw: rp.passthrough ? bytes : undefined }),
+    request: () => adapter.build({ wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential, translated: !rp.passthrough, raw: rp.passthrough ? bytes : undefined, betas: c.betas }),
   }, svc.pools, () => svc.clock.now());
   // Only a streamed attempt commits at its first event: that is the time the race estimates learn.
   return streamed ? svc.scheduler.track(rp.route, c.model.id, tier, svc.clock.now(), attempt) : attempt;

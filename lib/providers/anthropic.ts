@@ -12,7 +12,7 @@ export function vendorC(baseUrl: string, defaultMaxTokens: number): RouteAdapter
     wires: ['messages'],
     flex: false,
     build(args) {
-      const { body, model, stream, credential, translated } = args;
+      const { body, model, stream, credential, translated, betas } = args;
       const set: Record<string, unknown> = { model, stream, service_tier: undefined };
       // The API requires max_tokens. A Messages caller's body is forwarded as sent (no default is
       // synthesised for it, spec); a body translated from another format gets the configured cap.
@@ -20,7 +20,7 @@ export function vendorC(baseUrl: string, defaultMaxTokens: number): RouteAdapter
       return {
         origin,
         path: `${base}/v1/messages`,
-        headers: { 'content-type': 'application/json', 'x-api-key': String(credential), 'anthropic-version': ANTHROPIC_VERSION, accept: stream ? 'text/event-stream' : 'application/json' },
+        headers: { 'content-type': 'application/json', 'x-api-key': String(credential), 'anthropic-version': ANTHROPIC_VERSION, accept: stream ? 'text/event-stream' : 'application/json', ...(betas?.length ? { 'anthropic-beta': betas.join(',') } : {}) },
         body: jsonBody(args, set),
       };
     },

@@ -11,6 +11,7 @@ import type { Framer, RouteAdapter } from './types.ts';
 import { originAndBase } from './url.ts';
 import { formatFrame, type RawFrame } from '../stream/sse.ts';
 import { GatewayError } from '../errors.ts';
+import { MESSAGES_BETAS } from '../formats/messages/betas.ts';
 
 /** The documented shape of a cloud_b key. */
 export interface BedrockCredential {
@@ -33,10 +34,12 @@ export function cloudB(baseUrl: string, defaultMaxTokens: number): RouteAdapter 
     route: 'cloud_b',
     wires: ['messages'],
     flex: false,
-    async build({ body, model, stream, credential }) {
+    async build({ body, model, stream, credential, betas }) {
       const { creds, region } = parseBedrockCredential(credential);
       const { model: _m, stream: _s, service_tier: _t, ...rest } = body;
-      const out = { ...rest, anthropic_version: 'bedrock-2023-05-31', max_tokens: rest.max_tokens ?? defaultMaxTokens };
+      const out: Record<string, unknown> = { ...rest, anthropic_version: 'bedrock-2023-05-31', max_tokens: rest.max_tokens ?? defaultMaxTokens };
+      const bedrockBetas = betas?.filter((b) => MESSAGES_BETAS[b]?.bedrock) ?? [];
+      if (bedrockBetas.length) out.anthropic_beta = bedrockBetas;   // Bedrock takes betas in the body
       const path = `${base}/model/${encodeURIComponent(model)}/${stream ? 'invoke-with-response-stream' : 'invoke'}`;
       const payload = JSON.stringify(out);
       const signer = new SignatureV4({

@@ -21,6 +21,7 @@ export interface BuildArgs {
   translated: boolean;         // the body was translated from another caller format
   /** A passthrough: the caller's body bytes, forwarded with the route's members cut and set. */
   raw?: Buffer;
+  betas?: readonly string[];   // understood `anthropic-beta` values of a Messages caller (lib/formats/messages/betas.ts)
 }
 
 export interface Framer { push(chunk: Buffer): RawFrame[]; end(): RawFrame[] }

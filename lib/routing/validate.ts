@@ -6,6 +6,7 @@ import { GatewayError } from '../errors.ts';
 import type { Catalog, ModelEntry } from '../catalog/catalog.ts';
 import type { RetryPolicy } from '../machine/backoff.ts';
 import { parseStartWithin, type StartWithin } from './start-within.ts';
+import { parseBetas } from '../formats/messages/betas.ts';
 import common from '../../schemas/common.json' with { type: 'json' };
 import responsesSchema from '../../schemas/responses.json' with { type: 'json' };
 import chatSchema from '../../schemas/chat.json' with { type: 'json' };
@@ -30,7 +31,7 @@ const CLOUD = new Set<RouteName>(['cloud_a', 'cloud_b']);
 const CHAT_NATIVE = ['presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'seed', 'stop', 'prediction', 'audio', 'modalities', 'web_search_options'];
 /** Messages fields only vendor C understands (spec, POST /v1/messages). */
 const VENDOR_C_NATIVE = ['top_k', 'stop_sequences', 'output_config', 'inference_geo', 'container'];
-/** Experimental beta fields: never forwarded, refused with 400. */
+/** Experimental beta fields: never forwarded, refused with 400 (beta header values: lib/formats/messages/betas.ts). */
 const BETA_FIELDS = ['betas', 'mcp_servers', 'context_management', 'container'];
 /** generation_config keys the Interactions format maps for every model. */
 const MAPPED_GENERATION_CONFIG = new Set(['max_output_tokens', 'thinking_level', 'temperature', 'top_p', 'stop_sequences', 'tool_choice', 'thinking_summaries']);
@@ -47,9 +48,10 @@ export interface CheckedRequest {
   includeUsage: boolean;        // Chat stream_options.include_usage
   chatPassthrough: boolean;     // Chat-native parameters present: vendor A's Chat endpoint
   body: Record<string, any>;    // the caller body without the gateway's own fields
+  betas: string[];              // Messages: the understood `anthropic-beta` values, for the route adapters
 }
 
-export function checkRequest(format: CallerFormat, raw: Record<string, any>, catalog: Catalog, defaultStartWithin: string | null, betaHeader: boolean): CheckedRequest {
+export function checkRequest(format: CallerFormat, raw: Record<string, any>, catalog: Catalog, defaultStartWithin: string | null, betaHeader?: string | string[]): CheckedRequest {
   if (raw.start_within === undefined && defaultStartWithin === null) throw new GatewayError('missing_start_within', undefined, { param: 'start_within' });
   if (!validators[format](raw)) throw schemaError(validators[format].errors![0]!);
   const startWithin = parseStartWithin(raw.start_within ?? defaultStartWithin);
@@ -76,12 +78,13 @@ export function checkRequest(format: CallerFormat, raw: Record<string, any>, cat
     includeUsage: body.stream_options?.include_usage === true,
     chatPassthrough: false,
     body,
+    betas: [],
   };
   FORMAT_RULES[format](checked, betaHeader);
   return checked;
 }
 
-const FORMAT_RULES: Record<CallerFormat, (c: CheckedRequest, beta: boolean) => void> = {
+const FORMAT_RULES: Record<CallerFormat, (c: CheckedRequest, betaHeader: string | string[] | undefined) => void> = {
   responses(c) {
     delete c.body.service_tier;   // the tier follows from start_within
   },
@@ -95,11 +98,12 @@ const FORMAT_RULES: Record<CallerFormat, (c: CheckedRequest, beta: boolean) => v
     if (c.startWithin.kind === 'duration') throw new GatewayError('unsupported_parameter', `'${native[0]}' cannot be combined with a duration start_within; use "now".`, { param: native[0] });
     c.chatPassthrough = true;
   },
-  messages(c, beta) {
+  messages(c, betaHeader) {
     const b = c.body;
     if (b.service_tier !== undefined) throw new GatewayError('service_tier_not_allowed', undefined, { param: 'service_tier' });
     const betaField = BETA_FIELDS.find((k) => b[k] !== undefined);
-    if (beta || betaField) throw new GatewayError('beta_not_supported', undefined, { param: betaField ?? 'anthropic-beta' });
+    if (betaField) throw new GatewayError('beta_not_supported', `The experimental field '${betaField}' is not supported by the gateway.`, { param: betaField });
+    c.betas = parseBetas(betaHeader);
     if (c.model.family === 'vendor_c') return;
     const field = VENDOR_C_NATIVE.find((k) => b[k] !== undefined) ?? nativeBlockField(b);
     if (field) throw new GatewayError('unsupported_parameter', `'${field}' is only supported on vendor C models.`, { param: field });
