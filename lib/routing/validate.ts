@@ -105,7 +105,9 @@ const FORMAT_RULES: Record<CallerFormat, (c: CheckedRequest, betaHeader: string 
     if (betaField) throw new GatewayError('beta_not_supported', `The experimental field '${betaField}' is not supported by the gateway.`, { param: betaField });
     c.betas = parseBetas(betaHeader);
     if (c.model.family === 'vendor_c') return;
-    const field = VENDOR_C_NATIVE.find((k) => b[k] !== undefined) ?? nativeBlockField(b);
+    // Structured output (output_config.format) translates to every route; anything else in
+    // output_config (effort, …) is vendor C's own and refused naming output_config (spec).
+    const field = VENDOR_C_NATIVE.find((k) => b[k] !== undefined && !(k === 'output_config' && isFormatOnly(b[k]))) ?? nativeBlockField(b);
     if (field) throw new GatewayError('unsupported_parameter', `'${field}' is only supported on vendor C models.`, { param: field });
   },
   interactions(c) {
@@ -116,6 +118,10 @@ const FORMAT_RULES: Record<CallerFormat, (c: CheckedRequest, betaHeader: string 
     if (extra) throw new GatewayError('unsupported_generation_config', `generation_config.${extra} is only supported on vendor B models.`, { param: `generation_config.${extra}` });
   },
 };
+
+function isFormatOnly(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && Object.keys(v).every((k) => k === 'format');
+}
 
 /** A Chat-native parameter counts when set to a real value (not null/false/empty; text-only modalities do not). */
 function isRealValue(key: string, v: unknown): boolean {

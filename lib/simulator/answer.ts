@@ -3,7 +3,7 @@
 // only reshape an Answer into their wire format.
 import { Rng, hash32, BASE64_ALPHABET, ID_ALPHABET } from './rng.ts';
 import { generateTokens } from './words.ts';
-import { argsForSchema } from './schema-args.ts';
+import { argsForSchema, valueForSchema } from './schema-args.ts';
 import { DEFAULT_REASONING_TOKENS, type Prompt } from './prompt.ts';
 import type { Directive } from './directive.ts';
 
@@ -65,6 +65,18 @@ export function composeAnswer({ prompt, directive, seed, uid, defaultOutputToken
       toolCall: { name: toolName, args, fragments: splitFragments(args) },
       stop: 'tool_use',
       usage: { input, output: reasoningCount + argTokens, reasoning: reasoningCount },
+    };
+  }
+
+  if (prompt.jsonOutput) {
+    // Structured output: the whole answer is JSON valid against the schema, never truncated into
+    // invalid JSON (a budget too small for it still gets it, as the providers' grammars do).
+    const json = JSON.stringify(prompt.jsonOutput.schema === undefined ? { answer: generateTokens(rng, 3).join('').trim() } : valueForSchema(prompt.jsonOutput.schema, rng));
+    const tokens = splitFragments(json);
+    return {
+      model: prompt.model, uid, created: Math.floor(Date.now() / 1000), reasoning,
+      text: { tokens, text: json }, stop: 'end',
+      usage: { input, output: reasoningCount + Math.max(1, Math.ceil(json.length / 4)), reasoning: reasoningCount },
     };
   }
 

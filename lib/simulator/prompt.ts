@@ -1,6 +1,7 @@
 // What every route decoder extracts from a request body: the few facts the simulated model needs,
 // whatever the wire format. Decoders live next to their route; the answer is composed from this.
 import type { Tier } from '../ir.ts';
+import type { JsonOutput } from './structured-output.ts';
 
 export interface PromptTool { name: string; parameters: unknown }
 
@@ -19,6 +20,8 @@ export interface Prompt {
   forcedTool?: string | true;
   /** The last turn carries a tool result: the model answers it with text. */
   lastTurnIsToolResult: boolean;
+  /** Structured output asked (the format's JSON schema field); the text answer is JSON valid against it. */
+  jsonOutput?: JsonOutput;
 }
 
 /** A decoded request: the prompt plus the wire-level facts the server acts on. */

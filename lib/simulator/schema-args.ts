@@ -15,6 +15,12 @@ export function argsForSchema(schema: unknown, rng: Rng): unknown {
   return isObject(value) ? value : {};
 }
 
+/** A value of any type that satisfies the schema (structured output: the answer itself). */
+export function valueForSchema(schema: unknown, rng: Rng): unknown {
+  const root = isObject(schema) ? schema : {};
+  return generate(root, root, rng, 0);
+}
+
 function generate(schema: Schema, root: Schema, rng: Rng, depth: number): unknown {
   const s = resolveRef(schema, root);
   if ('const' in s) return s.const;

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
+import { Ajv } from 'ajv';
 import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
 
 let t: TestGateway;
@@ -38,7 +39,7 @@ interface Turn { text: string; reasoning: boolean; tool?: { id: string; name: st
 /** One caller format: how its SDK sends a turn and reads the answer, and how it replies to a tool call. */
 interface Caller {
   name: 'responses' | 'chat' | 'messages' | 'interactions';
-  turn(a: { model: string; route: string; stream: boolean; text: string; reasoning?: boolean; tools?: boolean; history?: any }): Promise<Turn>;
+  turn(a: { model: string; route: string; stream: boolean; text: string; reasoning?: boolean; tools?: boolean; history?: any; schema?: Record<string, unknown> }): Promise<Turn>;
   /** The follow-up turn's history after a tool call answered 'sunny'. */
   toolReply(first: Turn, userText: string): any;
   errorCode(err: any): string | undefined;
@@ -48,8 +49,8 @@ const common = (route: string) => ({ start_within: 'now', provider: [route] });
 
 const responsesCaller: Caller = {
   name: 'responses',
-  async turn({ model, route, stream, text, reasoning, tools, history }) {
-    const body: any = { model, input: history ?? text, ...common(route), ...(reasoning ? { reasoning: { effort: 'low' } } : {}), ...(tools ? { tools: [{ type: 'function', ...TOOL }] } : {}) };
+  async turn({ model, route, stream, text, reasoning, tools, history, schema }) {
+    const body: any = { model, input: history ?? text, ...common(route), ...(reasoning ? { reasoning: { effort: 'low' } } : {}), ...(tools ? { tools: [{ type: 'function', ...TOOL }] } : {}), ...(schema ? { text: { format: { type: 'json_schema', name: 'answer', schema, strict: true } } } : {}) };
     if (!stream) {
       const { data, response } = await openai.responses.create(body).withResponse();
       return fromResponse(data, response.headers);
@@ -76,8 +77,8 @@ function fromResponse(r: any, headers?: Headers): Turn {
 
 const chatCaller: Caller = {
   name: 'chat',
-  async turn({ model, route, stream, text, reasoning, tools, history }) {
-    const body: any = { model, messages: history ?? [{ role: 'user', content: text }], ...common(route), ...(reasoning ? { reasoning_effort: 'low' } : {}), ...(tools ? { tools: [{ type: 'function', function: TOOL }] } : {}) };
+  async turn({ model, route, stream, text, reasoning, tools, history, schema }) {
+    const body: any = { model, messages: history ?? [{ role: 'user', content: text }], ...common(route), ...(reasoning ? { reasoning_effort: 'low' } : {}), ...(tools ? { tools: [{ type: 'function', function: TOOL }] } : {}), ...(schema ? { response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } } } : {}) };
     if (!stream) {
       const { data, response } = await openai.chat.completions.create(body).withResponse();
       const m: any = data.choices[0]!.message;
@@ -109,8 +110,8 @@ const chatCaller: Caller = {
 
 const messagesCaller: Caller = {
   name: 'messages',
-  async turn({ model, route, stream, text, reasoning, tools, history }) {
-    const body: any = { model, max_tokens: 2048, messages: history ?? [{ role: 'user', content: text }], ...common(route), ...(reasoning ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}), ...(tools ? { tools: [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.parameters }] } : {}) };
+  async turn({ model, route, stream, text, reasoning, tools, history, schema }) {
+    const body: any = { model, max_tokens: 2048, messages: history ?? [{ role: 'user', content: text }], ...common(route), ...(reasoning ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}), ...(tools ? { tools: [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.parameters }] } : {}), ...(schema ? { output_config: { format: { type: 'json_schema', schema } } } : {}) };
     const msg: any = stream ? await anthropic.messages.stream(body).finalMessage() : await anthropic.messages.create(body);
     assert.ok(['standard', 'flex'].includes(msg.usage.service_tier), `usage.service_tier is flex or standard, got ${msg.usage.service_tier}`);
     assert.ok(['end_turn', 'max_tokens', 'tool_use', 'refusal'].includes(msg.stop_reason));
@@ -127,8 +128,8 @@ const messagesCaller: Caller = {
 
 const interactionsCaller: Caller = {
   name: 'interactions',
-  async turn({ model, route, stream, text, reasoning, tools, history }) {
-    const body: any = { model, input: history ?? text, ...common(route), ...(reasoning ? { generation_config: { thinking_level: 'low' } } : {}), ...(tools ? { tools: [{ type: 'function', ...TOOL }] } : {}) };
+  async turn({ model, route, stream, text, reasoning, tools, history, schema }) {
+    const body: any = { model, input: history ?? text, ...common(route), ...(reasoning ? { generation_config: { thinking_level: 'low' } } : {}), ...(tools ? { tools: [{ type: 'function', ...TOOL }] } : {}), ...(schema ? { response_format: { type: 'text', mime_type: 'application/json', schema } } : {}) };
     const ai: any = genai;
     if (!stream) {
       const r = await ai.interactions.create(body, { maxRetries: 0 });
@@ -163,6 +164,15 @@ const interactionsCaller: Caller = {
   errorCode: (err) => err.error?.error?.code ?? err.error?.code,
 };
 
+const CITY = {
+  type: 'object', additionalProperties: false, required: ['name', 'population', 'tags', 'kind'],
+  properties: {
+    name: { type: 'string', minLength: 2 }, population: { type: 'integer', minimum: 1 },
+    tags: { type: 'array', items: { type: 'string' }, minItems: 1 }, kind: { type: 'string', enum: ['capital', 'town'] },
+  },
+};
+const validCity = new Ajv({ strict: false }).compile(CITY);
+
 const CALLERS = [responsesCaller, chatCaller, messagesCaller, interactionsCaller];
 
 for (const caller of CALLERS) {
@@ -185,6 +195,11 @@ for (const caller of CALLERS) {
         const second = await caller.turn({ model, route, stream, text: '', tools: true, history: caller.toolReply(first, userText) });
         assert.equal(second.tool, undefined, 'after the result the model answers');
         assert.ok(second.text.length > 0);
+      });
+
+      test(`${name}: structured output is JSON valid against the schema`, async () => {
+        const turn = await caller.turn({ model, route, stream, text: `Describe a city ${sim({ output_tokens: 40 })}`, schema: CITY });
+        assert.ok(validCity(JSON.parse(turn.text)), `${turn.text}: ${JSON.stringify(validCity.errors)}`);
       });
 
       test(`${name}: reasoning`, async () => {

@@ -1,6 +1,7 @@
 // The Anthropic Messages shape, shared by vendor_c (/v1/messages) and cloud_b (Bedrock
 // InvokeModel): decoding the request body and building the Message object or stream events.
 // Each route adds its own framing and envelope.
+import { messagesJsonOutput } from '../structured-output.ts';
 import type { Answer } from '../answer.ts';
 import {
   asArray, asPositiveInt, asString, contentText, DEFAULT_REASONING_TOKENS, invalid, isRecord,
@@ -56,7 +57,7 @@ export function decodeAnthropic(body: Record<string, unknown>, model: string): D
     value: {
       prompt: {
         model, text, lastUserText, tools, forcedTool, lastTurnIsToolResult: lastIsToolResult,
-        maxOutputTokens: maxTokens, reasoning, reasoningTokens: reasoning ? DEFAULT_REASONING_TOKENS : undefined,
+        maxOutputTokens: maxTokens, jsonOutput: messagesJsonOutput(body), reasoning, reasoningTokens: reasoning ? DEFAULT_REASONING_TOKENS : undefined,
       },
       stream: body.stream === true,
       tier: 'standard',

@@ -2,6 +2,7 @@
 // flex = body service_tier "flex", reported in interaction.service_tier; a full flex queue answers
 // 503 UNAVAILABLE. Streams end with `event: done` / `data: [DONE]`. Thought tokens are reported
 // outside total_output_tokens (total_thought_tokens), as the real API does.
+import { interactionsJsonOutput } from '../structured-output.ts';
 import type { Answer } from '../answer.ts';
 import { sseEvent, sseRaw, SSE_CONTENT_TYPE, type Frame } from '../frames.ts';
 import {
@@ -83,7 +84,7 @@ function decodeInteraction(body: unknown): DecodeResult {
   const value: Decoded = {
     prompt: {
       model, text, lastUserText, tools, forcedTool, lastTurnIsToolResult: lastIsToolResult,
-      maxOutputTokens: asPositiveInt(config.max_output_tokens),
+      maxOutputTokens: asPositiveInt(config.max_output_tokens), jsonOutput: interactionsJsonOutput(body),
       reasoning: level !== undefined,
       reasoningTokens: level !== undefined ? REASONING_TOKENS[level] ?? DEFAULT_REASONING_TOKENS : undefined,
     },

@@ -1,6 +1,7 @@
 // vendor_a, OpenAI Chat Completions: POST /v1/chat/completions. `data:`-only framing ending in
 // `data: [DONE]`; the usage chunk (`choices: []`) only with stream_options.include_usage, and then
 // every other chunk carries `"usage": null`. service_tier ("flex" | "default") on every chunk.
+import { chatJsonOutput } from '../structured-output.ts';
 import type { Answer } from '../answer.ts';
 import { sseData, sseRaw, SSE_CONTENT_TYPE, type Frame } from '../frames.ts';
 import {
@@ -64,7 +65,7 @@ function decodeChat(body: unknown): DecodeResult {
   const value: Decoded = {
     prompt: {
       model, text, lastUserText, tools, forcedTool, lastTurnIsToolResult: lastIsToolResult,
-      maxOutputTokens: asPositiveInt(body.max_completion_tokens) ?? asPositiveInt(body.max_tokens),
+      maxOutputTokens: asPositiveInt(body.max_completion_tokens) ?? asPositiveInt(body.max_tokens), jsonOutput: chatJsonOutput(body.response_format),
       reasoning, reasoningTokens: reasoning ? REASONING_TOKENS[effort!] : undefined,
     },
     stream: body.stream === true,

@@ -1,6 +1,7 @@
 // vendor_a, OpenAI Responses: POST /v1/responses. Flex = body service_tier "flex"; the tier used
 // is reported in response.service_tier ("flex" | "default"), while response.created echoes the
 // request's value (or "auto"), as the real API does.
+import { responsesJsonOutput } from '../structured-output.ts';
 import type { Answer } from '../answer.ts';
 import { sseEvent, sseRaw, SSE_CONTENT_TYPE, type Frame } from '../frames.ts';
 import {
@@ -65,7 +66,7 @@ function decodeResponses(body: unknown): DecodeResult {
   const value: Decoded = {
     prompt: {
       model, text, lastUserText, tools, forcedTool, lastTurnIsToolResult: lastIsToolResult,
-      maxOutputTokens: asPositiveInt(body.max_output_tokens),
+      maxOutputTokens: asPositiveInt(body.max_output_tokens), jsonOutput: responsesJsonOutput(body.text),
       reasoning, reasoningTokens: reasoning ? REASONING_TOKENS[effort!] : undefined,
     },
     stream: body.stream === true,

@@ -4,6 +4,7 @@
 // Auth is a Bearer token this simulator issued at POST /token. Flex is the header
 // `X-Vertex-AI-LLM-Shared-Request-Type: flex`; the tier used shows in usageMetadata.trafficType
 // (ON_DEMAND_FLEX | ON_DEMAND). A full flex queue answers 429 RESOURCE_EXHAUSTED.
+import { vertexJsonOutput } from '../structured-output.ts';
 import type { Answer } from '../answer.ts';
 import { sseData, sseRaw, SSE_CONTENT_TYPE, type Frame } from '../frames.ts';
 import {
@@ -80,7 +81,7 @@ function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
   const value: Decoded = {
     prompt: {
       model: info.params.model!, text, lastUserText, tools, forcedTool, lastTurnIsToolResult: lastIsToolResult,
-      maxOutputTokens: asPositiveInt(gen.maxOutputTokens),
+      maxOutputTokens: asPositiveInt(gen.maxOutputTokens), jsonOutput: vertexJsonOutput(gen),
       reasoning, reasoningTokens: reasoning ? (level && REASONING_TOKENS[level]) || DEFAULT_REASONING_TOKENS : undefined,
     },
     stream: info.params.verb === 'streamGenerateContent',
