@@ -58,7 +58,7 @@ export function composeAnswer({ prompt, directive, seed, uid, defaultOutputToken
   const toolName = pickTool(prompt, directive);
   if (toolName !== undefined) {
     const schema = prompt.tools.find((t) => t.name === toolName)?.parameters;
-    const args = JSON.stringify(argsForSchema(schema, rng));
+    const args = JSON.stringify(directive?.tool_args ?? argsForSchema(schema, rng));
     const argTokens = Math.max(1, Math.ceil(args.length / 4));
     return {
       model: prompt.model, uid, created: Math.floor(Date.now() / 1000), reasoning,

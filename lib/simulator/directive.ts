@@ -27,6 +27,9 @@ export interface Directive {
   id?: string;
   /** Answer with one call to this tool (arguments generated from its schema). */
   tool_call?: string;
+  /** The arguments of that call, as given (instead of generated): a client that runs the tool gets
+   *  arguments it can act on (e.g. a shell command). */
+  tool_args?: Record<string, unknown>;
   /** A file under fixturesDir to send back instead of generated output. */
   replay?: string;
 }
@@ -87,6 +90,10 @@ function check(raw: Record<string, unknown>): DirectiveResult {
     if (v === undefined) continue;
     if (typeof v !== 'string') return { ok: false, message: `#sim directive: ${key} must be a string` };
     d[key] = v;
+  }
+  if (raw.tool_args !== undefined) {
+    if (typeof raw.tool_args !== 'object' || raw.tool_args === null || Array.isArray(raw.tool_args)) return { ok: false, message: '#sim directive: tool_args must be an object' };
+    d.tool_args = raw.tool_args as Record<string, unknown>;
   }
   return { ok: true, directive: d };
 }

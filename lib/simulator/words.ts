@@ -2,7 +2,7 @@
 // line up exactly and tests can predict them.
 import type { Rng } from './rng.ts';
 
-const VOCABULARY = [
+export const VOCABULARY = [
   'the', 'quiet', 'river', 'carries', 'light', 'across', 'stone', 'and', 'amber', 'fields',
   'where', 'small', 'engines', 'hum', 'softly', 'under', 'a', 'patient', 'sky', 'of',
   'copper', 'clouds', 'drift', 'toward', 'northern', 'harbors', 'while', 'lanterns', 'glow', 'in',
