@@ -43,6 +43,16 @@ const NUMBER_KEYS = [
 export type DirectiveResult = { ok: true; directive: Directive | undefined } | { ok: false; message: string };
 
 export function parseDirective(text: string): DirectiveResult {
+  const r = parseAt(text);
+  // A client may quote the user's text as a JSON string (opencode does): read the directive unescaped.
+  if (!r.ok && text.includes('\\"')) {
+    const unescaped = parseAt(text.replace(/\\(["\\])/g, '$1'));
+    if (unescaped.ok) return unescaped;
+  }
+  return r;
+}
+
+function parseAt(text: string): DirectiveResult {
   const at = text.lastIndexOf(MARK);
   if (at === -1) return { ok: true, directive: undefined };
   const start = at + MARK.length - 1;

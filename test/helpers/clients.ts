@@ -2,9 +2,9 @@
 // records every request it answered, and a runner for client programs (the pinned binaries in
 // node_modules/.bin) with a fresh HOME, a time bound and no way to the internet beyond localhost.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import { VOCABULARY } from '../../lib/simulator/words.ts';
@@ -41,13 +41,21 @@ export const BIN = resolve(import.meta.dirname, '../../node_modules/.bin');
 export interface RunResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; timedOut: boolean; ms: number }
 
 /** Runs a client program with a fresh HOME/XDG folders (no user config is read) and a time bound
- *  (the whole process group is killed past it). `env` adds to a minimal environment. */
-export async function runClient(cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
+ *  (the whole process group is killed past it). `env` adds to a minimal environment; `files`
+ *  (paths relative to HOME) are written first: the client's own config files. `HOME` in env values
+ *  and file contents is replaced by the fresh home folder. */
+export async function runClient(cmd: string, args: string[], opts: { env?: Record<string, string>; files?: Record<string, string>; cwd?: string; timeoutMs?: number; input?: string } = {}): Promise<RunResult> {
   const home = mkdtempSync(join(tmpdir(), 'client-home-'));
+  for (const [rel, content] of Object.entries(opts.files ?? {})) {
+    mkdirSync(dirname(join(home, rel)), { recursive: true });
+    writeFileSync(join(home, rel), content);
+  }
+  const cwd = opts.cwd ?? join(home, 'project');
+  mkdirSync(cwd, { recursive: true });
   const t0 = Date.now();
   try {
     const child = spawn(cmd, args, {
-      cwd: opts.cwd ?? home,
+      cwd,
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       env: {
