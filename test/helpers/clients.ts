@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import { VOCABULARY } from '../../lib/simulator/words.ts';
 
-export interface Answered { method: string; path: string; status: number; body?: string }
+export interface Answered { method: string; path: string; status: number; body?: string; beta?: string }
 
 export interface ClientGateway extends TestGateway {
   /** Every request the gateway answered, in order (error bodies kept). */
@@ -23,6 +23,8 @@ export async function startClientGateway(): Promise<ClientGateway> {
   const answered: Answered[] = [];
   t.gw.server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     const entry: Answered = { method: req.method ?? '', path: (req.url ?? '').split('?', 1)[0]!, status: 0 };
+    const beta = req.headers['anthropic-beta'];
+    if (beta !== undefined) entry.beta = String(beta);
     const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
     res.end = ((...args: unknown[]) => {
       if (res.statusCode >= 400 && (typeof args[0] === 'string' || Buffer.isBuffer(args[0]))) entry.body = String(args[0]).slice(0, 500);

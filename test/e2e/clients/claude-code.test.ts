@@ -36,6 +36,8 @@ test('claude -p: plain text answer, nothing refused', { timeout: 120_000 }, asyn
   assert.equal(r.code, 0, describeRun(r, gw));
   assert.equal(simulatorSentences(r.stdout, 12).length, 1, describeRun(r, gw));
   assert.ok(since(gw, from).includes('POST /v1/messages 200'), describeRun(r, gw));
+  // What Claude Code still sends in its no-experimental-betas mode is understood and served.
+  assert.ok(gw.answered.slice(from).some((a) => a.beta?.includes('claude-code-20250219')), describeRun(r, gw));
   assert.deepEqual(gw.refused(), []);
 });
 

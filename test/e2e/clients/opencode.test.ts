@@ -63,6 +63,7 @@ test('opencode run through @ai-sdk/anthropic (Messages, Bearer authToken; tools 
   assert.equal(r.code, 0, describeRun(r, gw));
   assert.ok(simulatorSentences(r.stdout, 12).length >= 1, describeRun(r, gw));
   assert.ok(since(gw, from).includes('POST /v1/messages 200'), describeRun(r, gw));
+  assert.ok(gw.answered.slice(from).some((a) => a.beta?.includes('structured-outputs-2025-11-13')), 'the AI SDK sent its structured-outputs beta, and it was served');
   assert.deepEqual(gw.refused(), []);
 });
 
