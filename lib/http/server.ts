@@ -4,6 +4,7 @@ import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { handleInference, authenticateCounted, clientIp, limitIp, limitKey } from './pipeline.ts';
 import { handleAdmin } from './admin.ts';
+import { handleCountTokens } from './count-tokens.ts';
 import { asGatewayError, sendError, sendJson } from './reply.ts';
 import type { CallerFormat } from '../routing/validate.ts';
 import { buildLimitsReport, serializeLimitsReport } from '../limits/report.ts';
@@ -37,6 +38,10 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
   if (format) {
     if (req.method !== 'POST') return sendError(res, format, new GatewayError('method_not_allowed'));
     return handleInference(format, req, res, svc);
+  }
+  if (path === '/v1/messages/count_tokens') {
+    if (req.method !== 'POST') return sendError(res, 'messages', new GatewayError('method_not_allowed'));
+    return handleCountTokens(req, res, svc);
   }
   try {
     if (path.startsWith('/admin/v1/')) return await handleAdmin(req, res, svc, path, adminToken);

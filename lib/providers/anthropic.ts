@@ -5,6 +5,13 @@ import { jsonBody } from './json-body.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 
+function headers(credential: unknown, betas: readonly string[] | undefined): Record<string, string> {
+  return {
+    'content-type': 'application/json', 'x-api-key': String(credential), 'anthropic-version': ANTHROPIC_VERSION,
+    ...(betas?.length ? { 'anthropic-beta': betas.join(',') } : {}),
+  };
+}
+
 export function vendorC(baseUrl: string, defaultMaxTokens: number): RouteAdapter {
   const { origin, base } = originAndBase(baseUrl);
   return {
@@ -20,9 +27,12 @@ export function vendorC(baseUrl: string, defaultMaxTokens: number): RouteAdapter
       return {
         origin,
         path: `${base}/v1/messages`,
-        headers: { 'content-type': 'application/json', 'x-api-key': String(credential), 'anthropic-version': ANTHROPIC_VERSION, accept: stream ? 'text/event-stream' : 'application/json', ...(betas?.length ? { 'anthropic-beta': betas.join(',') } : {}) },
+        headers: { ...headers(credential, betas), accept: stream ? 'text/event-stream' : 'application/json' },
         body: jsonBody(args, set),
       };
+    },
+    countTokens({ body, credential, betas }) {
+      return { origin, path: `${base}/v1/messages/count_tokens`, headers: { ...headers(credential, betas), accept: 'application/json' }, body: JSON.stringify(body) };
     },
   };
 }

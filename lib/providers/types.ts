@@ -33,6 +33,8 @@ export interface RouteAdapter {
   /** Can the flex tier be asked for on this route (a route-level fact; models decide too). */
   flex: boolean;
   build(args: BuildArgs): Promise<UpstreamRequest> | UpstreamRequest;
+  /** The route's own token counter (vendor C: POST /v1/messages/count_tokens), when it has one. */
+  countTokens?(args: { body: Record<string, any>; credential: unknown; betas?: readonly string[] }): UpstreamRequest;
   /** Byte framing of the streamed body; SSE unless the route says otherwise. */
   framer?(): Framer;
 }

@@ -12,6 +12,7 @@ import responsesSchema from '../../schemas/responses.json' with { type: 'json' }
 import chatSchema from '../../schemas/chat.json' with { type: 'json' };
 import messagesSchema from '../../schemas/messages.json' with { type: 'json' };
 import interactionsSchema from '../../schemas/interactions.json' with { type: 'json' };
+import countTokensSchema from '../../schemas/count-tokens.json' with { type: 'json' };
 
 export type CallerFormat = 'responses' | 'chat' | 'messages' | 'interactions';
 
@@ -23,6 +24,8 @@ const validators: Record<CallerFormat, ValidateFunction> = {
   messages: ajv.compile(messagesSchema),
   interactions: ajv.compile(interactionsSchema),
 };
+
+const countTokensValidator: ValidateFunction = ajv.compile(countTokensSchema);
 
 const ROUTE_NAMES = new Set<RouteName>(['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b']);
 const CLOUD = new Set<RouteName>(['cloud_a', 'cloud_b']);
@@ -121,6 +124,17 @@ const FORMAT_RULES: Record<CallerFormat, (c: CheckedRequest, betaHeader: string 
 
 function isFormatOnly(v: unknown): boolean {
   return typeof v === 'object' && v !== null && Object.keys(v).every((k) => k === 'format');
+}
+
+/** POST /v1/messages/count_tokens: the Messages count body (the SDK's MessageCountTokensParams;
+ *  a start_within is accepted and ignored, nothing is generated), its model, the understood betas. */
+export function checkCountTokens(raw: Record<string, any>, catalog: Catalog, betaHeader?: string | string[]): { model: ModelEntry; body: Record<string, any>; betas: string[] } {
+  if (!countTokensValidator(raw)) throw schemaError(countTokensValidator.errors![0]!);
+  const model = catalog.get(raw.model);
+  if (!model) throw new GatewayError('model_not_found', `The model '${raw.model}' is not in the catalog.`, { param: 'model' });
+  const betas = parseBetas(betaHeader);
+  const { start_within: _s, ...body } = raw;
+  return { model, body, betas };
 }
 
 /** A Chat-native parameter counts when set to a real value (not null/false/empty; text-only modalities do not). */

@@ -22,6 +22,7 @@ import { geminiInteractions } from './routes/gemini-interactions.ts';
 import { anthropicMessages } from './routes/anthropic-messages.ts';
 import { vertexGemini } from './routes/vertex-gemini.ts';
 import { bedrockClaude } from './routes/bedrock-claude.ts';
+import { COUNT_TOKENS_PATH, countTokens } from './routes/anthropic-count-tokens.ts';
 
 export interface SimulatorOptions {
   port?: number;            // 0 = ephemeral (default 0)
@@ -152,6 +153,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
 async function handle(req: IncomingMessage, res: ServerResponse, sim: SimState): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
   if (url.pathname === '/token') return handleToken(req, res, sim);
+  if (url.pathname === COUNT_TOKENS_PATH) return handleCountTokens(req, res, sim);
   const found = findRoute(url.pathname);
   if (!found) return send(res, errorReply('openai', 'not_found', { message: `Unknown path: ${req.method} ${url.pathname}` }));
   const { route, params } = found;
@@ -275,6 +277,18 @@ async function handleToken(req: IncomingMessage, res: ServerResponse, sim: SimSt
   if (!raw) return;
   const reply = sim.tokens.exchange(raw.toString('utf8'));
   return sendJson(res, reply.status, reply.body);
+}
+
+async function handleCountTokens(req: IncomingMessage, res: ServerResponse, sim: SimState): Promise<void> {
+  count(sim.stats, 'vendor_c_count_tokens', false);
+  watchLifetime(res, sim);
+  if (req.method !== 'POST') return send(res, errorReply('anthropic', 'method_not_allowed'));
+  const raw = await readBody(req);
+  if (raw === 'too_large') return send(res, errorReply('anthropic', 'too_large'));
+  if (!raw) return;
+  const body = parseJson(raw);
+  if (body === INVALID_JSON) return send(res, errorReply('anthropic', 'bad_request', { message: 'Invalid JSON in request body.' }));
+  return send(res, countTokens(req.headers, body));
 }
 
 // ---------- small steps ----------

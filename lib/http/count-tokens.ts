@@ -1,0 +1,41 @@
+// POST /v1/messages/count_tokens for every model of the catalog (the Anthropic SDK's
+// messages.countTokens; Claude Code and other agents call it). A vendor C model, for an
+// organization with its own vendor C key, is counted by vendor C; anything else by the gateway
+// with the estimate admission already uses (⌈body bytes / 4⌉). `counted_by` says which:
+// "vendor_c" or "gateway_estimate". Auth, abuse limits, the body cap and the Messages error
+// envelope apply as on /v1/messages; nothing is generated, so no start_within, hold or charge.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { authenticateCounted, clientIp, limitIp, limitKey } from './pipeline.ts';
+import { parseJsonObject, readBody } from './body.ts';
+import { asGatewayError, sendError, sendJson } from './reply.ts';
+import { checkCountTokens } from '../routing/validate.ts';
+
+export async function handleCountTokens(req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
+  try {
+    const ip = clientIp(req);
+    limitIp(svc, ip);
+    const key = authenticateCounted(req, svc, ip);
+    limitKey(svc, key);
+    const bytes = await readBody(req);
+    const { model, body, betas } = checkCountTokens(parseJsonObject(bytes), svc.catalog, req.headers['anthropic-beta']);
+    const own = model.family === 'vendor_c' ? svc.orgs.providerKey(key.orgId, 'vendor_c') : undefined;
+    const counter = svc.adapters.vendor_c.countTokens;
+    if (own !== undefined && counter) {
+      const upstream = counter({ body: { ...body, model: model.route_model_ids?.vendor_c ?? model.id }, credential: own, betas });
+      const r = await svc.pools.get(upstream.origin).request({ method: 'POST', path: upstream.path, headers: upstream.headers, body: upstream.body });
+      const text = await r.body.text();
+      if (r.statusCode !== 200) {
+        throw new GatewayError(r.statusCode >= 500 ? 'provider_error' : 'provider_rejected', `vendor C refused the count (${r.statusCode}): ${text.slice(0, 300)}`, r.statusCode < 500 ? { status: r.statusCode } : {});
+      }
+      const counted = JSON.parse(text) as Record<string, unknown>;
+      return sendJson(res, 200, JSON.stringify({ ...counted, counted_by: 'vendor_c' }), { 'x-service-served-provider': 'vendor_c' });
+    }
+    sendJson(res, 200, JSON.stringify({ input_tokens: Math.ceil(bytes.length / 4), counted_by: 'gateway_estimate' }));
+  } catch (err) {
+    const ge = asGatewayError(err);
+    if (ge.code === 'internal_error') svc.log.error({ err }, 'internal error');
+    if (!res.headersSent && !res.destroyed) sendError(res, 'messages', ge);
+  }
+}
