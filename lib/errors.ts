@@ -25,6 +25,7 @@ export const ERRORS = {
   service_tier_not_allowed: { status: 400, message: 'service_tier is not accepted; the tier follows from start_within.' },
   unsupported_value: { status: 400, message: 'A parameter value is not supported.' },
   beta_not_supported: { status: 400, message: 'Experimental beta headers and fields are not forwarded.' },
+  conversation_state_unroutable: { status: 400, message: 'The request refers to conversation state held by a route it cannot run on.' },
   // authentication and limits
   missing_api_key: { status: 401, message: 'Send the API key as Authorization: Bearer <key>; x-api-key is not read.' },
   invalid_api_key: { status: 401, message: 'The API key is missing, wrong or revoked.' },

@@ -297,7 +297,7 @@ function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome)
 function routingHeaders(c: CheckedRequest, served: RoutePlan, o: Outcome, tier: Tier): Headers {
   const h: Headers = {
     'x-service-served-provider': served.route,
-    'x-service-routing-reason': o.routeIndex > 0 ? 'fallback' : c.explicitProvider ? 'requested' : 'native',
+    'x-service-routing-reason': o.routeIndex > 0 ? 'fallback' : c.pinnedBy ? 'pinned' : c.explicitProvider ? 'requested' : 'native',
     'x-service-flex-applied': tier === 'flex' ? 'true' : 'false',
     'x-service-flex-reason': o.reason,
   };

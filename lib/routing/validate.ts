@@ -36,6 +36,12 @@ const CHAT_NATIVE = ['presence_penalty', 'frequency_penalty', 'logit_bias', 'log
 const VENDOR_C_NATIVE = ['top_k', 'stop_sequences', 'output_config', 'inference_geo', 'container'];
 /** Experimental beta fields: never forwarded, refused with 400 (beta header values: lib/formats/messages/betas.ts). */
 const BETA_FIELDS = ['betas', 'mcp_servers', 'context_management', 'container'];
+/** Provider-held conversation state per caller format: the fields that refer to it and the one
+ *  route that holds it (the API that issued the id). Such a request is pinned to that route. */
+const STATE_FIELDS: Partial<Record<CallerFormat, { fields: string[]; route: RouteName }>> = {
+  responses: { fields: ['previous_response_id', 'conversation'], route: 'vendor_a' },
+  interactions: { fields: ['previous_interaction_id', 'continuation_token'], route: 'vendor_b' },
+};
 /** generation_config keys the Interactions format maps for every model. */
 const MAPPED_GENERATION_CONFIG = new Set(['max_output_tokens', 'thinking_level', 'temperature', 'top_p', 'stop_sequences', 'tool_choice', 'thinking_summaries']);
 
@@ -52,6 +58,7 @@ export interface CheckedRequest {
   chatPassthrough: boolean;     // Chat-native parameters present: vendor A's Chat endpoint
   body: Record<string, any>;    // the caller body without the gateway's own fields
   betas: string[];              // Messages: the understood `anthropic-beta` values, for the route adapters
+  pinnedBy?: string;            // a conversation-state field: routes is its issuing route alone
 }
 
 export function checkRequest(format: CallerFormat, raw: Record<string, any>, catalog: Catalog, defaultStartWithin: string | null, betaHeader?: string | string[]): CheckedRequest {
@@ -63,7 +70,9 @@ export function checkRequest(format: CallerFormat, raw: Record<string, any>, cat
   if (!model) throw new GatewayError('model_not_found', `The model '${raw.model}' is not in the catalog.`, { param: 'model' });
 
   const explicitProvider = raw.provider !== undefined;
-  const routes = explicitProvider ? parseProvider(raw.provider) : [model.routes[0]!];
+  let routes = explicitProvider ? parseProvider(raw.provider) : [model.routes[0]!];
+  const pinnedBy = stateField(format, raw);
+  if (pinnedBy) routes = pinToIssuingRoute(format, pinnedBy, routes, model);
   for (const r of routes) {
     if (!model.routes.includes(r)) throw new GatewayError('provider_model_mismatch', `The route '${r}' cannot serve '${model.id}'.`, { param: 'provider' });
   }
@@ -82,6 +91,7 @@ export function checkRequest(format: CallerFormat, raw: Record<string, any>, cat
     chatPassthrough: false,
     body,
     betas: [],
+    ...(pinnedBy ? { pinnedBy } : {}),
   };
   FORMAT_RULES[format](checked, betaHeader);
   return checked;
@@ -124,6 +134,23 @@ const FORMAT_RULES: Record<CallerFormat, (c: CheckedRequest, betaHeader: string 
 
 function isFormatOnly(v: unknown): boolean {
   return typeof v === 'object' && v !== null && Object.keys(v).every((k) => k === 'format');
+}
+
+function stateField(format: CallerFormat, raw: Record<string, any>): string | undefined {
+  return STATE_FIELDS[format]?.fields.find((f) => raw[f] !== undefined && raw[f] !== null);
+}
+
+/** State held by one provider means nothing elsewhere: no flex onto another route (flex on the
+ *  same route keeps it), no fallback; a chain or model that cannot run there is refused. */
+function pinToIssuingRoute(format: CallerFormat, field: string, routes: RouteName[], model: ModelEntry): RouteName[] {
+  const route = STATE_FIELDS[format]!.route;
+  if (!model.routes.includes(route)) {
+    throw new GatewayError('conversation_state_unroutable', `'${field}' refers to state held by ${route}, which cannot serve '${model.id}'; send the whole conversation instead.`, { param: field });
+  }
+  if (routes[0] !== route) {
+    throw new GatewayError('conversation_state_unroutable', `'${field}' refers to state held by ${route}; provider[0] must be ${route} (no other route can honour it).`, { param: field });
+  }
+  return [route];
 }
 
 /** POST /v1/messages/count_tokens: the Messages count body (the SDK's MessageCountTokensParams;

@@ -14,7 +14,7 @@ import { TokenIssuer } from './oauth-token.ts';
 import { loadReplay } from './replay.ts';
 import { sleep } from './sleep.ts';
 import { writeStream } from './stream-writer.ts';
-import type { Decoded } from './prompt.ts';
+import { isRecord, type Decoded } from './prompt.ts';
 import type { RequestInfo, RouteAdapter, RouteContext } from './routes/route.ts';
 import { openaiResponses } from './routes/openai-responses.ts';
 import { openaiChat } from './routes/openai-chat.ts';
@@ -97,6 +97,8 @@ interface SimState {
   tokens: TokenIssuer;
   routeContext: RouteContext;
   live: Set<AbortController>;
+  /** Ids of the answers a stateful API stored (Responses, Interactions), oldest first. */
+  stored: Set<string>;
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
@@ -123,6 +125,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     tokens,
     routeContext: { isIssuedToken: (t) => tokens.isIssued(t), awsSecrets: opts.awsSecrets },
     live: new Set(),
+    stored: new Set(),
   };
 
   const server = createServer((req, res) => {
@@ -173,6 +176,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, sim: SimState):
   if (body === INVALID_JSON) return send(res, errorReply(route.family, 'bad_request', { message: 'Invalid JSON in request body.' }));
   const decoded = route.decode(body, info);
   if (!decoded.ok) return send(res, errorReply(route.family, 'bad_request', { status: decoded.status, message: decoded.message }));
+  const ref = route.state && isRecord(body) ? route.state.referenced(body) : undefined;
+  if (ref !== undefined && !sim.stored.has(ref)) return send(res, route.state!.notFound(ref));
   const parsed = parseDirective(decoded.value.prompt.lastUserText);
   if (!parsed.ok) return send(res, errorReply(route.family, 'bad_request', { message: parsed.message }));
   const directive = parsed.directive;
@@ -232,6 +237,8 @@ async function answer(
   });
   const tokensPerS = directive?.tokens_per_s ?? sim.config.tokensPerS;
   const headers = route.headers?.(a, d) ?? {};
+  const storedId = route.state?.issued(a, d.echo);
+  if (storedId !== undefined) remember(sim.stored, storedId);
   if (!d.stream) {
     // A non-streamed answer arrives when generation would have finished.
     if (tokensPerS > 0 && Number.isFinite(tokensPerS) && !(await sleep((a.usage.output / tokensPerS) * 1000, signal))) return;
@@ -292,6 +299,12 @@ async function handleCountTokens(req: IncomingMessage, res: ServerResponse, sim:
 }
 
 // ---------- small steps ----------
+
+const MAX_STORED = 100_000;
+function remember(stored: Set<string>, id: string): void {
+  stored.add(id);
+  if (stored.size > MAX_STORED) stored.delete(stored.values().next().value!);
+}
 
 function findRoute(path: string): { route: RouteAdapter; params: Record<string, string> } | undefined {
   for (const route of ROUTES) {

@@ -232,7 +232,9 @@ async function assemble(a: RespondArgs): Promise<StreamResult> {
       if (!finished || ir.error) return { complete: false, tier: committed.tier, bytesOut: 0, error: ir.error?.message ?? 'upstream stream ended before its final event' };
       usage = ir.usage;
       tier = ir.tier;
-      body = a.caller.encodeResponse(ir, { ...a.ctx, tier });
+      // Same API in and out: keep the provider's id, the one its stored state is found by
+      // (previous_response_id, previous_interaction_id).
+      body = a.caller.encodeResponse(ir, { ...a.ctx, tier, ...(a.wire.name === a.caller.name && ir.id ? { id: ir.id } : {}) });
     }
   } catch (err) {
     return { complete: false, tier: committed.tier, bytesOut: 0, error: (err as Error).message };

@@ -10,6 +10,7 @@ import {
   type DecodeResult, type Decoded, type PromptTool,
 } from '../prompt.ts';
 import { headerValue, recordedEventName, type RouteAdapter, type StreamEncoding } from './route.ts';
+import { errorReply } from '../errors.ts';
 
 const DONE: Frame = { bytes: 'event: done\ndata: [DONE]\n\n', tokens: 0 };
 
@@ -17,6 +18,12 @@ export const geminiInteractions: RouteAdapter = {
   name: 'vendor_b',
   family: 'google',
   match: (path) => (path === '/v1beta/interactions' ? {} : undefined),
+  // Interactions are stored unless store:false; previous_interaction_id must name a stored one.
+  state: {
+    issued: (a, body) => (body.store === false ? undefined : `v1_${a.uid}`),
+    referenced: (body) => asString(body.previous_interaction_id),
+    notFound: (id) => errorReply('google', 'not_found', { message: `Interaction '${id}' was not found.` }),
+  },
   authenticate: (info) => (headerValue(info.headers, 'x-goog-api-key')?.trim() ? undefined : {
     name: 'unauthenticated',
     message: 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.',
@@ -90,7 +97,7 @@ function decodeInteraction(body: unknown): DecodeResult {
     },
     stream: body.stream === true,
     tier: body.service_tier === 'flex' ? 'flex' : 'standard',
-    echo: {},
+    echo: { store: body.store },
   };
   return { ok: true, value };
 }

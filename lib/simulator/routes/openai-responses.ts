@@ -14,6 +14,15 @@ export const openaiResponses: RouteAdapter = {
   name: 'vendor_a',
   family: 'openai',
   match: (path) => (path === '/v1/responses' ? {} : undefined),
+  // Responses are stored unless store:false; previous_response_id must name a stored one.
+  state: {
+    issued: (a, body) => (body.store === false ? undefined : `resp_${a.uid}`),
+    referenced: (body) => asString(body.previous_response_id),
+    notFound: (id) => ({
+      status: 404, headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ error: { message: `Previous response with id '${id}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } }),
+    }),
+  },
   authenticate: (info) => (bearerToken(info.headers) ? undefined : {
     name: 'unauthenticated',
     message: 'You didn\'t provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).',

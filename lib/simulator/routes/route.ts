@@ -6,7 +6,7 @@ import type { RouteName } from '../../ir.ts';
 import type { Answer } from '../answer.ts';
 import type { Frame } from '../frames.ts';
 import type { DecodeResult, Decoded } from '../prompt.ts';
-import type { ErrorFamily, ErrorName } from '../errors.ts';
+import type { ErrorFamily, ErrorName, ErrorReply } from '../errors.ts';
 
 export interface RequestInfo {
   method: string;
@@ -48,6 +48,14 @@ export interface RouteAdapter {
   /** A recorded payload line in this route's framing, and what follows the last line. */
   replayFrame(line: string): Frame;
   replayTail: Frame[];
+  /** Provider-held conversation state: the id an answer is stored under (undefined when the
+   *  request asked not to store it), the stored id a request refers to, and the API's answer to
+   *  an id it never issued. */
+  state?: {
+    issued(a: Answer, body: Record<string, unknown>): string | undefined;
+    referenced(body: Record<string, unknown>): string | undefined;
+    notFound(id: string): ErrorReply;
+  };
   /** Response headers added to a successful answer (request ids, tier headers). */
   headers?(answer: Answer | undefined, d: Decoded): Record<string, string>;
 }
