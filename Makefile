@@ -3,8 +3,11 @@ NODE_MODULES_STAMP := node_modules/.install-stamp
 
 .PHONY: run test bench typecheck install clean
 
+# npm ci where the lock is complete. opencode-ai's lock entry lists only its linux-x64 binaries
+# (the registry serves only those), which npm ci reads as out of sync: then npm install, which
+# keeps every locked version and skips the platform packages it cannot get.
 $(NODE_MODULES_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 	@touch $(NODE_MODULES_STAMP)
 
 install: $(NODE_MODULES_STAMP)

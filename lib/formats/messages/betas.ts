@@ -26,7 +26,7 @@ export interface BetaEntry {
 export const MESSAGES_BETAS: Readonly<Record<string, BetaEntry>> = {
   'claude-code-20250219': { enables: "Claude Code's client identity (no request field)", bedrock: false, elsewhere: 'dropped' },
   'interleaved-thinking-2025-05-14': { enables: 'thinking between tool calls', bedrock: true, elsewhere: 'translated' },
-  'effort-2025-11-24': { enables: 'output_config.effort', bedrock: true, elsewhere: 'translated' },
+  'effort-2025-11-24': { enables: 'output_config.effort', bedrock: true, elsewhere: 'dropped' },
   'structured-outputs-2025-11-13': { enables: 'output_config.format json_schema and strict tools', bedrock: true, elsewhere: 'translated' },
   'fine-grained-tool-streaming-2025-05-14': { enables: 'tool arguments streamed unbuffered', bedrock: true, elsewhere: 'dropped' },
   'prompt-caching-2024-07-31': { enables: 'cache_control (generally available)', bedrock: false, elsewhere: 'dropped' },
