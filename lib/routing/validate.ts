@@ -115,7 +115,7 @@ const FORMAT_RULES: Record<CallerFormat, (c: CheckedRequest, betaHeader: string 
     const b = c.body;
     if (b.service_tier !== undefined) throw new GatewayError('service_tier_not_allowed', undefined, { param: 'service_tier' });
     const betaField = BETA_FIELDS.find((k) => b[k] !== undefined);
-    if (betaField) throw new GatewayError('beta_not_supported', `The experimental field '${betaField}' is not supported by the gateway.`, { param: betaField });
+    if (betaField) throw new GatewayError('beta_not_supported', `The experimental field '${betaField}' is not supported by the gateway; turn it off in the client (for Claude Code: CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1).`, { param: betaField });
     c.betas = parseBetas(betaHeader);
     if (c.model.family === 'vendor_c') return;
     // Structured output (output_config.format) translates to every route; anything else in
