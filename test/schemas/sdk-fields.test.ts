@@ -3,7 +3,7 @@
 // adds a field fails the type check (`make test` runs tsc first) until a sample — and the schema
 // entry the test then needs — is added. Each field is sent alone on a minimal request; only the
 // refusals the spec asks for are allowed (listed per field).
-import { test } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
@@ -12,6 +12,7 @@ import type { Interactions } from '@google/genai';
 import { checkRequest, type CallerFormat } from '../../lib/routing/validate.ts';
 import { Catalog, DEFAULT_MODELS } from '../../lib/catalog/catalog.ts';
 import { GatewayError } from '../../lib/errors.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 type Every<T> = { [K in keyof Required<T>]: unknown };
 
@@ -98,3 +99,44 @@ test('an unknown field is still refused, named', () => {
   assert.throws(() => checkRequest('responses', { model: 'gpt-5.4', input: 'hi', start_within: 'now', no_such_field: 1 }, catalog, null),
     (e: any) => e.code === 'unsupported_parameter' && e.param === 'no_such_field');
 });
+
+// ---- through the gateway: one request carrying every field at once, on every route of the family
+// and on another family (forwarded where the route's own API takes it, dropped where it means
+// nothing). Left out: what the spec refuses on that format, conversation state (pinned to its
+// issuing route, test/e2e/conversation-state.test.ts), and streaming (tested everywhere else).
+
+let t: TestGateway;
+before(async () => { t = await startTestGateway(); key = (await t.newOrg({ balance: 100_000_000 })).key; });
+after(() => t.close());
+let key: string;
+
+const OMIT: Record<CallerFormat, string[]> = {
+  responses: ['previous_response_id', 'conversation', 'stream', 'service_tier'],
+  chat: ['stream', 'service_tier'],
+  messages: ['stream', 'service_tier', 'container'],
+  interactions: ['previous_interaction_id', 'continuation_token', 'stream', 'service_tier'],
+};
+const PATHS: Record<CallerFormat, string> = { responses: '/v1/responses', chat: '/v1/chat/completions', messages: '/v1/messages', interactions: '/v1/interactions' };
+/** [model, route, fields the spec refuses on that model (vendor C's own fields elsewhere)] */
+const TARGETS: Record<CallerFormat, Array<[string, string, string[]?]>> = {
+  responses: [['gpt-5.4', 'vendor_a'], ['gemini-3.5-flash', 'vendor_b'], ['claude-haiku-4-5', 'vendor_c']],
+  chat: [['gpt-5.4', 'vendor_a'], ['gemini-3.5-flash', 'cloud_a', ['audio', 'prediction', 'web_search_options', 'logit_bias', 'logprobs', 'top_logprobs', 'seed', 'stop', 'presence_penalty', 'frequency_penalty']]],
+  messages: [['claude-haiku-4-5', 'vendor_c'], ['claude-haiku-4-5', 'cloud_b'], ['gpt-5.4', 'vendor_a', ['stop_sequences', 'cache_control', 'inference_geo', 'output_config']]],
+  interactions: [['gemini-3.5-flash', 'vendor_b'], ['gemini-3.5-flash', 'cloud_a'], ['gpt-5.4', 'vendor_a']],
+};
+
+for (const [format, samples] of [['responses', responses], ['chat', chat], ['messages', messages], ['interactions', interactions]] as const) {
+  test(`${format}: one request with every other SDK field is served on each route`, async () => {
+    const body = Object.fromEntries(Object.entries(samples).filter(([k]) => !OMIT[format].includes(k)));
+    for (const [model, route, refused = []] of TARGETS[format]) {
+      const sent = Object.fromEntries(Object.entries(body).filter(([k]) => !refused.includes(k)));
+      const r = await fetch(`${t.url}${PATHS[format]}`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...sent, model, provider: [route], start_within: 'now' }),
+      });
+      const text = await r.text();
+      assert.equal(r.status, 200, `${format} → ${route}: ${text}`);
+      assert.equal(r.headers.get('x-service-served-provider'), route);
+    }
+  });
+}
