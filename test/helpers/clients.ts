@@ -54,6 +54,7 @@ export async function runClient(cmd: string, args: string[], opts: { env?: Recor
   }
   const cwd = opts.cwd ?? join(home, 'project');
   mkdirSync(cwd, { recursive: true });
+  mkdirSync(join(home, 'tmp'));
   const t0 = Date.now();
   try {
     const child = spawn(cmd, args, {
@@ -67,7 +68,7 @@ export async function runClient(cmd: string, args: string[], opts: { env?: Recor
         XDG_DATA_HOME: join(home, '.local/share'),
         XDG_CACHE_HOME: join(home, '.cache'),
         XDG_STATE_HOME: join(home, '.local/state'),
-        TMPDIR: tmpdir(),
+        TMPDIR: join(home, 'tmp'),   // the clients' own scratch folders go away with the home
         TERM: 'dumb',
         NO_COLOR: '1',
         CI: '1',
