@@ -57,17 +57,9 @@ test('opencode run through an OpenAI-compatible provider (Chat Completions, /v1 
   assert.deepEqual(gw.refused(), []);
 });
 
-test('opencode run through @ai-sdk/anthropic (Messages, Bearer authToken; tools present → structured-outputs beta)', { timeout: 120_000 }, async () => {
-  const from = gw.answered.length;
-  const r = await opencode({ npm: '@ai-sdk/anthropic', baseURL: `${gw.url}/v1`, auth: 'authToken', model: 'claude-sonnet-4-6', key: nowKey }, `Say hello ${sim({ output_tokens: 12 })}`);
-  assert.equal(r.code, 0, describeRun(r, gw));
-  assert.ok(simulatorSentences(r.stdout, 12).length >= 1, describeRun(r, gw));
-  assert.ok(since(gw, from).includes('POST /v1/messages 200'), describeRun(r, gw));
-  assert.ok(gw.answered.slice(from).some((a) => a.beta?.includes('structured-outputs-2025-11-13')), 'the AI SDK sent its structured-outputs beta, and it was served');
-  assert.deepEqual(gw.refused(), []);
-});
-
-test('opencode run: one tool round trip through @ai-sdk/anthropic (bash runs, its output goes back)', { timeout: 120_000 }, async () => {
+// One run through @ai-sdk/anthropic covers the Messages path, Bearer authToken, the structured-outputs
+// beta the SDK sends whenever tools are present (opencode always sends tools) and a tool round trip.
+test('opencode run through @ai-sdk/anthropic: bash runs, its output goes back, the answer follows', { timeout: 120_000 }, async () => {
   const from = gw.answered.length;
   const r = await opencode({ npm: '@ai-sdk/anthropic', baseURL: `${gw.url}/v1`, auth: 'authToken', model: 'claude-sonnet-4-6', key: nowKey },
     `Run it ${sim({ tool_call: 'bash', tool_args: { command: 'echo tool-$((6*7))', description: 'echo' }, output_tokens: 12 })}`);
@@ -75,5 +67,6 @@ test('opencode run: one tool round trip through @ai-sdk/anthropic (bash runs, it
   assert.match(r.stderr + r.stdout, /tool-42/, describeRun(r, gw));   // the command's output (opencode shows it on stderr), not its text
   assert.ok(simulatorSentences(r.stdout, 12).length >= 1, describeRun(r, gw));
   assert.ok(since(gw, from).filter((l) => l === 'POST /v1/messages 200').length >= 2, describeRun(r, gw));
+  assert.ok(gw.answered.slice(from).some((a) => a.beta?.includes('structured-outputs-2025-11-13')), 'the AI SDK sent its structured-outputs beta, and it was served');
   assert.deepEqual(gw.refused(), []);
 });
