@@ -30,7 +30,7 @@ test("cloud B: Bedrock's anthropic_beta body field holds the values Bedrock acce
   const b = cloudB('http://127.0.0.1:1', 4096);
   const cred = { key: { access_key_id: 'AKID', secret_access_key: 'secret' } };
   const req = await b.build({ wire: 'messages', body: { messages: [] }, model: 'anthropic.claude-haiku-4-5-v1:0', tier: 'standard', stream: true, credential: cred, translated: false, betas: parseBetas(CLAUDE_CODE) });
-  const body = JSON.parse(req.body);
+  const body = JSON.parse(String(req.body));
   assert.deepEqual(body.anthropic_beta, ['interleaved-thinking-2025-05-14', 'effort-2025-11-24']);
   assert.equal(req.headers['anthropic-beta'], undefined);
   for (const v of body.anthropic_beta) assert.equal(MESSAGES_BETAS[v]!.bedrock, true);
