@@ -1,7 +1,7 @@
 // Run the provider simulator standalone: `npx tsx lib/simulator/main.ts`.
 // Env: SIM_PORT (default 9090), SIM_HOST, SIM_SEED, and realistic timing knobs
 // SIM_STANDARD_START_MS, SIM_FLEX_START_MIN_MS, SIM_FLEX_START_MAX_MS, SIM_FLEX_REFUSE_RATE,
-// SIM_TOKENS_PER_S, SIM_OUTPUT_TOKENS, SIM_FIXTURES_DIR.
+// SIM_TOKENS_PER_S, SIM_OUTPUT_TOKENS, SIM_FIXTURES_DIR (the `replay` folder; none by default).
 import { startSimulator } from './server.ts';
 
 const num = (name: string): number | undefined => {

@@ -40,7 +40,8 @@ export interface SimulatorOptions {
   tokensPerS?: number;
   /** Default output length in tokens. */
   outputTokens?: number;
-  /** Default: '../shared/fixtures/recorded' relative to process.cwd(). */
+  /** The folder the `replay` directive reads from (relative paths resolve against
+   *  process.cwd()); a replayed path must stay inside it. Default: none, and `replay` is refused. */
   fixturesDir?: string;
   /** SigV4 secrets by access key id for cloud_b; when given, signatures are verified and
    *  unknown AKIDs refused. Without it any well-formed signature is accepted. */
@@ -84,7 +85,7 @@ interface Config {
   standardStartMs: number;
   tokensPerS: number;
   outputTokens: number;
-  fixturesDir: string;
+  fixturesDir: string | undefined;
 }
 
 interface SimState {
@@ -113,7 +114,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     standardStartMs: opts.standard?.startMs ?? 0,
     tokensPerS: opts.tokensPerS ?? 0,
     outputTokens: opts.outputTokens ?? 16,
-    fixturesDir: opts.fixturesDir ?? resolve(process.cwd(), '../shared/fixtures/recorded'),
+    fixturesDir: opts.fixturesDir === undefined ? undefined : resolve(opts.fixturesDir),
   };
   const tokens = new TokenIssuer(new Rng(hash32('oauth', seed)));
   const sim: SimState = {

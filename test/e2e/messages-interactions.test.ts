@@ -5,23 +5,24 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { GoogleGenAI } from '@google/genai';
 import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
-import { vendorA } from '../../lib/providers/openai-style.ts';
-import { vendorC } from '../../lib/providers/anthropic.ts';
+import { OWN_FIXTURES, RECORDED, recordedOnly } from '../helpers/recorded.ts';
 
 let t: TestGateway;
 let key: string;
 let anthropic: Anthropic;
 let openai: OpenAI;
 let genai: any;
-const FIX = '../shared/fixtures/recorded';
+const FIX = OWN_FIXTURES;
 
 before(async () => {
-  t = await startTestGateway();
+  t = await startTestGateway({ config: { simulator: { fixturesDir: OWN_FIXTURES } } });
   key = (await t.newOrg({ balance: 100_000_000 })).key;
   anthropic = new Anthropic({ authToken: key, apiKey: null, baseURL: t.url, maxRetries: 0 });
   openai = new OpenAI({ apiKey: key, baseURL: `${t.url}/v1`, maxRetries: 0 });
@@ -55,8 +56,8 @@ const i = (body: any) => genai.interactions.create(body, { maxRetries: 0 });
 /** A recording upstream: answers as vendor A or vendor C would, keeps the bodies it got. */
 async function captureUpstream(): Promise<{ url: string; bodies: any[]; server: Server }> {
   const bodies: any[] = [];
-  const anthropicStream = readFileSync(`${FIX}/anthropic-messages/anthropic-text.chunks.txt`, 'utf8').split('\n').filter(Boolean).map((l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`).join('');
-  const responsesStream = readFileSync(`${FIX}/openai-responses/issue-20047-openai-responses.chunks.txt`, 'utf8').split('\n').filter(Boolean).map((l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`).join('');
+  const anthropicStream = readFileSync(`${FIX}/anthropic-messages/text.chunks.txt`, 'utf8').split('\n').filter(Boolean).map((l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`).join('');
+  const responsesStream = readFileSync(`${FIX}/openai-responses/text.chunks.txt`, 'utf8').split('\n').filter(Boolean).map((l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`).join('');
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => { raw += c; });
@@ -70,10 +71,29 @@ async function captureUpstream(): Promise<{ url: string; bodies: any[]; server: 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, server };
 }
 
-test('Messages: max_tokens is forwarded when set and never synthesised; vendor C native fields pass through', async () => {
+/** A second gateway configured as a user would (a GATEWAY_CONFIG file) with vendor A and vendor C
+ *  at the capturing upstream, served as managed; `post` sends with an organization's key. */
+async function captureGateway(): Promise<{ cap: Awaited<ReturnType<typeof captureUpstream>>; post: typeof post; close(): Promise<void> }> {
   const cap = await captureUpstream();
-  const saved = t.gw.services.adapters.vendor_c;
-  t.gw.services.adapters.vendor_c = vendorC(cap.url, 4096);
+  const dir = mkdtempSync(join(tmpdir(), 'gw-config-'));
+  const file = join(dir, 'gateway.json');
+  writeFileSync(file, JSON.stringify({
+    routes: { vendor_a: { base_url: cap.url }, vendor_c: { base_url: cap.url } },
+    managed: { vendor_a: { key: 'upstream-key-a' }, vendor_c: { key: 'upstream-key-c' } },
+  }));
+  const gw = await startTestGateway({ file });
+  const orgKey = (await gw.newOrg({ balance: 100_000_000 })).key;
+  return {
+    cap,
+    post: (path, body, headers = {}) => fetch(gw.url + path, {
+      method: 'POST', headers: { authorization: `Bearer ${orgKey}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
+    }),
+    async close() { await gw.close(); cap.server.close(); rmSync(dir, { recursive: true, force: true }); },
+  };
+}
+
+test('Messages: max_tokens is forwarded when set and never synthesised; vendor C native fields pass through', async () => {
+  const { cap, post, close } = await captureGateway();
   try {
     await post('/v1/messages', { model: 'claude-haiku-4-5', messages: msg('hi'), start_within: 'now' }).then((r) => r.text());
     assert.equal(cap.bodies[0].body.max_tokens, undefined, 'no default max_tokens for a Messages caller');
@@ -87,13 +107,11 @@ test('Messages: max_tokens is forwarded when set and never synthesised; vendor C
     // Another format translated to vendor C gets the configured cap (the API requires one).
     await post('/v1/responses', { model: 'claude-haiku-4-5', input: 'hi', start_within: 'now' }).then((r) => r.text());
     assert.equal(cap.bodies[2].body.max_tokens, 4096);
-  } finally { t.gw.services.adapters.vendor_c = saved; cap.server.close(); }
+  } finally { await close(); }
 });
 
 test('Messages: base64 document blocks become the target\'s file input on vendor A', async () => {
-  const cap = await captureUpstream();
-  const saved = t.gw.services.adapters.vendor_a;
-  t.gw.services.adapters.vendor_a = vendorA(cap.url);
+  const { cap, post, close } = await captureGateway();
   try {
     const pdf = Buffer.from('%PDF-1.4 test').toString('base64');
     const res = await post('/v1/messages', { model: 'gpt-5.4-mini', max_tokens: 50, start_within: 'now', messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }, { type: 'text', text: 'summarise' }] }] });
@@ -103,7 +121,7 @@ test('Messages: base64 document blocks become the target\'s file input on vendor
     const file = parts.find((p: any) => p.type === 'input_file');
     assert.ok(file, JSON.stringify(input));
     assert.match(file.file_data, /^data:application\/pdf;base64,/);
-  } finally { t.gw.services.adapters.vendor_a = saved; cap.server.close(); }
+  } finally { await close(); }
 });
 
 test('Messages: vendor C native fields on other models → 400 unsupported_parameter', async () => {
@@ -155,8 +173,8 @@ test('Messages: stop_reason max_tokens and usage.service_tier flex when vendor A
   assert.equal(r.usage.service_tier, 'flex');
 });
 
-test('Messages: a refusal keeps stop_reason refusal (recorded stream replayed on vendor C)', async () => {
-  const r: any = await anthropic.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 100, messages: msg(sim({ replay: 'anthropic-messages/anthropic-refusal.chunks.txt' })), start_within: 'now' } as any).finalMessage();
+test('Messages: a refusal keeps stop_reason refusal (stream replayed on vendor C)', async () => {
+  const r: any = await anthropic.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 100, messages: msg(sim({ replay: 'anthropic-messages/refusal.chunks.txt' })), start_within: 'now' } as any).finalMessage();
   assert.equal(r.stop_reason, 'refusal');
 });
 
@@ -185,19 +203,28 @@ test('Interactions: a mid-stream upstream error → status failed / an error eve
   assert.ok(failed);
 });
 
-test('replays: the gateway forwards recorded vendor C and vendor B streams byte for byte', async () => {
-  const anth = readFileSync(`${FIX}/anthropic-messages/anthropic-text.chunks.txt`, 'utf8').split('\n').filter(Boolean);
-  const r1 = await post('/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 100, stream: true, start_within: 'now', messages: msg(sim({ replay: 'anthropic-messages/anthropic-text.chunks.txt' })) });
+test('replays: the gateway forwards vendor C and vendor B streams byte for byte', async () => {
+  const anth = readFileSync(`${FIX}/anthropic-messages/text.chunks.txt`, 'utf8').split('\n').filter(Boolean);
+  const r1 = await post('/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 100, stream: true, start_within: 'now', messages: msg(sim({ replay: 'anthropic-messages/text.chunks.txt' })) });
   assert.equal(await r1.text(), anth.map((l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`).join(''));
-  const gem = readFileSync(`${FIX}/gemini-interactions/basic.chunks.txt`, 'utf8').split('\n').filter(Boolean);
-  const r2 = await post('/v1/interactions', { model: 'gemini-3.5-flash', stream: true, start_within: 'now', input: sim({ replay: 'gemini-interactions/basic.chunks.txt' }) });
+  const gem = readFileSync(`${FIX}/gemini-interactions/text.chunks.txt`, 'utf8').split('\n').filter(Boolean);
+  const r2 = await post('/v1/interactions', { model: 'gemini-3.5-flash', stream: true, start_within: 'now', input: sim({ replay: 'gemini-interactions/text.chunks.txt' }) });
   assert.equal(await r2.text(), gem.map((l) => `event: ${JSON.parse(l).event_type}\ndata: ${l}\n\n`).join('') + 'event: done\ndata: [DONE]\n\n');
 });
 
-test('replays across formats: recorded Gemini steps and a recorded Vertex stream reach OpenAI callers intact', async () => {
+test('replays across formats: recorded Gemini steps and a recorded Vertex stream reach OpenAI callers intact', recordedOnly, async () => {
+  // The recordings of real traffic: a gateway whose simulator replays from ../shared.
+  const rt = await startTestGateway({ config: { simulator: { fixturesDir: RECORDED } } });
+  try {
+    const openai = new OpenAI({ apiKey: (await rt.newOrg({ balance: 100_000_000 })).key, baseURL: `${rt.url}/v1`, maxRetries: 0 });
+    await crossFormatReplays(openai);
+  } finally { await rt.close(); }
+});
+
+async function crossFormatReplays(openai: OpenAI): Promise<void> {
   const r: any = await openai.responses.create({ model: 'gemini-3.5-flash', input: sim({ replay: 'gemini-interactions/tool-call-step1.chunks.txt' }), start_within: 'now', tools: [{ type: 'function', name: 'getWeather', parameters: { type: 'object', properties: {} } }] } as any);
   const call = r.output.find((o: any) => o.type === 'function_call');
-  const recorded = readFileSync(`${FIX}/gemini-interactions/tool-call-step1.chunks.txt`, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const recorded = readFileSync(`${RECORDED}/gemini-interactions/tool-call-step1.chunks.txt`, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
   assert.equal(call.name, recorded.find((e) => e.step?.type === 'function_call').step.name);
   assert.equal(call.arguments, recorded.filter((e) => e.delta?.type === 'arguments_delta').map((e) => e.delta.arguments).join(''));
   const stream: any = await openai.chat.completions.create({ model: 'gemini-3.1-pro-preview', provider: ['cloud_a'], messages: [{ role: 'user', content: sim({ replay: 'gemini-vertex/google-vertex-stream-tool-call-arguments-nested.1.chunks.txt' }) }], start_within: 'now', stream: true, stream_options: { include_usage: true } } as any);
@@ -212,7 +239,7 @@ test('replays across formats: recorded Gemini steps and a recorded Vertex stream
   assert.equal(typeof JSON.parse(args), 'object');
   assert.equal(usage.prompt_tokens, 31);
   assert.equal(usage.completion_tokens, 684 + 1026, 'thought tokens count as output');
-});
+}
 
 test('fallback: vendor_b fails, cloud_a serves at the standard tier (x-service-routing-reason fallback)', async () => {
   const { data, response } = await openai.responses.create({ model: 'gemini-3.5-flash', input: sim({ fail: [500], id: 'fb-1' }), start_within: 'now', provider: ['vendor_b', 'cloud_a'], include_cost: true } as any).withResponse();

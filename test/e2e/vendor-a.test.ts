@@ -5,13 +5,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
+import { OWN_FIXTURES } from '../helpers/recorded.ts';
 
 let t: TestGateway;
 let client: OpenAI;
 let managedClient: OpenAI;
 
 before(async () => {
-  t = await startTestGateway();
+  t = await startTestGateway({ config: { simulator: { fixturesDir: OWN_FIXTURES } } });
   const byok = await t.newOrg({ ownKeys: ['vendor_a'] });
   client = new OpenAI({ apiKey: byok.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
   const managed = await t.newOrg({ balance: 10_000_000 });
@@ -19,7 +20,7 @@ before(async () => {
 });
 after(() => t.close());
 
-const FIX = '../shared/fixtures/recorded';
+const FIX = OWN_FIXTURES;
 
 test('Responses, non-streamed, "now": assembled body, x-service headers, cost header', async () => {
   const { data, response } = await client.responses.create({
@@ -64,10 +65,10 @@ test('Responses, streamed, flex wins the race: SDK events, flex headers, usage.c
 });
 
 test('passthrough: with include_cost off the caller gets vendor A\'s bytes exactly', async () => {
-  const file = `${FIX}/openai-responses/issue-20047-openai-responses.chunks.txt`;
+  const file = `${FIX}/openai-responses/text.chunks.txt`;
   const res = await fetch(`${t.url}/v1/responses`, {
     method: 'POST', headers: { authorization: `Bearer ${client.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-5.4-mini', input: sim({ replay: 'openai-responses/issue-20047-openai-responses.chunks.txt' }), start_within: 'now', stream: true }),
+    body: JSON.stringify({ model: 'gpt-5.4-mini', input: sim({ replay: 'openai-responses/text.chunks.txt' }), start_within: 'now', stream: true }),
   });
   assert.equal(res.status, 200);
   const expected = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => `event: ${JSON.parse(l).type}\ndata: ${l}\n\n`).join('');
@@ -77,9 +78,9 @@ test('passthrough: with include_cost off the caller gets vendor A\'s bytes exact
 test('passthrough with include_cost: only the usage frame changes', async () => {
   const res = await fetch(`${t.url}/v1/responses`, {
     method: 'POST', headers: { authorization: `Bearer ${client.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-5.4-mini', input: sim({ replay: 'openai-responses/issue-20047-openai-responses.chunks.txt' }), start_within: 'now', stream: true, include_cost: true }),
+    body: JSON.stringify({ model: 'gpt-5.4-mini', input: sim({ replay: 'openai-responses/text.chunks.txt' }), start_within: 'now', stream: true, include_cost: true }),
   });
-  const lines = readFileSync(`${FIX}/openai-responses/issue-20047-openai-responses.chunks.txt`, 'utf8').split('\n').filter(Boolean);
+  const lines = readFileSync(`${FIX}/openai-responses/text.chunks.txt`, 'utf8').split('\n').filter(Boolean);
   const got = (await res.text()).split('\n\n').filter(Boolean).map((f) => f.split('\n')[1]!.slice(6));
   assert.equal(got.length, lines.length);
   for (let i = 0; i < lines.length; i++) {
@@ -140,9 +141,9 @@ test('Chat, streamed without include_usage: no usage chunk reaches the caller', 
 test('Chat-native parameters pass through to vendor A\'s Chat endpoint with "now"', async () => {
   const res = await fetch(`${t.url}/v1/chat/completions`, {
     method: 'POST', headers: { authorization: `Bearer ${client.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-5.4-mini', messages: [{ role: 'user', content: sim({ replay: 'openai-chat/openai-text.chunks.txt' }) }], seed: 7, start_within: 'now', stream: true, stream_options: { include_usage: true } }),
+    body: JSON.stringify({ model: 'gpt-5.4-mini', messages: [{ role: 'user', content: sim({ replay: 'openai-chat/text.chunks.txt' }) }], seed: 7, start_within: 'now', stream: true, stream_options: { include_usage: true } }),
   });
-  const lines = readFileSync(`${FIX}/openai-chat/openai-text.chunks.txt`, 'utf8').split('\n').filter(Boolean);
+  const lines = readFileSync(`${FIX}/openai-chat/text.chunks.txt`, 'utf8').split('\n').filter(Boolean);
   assert.equal(await res.text(), lines.map((l) => `data: ${l}\n\n`).join('') + 'data: [DONE]\n\n');
 });
 

@@ -2,7 +2,7 @@
 // Responses request for vendor A; vendor A's Responses stream decoded to IR and encoded as Chat
 // chunks the official openai SDK accepts (streamed and assembled into a non-streamed body).
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { closeCodecServers, serveFixed } from '../helpers/codec-server.ts';
@@ -11,8 +11,9 @@ import { ResponseCollector } from '../../lib/formats/collect.ts';
 import { responsesCodec } from '../../lib/formats/responses/index.ts';
 import type { EncodeContext, SSEFrame } from '../../lib/formats/types.ts';
 import type { CostExtras, IREvent } from '../../lib/ir.ts';
+import { RECORDED, recordedFiles, recordedOnly } from '../helpers/recorded.ts';
 
-const DIR = '../shared/fixtures/recorded/openai-responses';
+const DIR = `${RECORDED}/openai-responses`;
 const IMAGE = Buffer.from('jpeg bytes').toString('base64');
 
 function recordedStreams(file: string): SSEFrame[][] {
@@ -101,7 +102,7 @@ describe('Responses stream → IR → Chat chunks read by the SDK', () => {
     return { sse, events };
   }
 
-  for (const file of readdirSync(DIR).filter(f => f.endsWith('.chunks.txt'))) {
+  for (const file of recordedFiles('openai-responses', '.chunks.txt')) {
     recordedStreams(file).forEach((frames, n) => {
       const payloads = frames.map(f => JSON.parse(f.data));
       const completed = payloads.find(p => p.type === 'response.completed')?.response;
@@ -134,7 +135,7 @@ describe('Responses stream → IR → Chat chunks read by the SDK', () => {
     });
   }
 
-  test('error event mid-stream becomes a Chat error frame (APIError with the upstream code)', async () => {
+  test('error event mid-stream becomes a Chat error frame (APIError with the upstream code)', recordedOnly, async () => {
     const { sse } = translate(recordedStreams('openai-error.1.chunks.txt')[0]);
     assert.ok(!sse.includes('[DONE]'));
     const client = await serve(sse, 'text/event-stream');
@@ -143,7 +144,7 @@ describe('Responses stream → IR → Chat chunks read by the SDK', () => {
     }, (e: unknown) => e instanceof OpenAI.APIError && e.code === 'insufficient_quota');
   });
 
-  test('non-streamed Chat caller: the Responses stream assembled into a chat.completion', async () => {
+  test('non-streamed Chat caller: the Responses stream assembled into a chat.completion', recordedOnly, async () => {
     const frames = recordedStreams('openai-reasoning-encrypted-content.1.chunks.txt')[0];
     const { events } = translate(frames);
     const c = new ResponseCollector();

@@ -2,7 +2,7 @@
 // IR → body → IR; the encoders write what the official openai SDK accepts; the passthrough tap
 // reads the usage chunk and injects cost, routing and the spec's token names.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { closeCodecServers, serveFixed } from '../helpers/codec-server.ts';
@@ -12,9 +12,10 @@ import { ResponseCollector } from '../../lib/formats/collect.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
 import { type CostExtras, type IREvent, type IRRequest, zeroUsage } from '../../lib/ir.ts';
 import { collect } from '../helpers/decode.ts';
+import { RECORDED, recordedFiles, recordedOnly } from '../helpers/recorded.ts';
 
-const DIR = '../shared/fixtures/recorded/openai-chat';
-const chunkFiles = readdirSync(DIR).filter(f => f.endsWith('.chunks.txt'));
+const DIR = `${RECORDED}/openai-chat`;
+const chunkFiles = recordedFiles('openai-chat', '.chunks.txt');
 
 /** Recorded chunk lines → data-only frames, with the `[DONE]` the live stream ends with. */
 function recorded(file: string, done = true): SSEFrame[] {
@@ -37,7 +38,7 @@ function expected(frames: SSEFrame[]) {
   };
 }
 
-describe('chat stream decoder on recorded streams', () => {
+describe('chat stream decoder on recorded streams', recordedOnly, () => {
   for (const file of chunkFiles) {
     test(file, () => {
       const frames = recorded(file);
@@ -136,7 +137,7 @@ describe('chat stream decoder on recorded streams', () => {
   });
 });
 
-describe('chat decodeResponse', () => {
+describe('chat decodeResponse', recordedOnly, () => {
   test('recorded text body', () => {
     const body = JSON.parse(readFileSync(`${DIR}/openai-text.json`, 'utf8'));
     const res = chatCodec.decodeResponse(body);
@@ -392,7 +393,7 @@ describe('chat stream encoder through the official SDK', () => {
   });
 });
 
-describe('chat passthrough tap', () => {
+describe('chat passthrough tap', recordedOnly, () => {
   for (const file of chunkFiles) {
     test(file, () => {
       const frames = recorded(file);

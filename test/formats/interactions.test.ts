@@ -9,8 +9,9 @@ import { type IREvent, type IRRequest, type IRUsage, zeroUsage } from '../../lib
 import { GatewayError } from '../../lib/errors.ts';
 import { parseFrame } from '../../lib/stream/sse.ts';
 import { decodeAll } from '../helpers/decode.ts';
+import { RECORDED, recordedOnly } from '../helpers/recorded.ts';
 
-const DIR = '../shared/fixtures/recorded/gemini-interactions';
+const DIR = `${RECORDED}/gemini-interactions`;
 
 /** A recorded .chunks.txt as the frames on the wire (event name = payload.event_type), plus the
  *  `done` frame the recorder left out. */
@@ -28,7 +29,7 @@ const usage = (input: number, output: number, reasoning: number, cached = 0): IR
 
 const fixtureJSON = (file: string) => JSON.parse(readFileSync(`${DIR}/${file}`, 'utf8'));
 
-test('basic: thought signature, text, usage (output = total_output + total_thought), tier', () => {
+test('basic: thought signature, text, usage (output = total_output + total_thought), tier', recordedOnly, () => {
   const { events, res } = decode(recorded('basic.chunks.txt'));
   assert.deepEqual(events[0], { type: 'start', id: 'v1_ChdUR3NIYXVyQkFlYVA2ZGtQajZERThBVRIXVEdzSGF1ckJBZWFQNmRrUGo2REU4QVU', model: 'gemini-2.5-flash' });
   assert.equal(res.blocks.length, 2);
@@ -40,7 +41,7 @@ test('basic: thought signature, text, usage (output = total_output + total_thoug
   assert.equal(res.tier, 'standard');
 });
 
-test('tool-call-step1: function_call with arguments, requires_action → tool_use', () => {
+test('tool-call-step1: function_call with arguments, requires_action → tool_use', recordedOnly, () => {
   const { res } = decode(recorded('tool-call-step1.chunks.txt'));
   const call = res.blocks[1]!;
   assert.ok(call.kind === 'tool_call');
@@ -53,7 +54,7 @@ test('tool-call-step1: function_call with arguments, requires_action → tool_us
   assert.deepEqual(res.usage, usage(53, 15 + 65, 65));
 });
 
-test('tool-call-step2 and multi-turn-stateless-turn1: text after a thought; empty interaction id', () => {
+test('tool-call-step2 and multi-turn-stateless-turn1: text after a thought; empty interaction id', recordedOnly, () => {
   const step2 = decode(recorded('tool-call-step2.chunks.txt')).res;
   assert.deepEqual(step2.blocks[1], { kind: 'text', text: 'The weather in San Francisco right now is sunny with a temperature of 27 degrees Celsius.' });
   assert.equal((step2.blocks[0] as { signature?: string }).signature, 'CiRlMjQ4MzBhNy01Y2Q2LTQyZmUtOTk4Yi1lZTUzOWU3MmI5YzM=');
@@ -96,7 +97,7 @@ test('thought summaries and a function_call step.start that carries its argument
   ]);
 });
 
-test('decodeResponse: basic.json, tool-call-step1.json, structured-output.json', () => {
+test('decodeResponse: basic.json, tool-call-step1.json, structured-output.json', recordedOnly, () => {
   const basic = interactionsCodec.decodeResponse(fixtureJSON('basic.json'));
   assert.equal(basic.id, 'v1_ChdTbXNIYXFyUEV0ZUttdGtQNXVqVHdRRRIXU21zSGFxclBFdGVLbXRrUDV1alR3UUU');
   assert.ok(basic.blocks[0]!.kind === 'reasoning' && basic.blocks[0]!.signature!.startsWith('CqwBAQw51sfg'));
@@ -279,7 +280,7 @@ function tapFinal(frames: SSEFrame[]): { state: TapState; final?: any } {
   return { state, final };
 }
 
-test('tap: final usage of every recorded stream equals the decoder\'s; inject adds only the spec fields', () => {
+test('tap: final usage of every recorded stream equals the decoder\'s; inject adds only the spec fields', recordedOnly, () => {
   for (const file of ['basic.chunks.txt', 'tool-call-step1.chunks.txt', 'tool-call-step2.chunks.txt', 'multi-turn-stateless-turn1.chunks.txt']) {
     const frames = recorded(file);
     const { state, final } = tapFinal(frames);

@@ -12,8 +12,9 @@ import { interactionsCodec } from '../../lib/formats/interactions/index.ts';
 import { vertexCodec } from '../../lib/formats/vertex/index.ts';
 import type { EncodeContext, SSEFrame } from '../../lib/formats/types.ts';
 import type { IREvent } from '../../lib/ir.ts';
+import { RECORDED, recordedOnly } from '../helpers/recorded.ts';
 
-const REC = '../shared/fixtures/recorded';
+const REC = RECORDED;
 const PNG = Buffer.from('png bytes').toString('base64');
 
 /** A Messages caller's second turn after a tool call, with thinking, an image and vendor-only fields. */
@@ -168,7 +169,7 @@ const interactionsFrames = (file: string): SSEFrame[] => [
 ];
 const params = { model: 'gemini-2.5-flash', max_tokens: 1024, messages: [{ role: 'user' as const, content: 'hi' }] };
 
-test('Interactions tool-call-step1 → Messages SSE: the SDK sees thinking (signature) and tool_use input', async () => {
+test('Interactions tool-call-step1 → Messages SSE: the SDK sees thinking (signature) and tool_use input', recordedOnly, async () => {
   body = translate(interactionsFrames('tool-call-step1.chunks.txt'), interactionsCodec);
   const msg = await client.messages.stream(params).finalMessage();
   assert.deepEqual(msg.content.map((b) => b.type), ['thinking', 'tool_use']);
@@ -180,7 +181,7 @@ test('Interactions tool-call-step1 → Messages SSE: the SDK sees thinking (sign
   assert.deepEqual([msg.usage.input_tokens, msg.usage.output_tokens, msg.usage.service_tier], [53, 80, 'standard']);
 });
 
-test('Interactions basic → Messages SSE via messages.create({stream:true})', async () => {
+test('Interactions basic → Messages SSE via messages.create({stream:true})', recordedOnly, async () => {
   body = translate(interactionsFrames('basic.chunks.txt'), interactionsCodec);
   const stream = await client.messages.create({ ...params, stream: true });
   let text = '';
@@ -193,7 +194,7 @@ test('Interactions basic → Messages SSE via messages.create({stream:true})', a
   assert.equal(stop, 'end_turn');
 });
 
-test('Vertex partialArgs stream → Messages SSE: tool_use input is the rebuilt recipe, its signature a thinking block', async () => {
+test('Vertex partialArgs stream → Messages SSE: tool_use input is the rebuilt recipe, its signature a thinking block', recordedOnly, async () => {
   const frames = readFileSync(`${REC}/gemini-vertex/google-vertex-stream-tool-call-arguments-nested.1.chunks.txt`, 'utf8').split('\n').filter((l) => l.trim()).map((data) => ({ data }));
   body = translate(frames, vertexCodec);
   const msg = await client.messages.stream(params).finalMessage();

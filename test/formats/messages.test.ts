@@ -9,8 +9,9 @@ import { type IREvent, type IRRequest, zeroUsage } from '../../lib/ir.ts';
 import { GatewayError } from '../../lib/errors.ts';
 import { parseFrame } from '../../lib/stream/sse.ts';
 import { decodeAll } from '../helpers/decode.ts';
+import { RECORDED, recordedOnly } from '../helpers/recorded.ts';
 
-const DIR = '../shared/fixtures/recorded/anthropic-messages';
+const DIR = `${RECORDED}/anthropic-messages`;
 
 /** A recorded .chunks.txt as the frames that came off the wire (event name = payload.type). */
 function recorded(file: string): SSEFrame[] {
@@ -22,7 +23,7 @@ const decode = (frames: SSEFrame[]) => decodeAll(messagesCodec, frames);
 
 const usage = (input: number, output: number, extra: Partial<ReturnType<typeof zeroUsage>> = {}) => ({ ...zeroUsage(), inputTokens: input, outputTokens: output, ...extra });
 
-test('anthropic-text: text, end_turn, usage, tier', () => {
+test('anthropic-text: text, end_turn, usage, tier', recordedOnly, () => {
   const { events, res } = decode(recorded('anthropic-text.chunks.txt'));
   assert.deepEqual(events[0], { type: 'start', id: 'msg_01QC4g3HwBThD4BaNtBckFDJ', model: 'claude-sonnet-4-5-20250929' });
   assert.deepEqual(res.blocks, [{ kind: 'text', text: "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?" }]);
@@ -32,7 +33,7 @@ test('anthropic-text: text, end_turn, usage, tier', () => {
   assert.equal(events.at(-1)!.type, 'finish');
 });
 
-test('anthropic-json-tool: tool_use arguments equal the recorded JSON; the empty first delta is skipped', () => {
+test('anthropic-json-tool: tool_use arguments equal the recorded JSON; the empty first delta is skipped', recordedOnly, () => {
   const { events, res } = decode(recorded('anthropic-json-tool.1.chunks.txt'));
   assert.equal(events.filter((e) => e.type === 'args_delta' && e.json === '').length, 0);
   assert.equal(res.blocks.length, 1);
@@ -46,7 +47,7 @@ test('anthropic-json-tool: tool_use arguments equal the recorded JSON; the empty
   assert.deepEqual(res.usage, usage(849, 47));
 });
 
-test('anthropic-tool-no-args: text then a call whose empty input decodes to {}', () => {
+test('anthropic-tool-no-args: text then a call whose empty input decodes to {}', recordedOnly, () => {
   const { res } = decode(recorded('anthropic-tool-no-args.chunks.txt'));
   assert.deepEqual(res.blocks, [
     { kind: 'text', text: "I'll update the issue list for you." },
@@ -56,7 +57,7 @@ test('anthropic-tool-no-args: text then a call whose empty input decodes to {}',
   assert.deepEqual(res.usage, usage(565, 48));
 });
 
-test('anthropic-claude-sonnet-5-reasoning-summarized: thinking with signature, then text; thinking tokens', () => {
+test('anthropic-claude-sonnet-5-reasoning-summarized: thinking with signature, then text; thinking tokens', recordedOnly, () => {
   const { res } = decode(recorded('anthropic-claude-sonnet-5-reasoning-summarized.chunks.txt'));
   assert.equal(res.blocks.length, 2);
   const [thinking, text] = res.blocks;
@@ -71,14 +72,14 @@ test('anthropic-claude-sonnet-5-reasoning-summarized: thinking with signature, t
   assert.deepEqual(res.usage, usage(47, 373, { reasoningTokens: 62 }));
 });
 
-test('anthropic-refusal: no blocks, refusal', () => {
+test('anthropic-refusal: no blocks, refusal', recordedOnly, () => {
   const { res } = decode(recorded('anthropic-refusal.chunks.txt'));
   assert.deepEqual(res.blocks, []);
   assert.equal(res.stopReason, 'refusal');
   assert.deepEqual(res.usage, usage(18, 5));
 });
 
-test('anthropic-message-delta-input-tokens: message_delta input_tokens (61) overwrites message_start (43)', () => {
+test('anthropic-message-delta-input-tokens: message_delta input_tokens (61) overwrites message_start (43)', recordedOnly, () => {
   const { res } = decode(recorded('anthropic-message-delta-input-tokens.chunks.txt'));
   assert.deepEqual(res.blocks, [{ kind: 'text', text: 'pong' }]);
   assert.deepEqual(res.usage, usage(61, 2));
@@ -123,7 +124,7 @@ test('error events become IR errors; a stream cut before message_delta is an err
   assert.equal(cut.events.at(-1)!.type, 'error');
 });
 
-test('decodeResponse: anthropic-text.json', () => {
+test('decodeResponse: anthropic-text.json', recordedOnly, () => {
   const body = JSON.parse(readFileSync(`${DIR}/anthropic-text.json`, 'utf8'));
   const res = messagesCodec.decodeResponse(body);
   assert.equal(res.id, 'msg_01VdEjxAP5ahtHKrrRdNBteQ');
@@ -350,7 +351,7 @@ function tapFinal(frames: SSEFrame[]): { state: TapState; final: { frame: SSEFra
   return { state, final };
 }
 
-test('tap: final usage of every recorded stream equals the decoder\'s', () => {
+test('tap: final usage of every recorded stream equals the decoder\'s', recordedOnly, () => {
   const files = ['anthropic-text.chunks.txt', 'anthropic-json-tool.1.chunks.txt', 'anthropic-tool-no-args.chunks.txt',
     'anthropic-claude-sonnet-5-reasoning-summarized.chunks.txt', 'anthropic-refusal.chunks.txt', 'anthropic-message-delta-input-tokens.chunks.txt'];
   for (const file of files) {
@@ -365,7 +366,7 @@ test('tap: final usage of every recorded stream equals the decoder\'s', () => {
   assert.equal(tapFinal(recorded('anthropic-message-delta-input-tokens.chunks.txt')).state.usage.inputTokens, 61);
 });
 
-test('tap: inject adds cost and routing and changes nothing else', () => {
+test('tap: inject adds cost and routing and changes nothing else', recordedOnly, () => {
   const { final } = tapFinal(recorded('anthropic-claude-sonnet-5-reasoning-summarized.chunks.txt'));
   const routing = { provider: 'vendor_c' as const, requested_provider: 'vendor_c' as const, tier: 'standard' as const, reason: 'primary', fallback_attempts: 0, mode: 'byok' as const };
   const out = JSON.parse(messagesCodec.tap.inject(final!.data, { cost: { total_micro_usd: 1234, currency: 'USD' }, routing }));

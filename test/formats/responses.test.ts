@@ -2,7 +2,7 @@
 // IR → body → IR; the stream and body encoders produce what the official openai SDK accepts; the
 // passthrough tap reads usage and injects cost without touching anything else.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { closeCodecServers, serveFixed } from '../helpers/codec-server.ts';
@@ -12,8 +12,9 @@ import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.
 import { type CostExtras, type IREvent, type IRRequest, zeroUsage } from '../../lib/ir.ts';
 import { SSEParser } from '../../lib/stream/sse.ts';
 import { collect } from '../helpers/decode.ts';
+import { RECORDED, recordedFiles, recordedOnly } from '../helpers/recorded.ts';
 
-const DIR = '../shared/fixtures/recorded/openai-responses';
+const DIR = `${RECORDED}/openai-responses`;
 
 /** Recorded payload lines → one frame list per stream (a file may hold several back to back). */
 function recordedStreams(file: string): SSEFrame[][] {
@@ -52,12 +53,12 @@ function expected(frames: SSEFrame[]) {
   };
 }
 
-const files = readdirSync(DIR).filter(f => f.endsWith('.chunks.txt'));
+const files = recordedFiles('openai-responses', '.chunks.txt');
 
-describe('responses stream decoder on recorded streams', () => {
+describe('responses stream decoder on recorded streams', recordedOnly, () => {
   for (const file of files) {
     recordedStreams(file).forEach((frames, n) => {
-      test(`${file} #${n + 1}`, () => {
+      test(`${file} #${n + 1}`, recordedOnly, () => {
         const { events } = decode(frames);
         const exp = expected(frames);
         // Block indices are sequential from 0 in order of appearance, each started once and stopped once.
@@ -177,7 +178,7 @@ describe('responses stream decoder on recorded streams', () => {
 });
 
 describe('responses decodeResponse', () => {
-  test('recorded non-streamed body', () => {
+  test('recorded non-streamed body', recordedOnly, () => {
     const body = JSON.parse(readFileSync(`${DIR}/issue-20047-openai-responses.json`, 'utf8'));
     const res = responsesCodec.decodeResponse(body);
     assert.deepEqual(res, {
@@ -186,7 +187,7 @@ describe('responses decodeResponse', () => {
     });
   });
 
-  test('recorded completed response with reasoning and a function call', () => {
+  test('recorded completed response with reasoning and a function call', recordedOnly, () => {
     const completed = expected(recordedStreams('openai-reasoning-encrypted-content.1.chunks.txt')[0]).completed;
     const res = responsesCodec.decodeResponse(completed);
     assert.equal(res.stopReason, 'tool_use');
@@ -195,7 +196,7 @@ describe('responses decodeResponse', () => {
     assert.deepEqual(res.blocks[1], { kind: 'tool_call', id: 'call_AB6AaRZ1FYZB2RwS6A5vbdqn', name: 'calculator', arguments: '{"a":12,"b":7,"op":"add"}' });
   });
 
-  test('failed body carries the error', () => {
+  test('failed body carries the error', recordedOnly, () => {
     const failed = JSON.parse(readFileSync(`${DIR}/openai-response-failed-only.1.chunks.txt`, 'utf8').split('\n')[1]).response;
     const res = responsesCodec.decodeResponse(failed);
     assert.equal(res.stopReason, 'error');
@@ -468,7 +469,7 @@ describe('responses stream encoder through the official SDK', () => {
     await assert.rejects(client.responses.stream({ model: 'm', input: 'hi' }).finalResponse(), OpenAI.APIError);
   });
 
-  test('recorded vendor A streams re-encoded for a Responses caller', async () => {
+  test('recorded vendor A streams re-encoded for a Responses caller', recordedOnly, async () => {
     for (const file of files) {
       for (const frames of recordedStreams(file)) {
         const { events } = decode(frames);

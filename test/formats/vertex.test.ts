@@ -9,8 +9,9 @@ import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.
 import { type IREvent, type IRRequest, type IRUsage, zeroUsage } from '../../lib/ir.ts';
 import { parseFrame } from '../../lib/stream/sse.ts';
 import { decodeAll } from '../helpers/decode.ts';
+import { RECORDED, recordedOnly } from '../helpers/recorded.ts';
 
-const FILE = '../shared/fixtures/recorded/gemini-vertex/google-vertex-stream-tool-call-arguments-nested.1.chunks.txt';
+const FILE = `${RECORDED}/gemini-vertex/google-vertex-stream-tool-call-arguments-nested.1.chunks.txt`;
 const recorded = (): SSEFrame[] => readFileSync(FILE, 'utf8').split('\n').filter((l) => l.trim()).map((data) => ({ data }));
 
 const decode = (frames: SSEFrame[]) => decodeAll(vertexCodec, frames);
@@ -41,7 +42,7 @@ const RECIPE = {
   },
 };
 
-test('recorded stream: one function call rebuilt from partialArgs, its thoughtSignature, usage with thoughts, tier', () => {
+test('recorded stream: one function call rebuilt from partialArgs, its thoughtSignature, usage with thoughts, tier', recordedOnly, () => {
   const { events, res } = decode(recorded());
   assert.deepEqual(events[0], { type: 'start', id: 'tjXVaYaxFISTq8YP_MWiyAo', model: 'gemini-3.1-pro-preview' });
   assert.equal(res.blocks.length, 1);
@@ -215,7 +216,7 @@ test('encodeResponse: GenerateContentResponse', () => {
   assert.equal(body.modelVersion, 'gemini-gw');
 });
 
-test('tap: only the last recorded chunk carries usage; inject adds only the spec fields', () => {
+test('tap: only the last recorded chunk carries usage; inject adds only the spec fields', recordedOnly, () => {
   const state: TapState = { usage: zeroUsage(), sawUsage: false };
   const carrying = recorded().filter((f) => vertexCodec.tap.carriesUsage(f));
   assert.equal(carrying.length, 1);

@@ -7,11 +7,11 @@ import AjvModule from 'ajv';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../lib/simulator/server.ts';
 import { SSEParser } from '../../lib/stream/sse.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { OWN_FIXTURES } from '../helpers/recorded.ts';
 
-export const FIXTURES = new URL('../../../shared/fixtures/recorded/', import.meta.url).pathname;
-
+/** A simulator on port 0 whose `replay` reads the project's own fixtures unless told otherwise. */
 export function start(opts: SimulatorOptions = {}): Promise<Simulator> {
-  return startSimulator({ fixturesDir: FIXTURES, ...opts });
+  return startSimulator({ fixturesDir: OWN_FIXTURES, ...opts });
 }
 
 export interface SSE { event?: string; data: string }
