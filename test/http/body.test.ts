@@ -1,0 +1,101 @@
+// lib/http/body.ts and lib/http/auth.ts bearerOf, over a real node:http server on port 0: the body
+// cap (declared and streamed), the body bytes as sent, JSON-object parsing, and the Bearer header.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseJsonObject, readBody } from '../../lib/http/body.ts';
+import { bearerOf } from '../../lib/http/auth.ts';
+import { GatewayError } from '../../lib/errors.ts';
+
+const CAP = 1_000;
+let server: Server;
+let port: number;
+/** How many body bytes the handler had read when it answered (to prove an early refusal). */
+let seen: number;
+
+before(async () => {
+  server = createServer((req, res) => {
+    seen = 0;
+    req.on('data', (c: Buffer) => { seen += c.length; });
+    if (req.url === '/bearer') {
+      res.end(JSON.stringify({ bearer: bearerOf(req) ?? null }));
+      return;
+    }
+    readBody(req, CAP).then(
+      (buf) => res.end(JSON.stringify({ ok: true, length: buf.length, b64: buf.toString('base64') })),
+      (err: GatewayError) => { res.writeHead(err.status, { connection: 'close' }); res.end(JSON.stringify({ code: err.code, seen })); },
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  port = (server.address() as AddressInfo).port;
+});
+after(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+
+/** Sends `chunks` one write at a time (chunked unless `length` declares a Content-Length). */
+function send(chunks: Buffer[], headers: Record<string, string | number> = {}): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ port, host: '127.0.0.1', method: 'POST', path: '/', headers }, (res: IncomingMessage) => {
+      let text = '';
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
+    });
+    req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPIPE' || e.code === 'ECONNRESET' ? undefined : reject(e)));
+    for (const c of chunks) req.write(c);
+    req.end();
+  });
+}
+
+test('a body up to the cap comes back byte for byte, whether in one chunk or many', async () => {
+  const body = Buffer.from(Array.from({ length: CAP }, (_, i) => i % 251));
+  const one = await send([body], { 'content-length': CAP });
+  assert.equal(one.status, 200);
+  assert.equal(one.json.length, CAP);
+  assert.equal(one.json.b64, body.toString('base64'));
+  const many = await send([body.subarray(0, 1), body.subarray(1, 500), body.subarray(500)]);
+  assert.equal(many.json.b64, body.toString('base64'));
+  const empty = await send([]);
+  assert.equal(empty.json.length, 0);
+});
+
+test('a declared Content-Length over the cap is refused before a byte is read', async () => {
+  const res = await send([], { 'content-length': CAP + 1 });
+  assert.equal(res.status, 413);
+  assert.equal(res.json.code, 'request_too_large');
+  assert.equal(res.json.seen, 0);
+});
+
+test('an undeclared (chunked) body is refused as soon as it passes the cap, not at its end', async () => {
+  const res = await send([Buffer.alloc(CAP), Buffer.alloc(1), Buffer.alloc(50_000)]);
+  assert.equal(res.status, 413);
+  assert.equal(res.json.code, 'request_too_large');
+  assert.ok(res.json.seen < CAP + 50_000, `read ${res.json.seen} bytes`);
+});
+
+test('parseJsonObject: invalid JSON, a non-object and an object', () => {
+  const code = (s: string) => { try { parseJsonObject(Buffer.from(s)); return 'ok'; } catch (e) { return (e as GatewayError).code; } };
+  assert.equal(code('{"a":'), 'invalid_json');
+  assert.equal(code(''), 'invalid_json');
+  for (const s of ['[]', '"s"', '1', 'null', 'true']) assert.equal(code(s), 'invalid_request', s);
+  assert.deepEqual(parseJsonObject(Buffer.from(' {"a":[1,{"b":"é"}]} ')), { a: [1, { b: 'é' }] });
+});
+
+test('bearerOf: absent header → undefined; not a single Bearer token → ""; the scheme is case-insensitive', async () => {
+  const get = (authorization?: string) => new Promise<unknown>((resolve, reject) => {
+    const req = request({ port, host: '127.0.0.1', path: '/bearer', headers: authorization === undefined ? {} : { authorization } }, (res) => {
+      let t = '';
+      res.on('data', (c) => { t += c; });
+      res.on('end', () => resolve(JSON.parse(t).bearer));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(await get(), null);
+  assert.equal(await get('Bearer sk-abc'), 'sk-abc');
+  assert.equal(await get('bearer   sk-abc  '), 'sk-abc');
+  assert.equal(await get('BEARER sk-abc'), 'sk-abc');
+  assert.equal(await get('Basic dXNlcjpwYXNz'), '');
+  assert.equal(await get('Bearer'), '');
+  assert.equal(await get('Bearer two tokens'), '');
+  assert.equal(await get('sk-abc'), '');
+});
