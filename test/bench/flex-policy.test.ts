@@ -37,12 +37,37 @@ test('the changing world: short deadlines go standard at once while the queue is
   assert.ok(before < 0.05 && after < 0.05, `healthy before ${before} and after ${after}`);
 });
 
-test('seeded: the same seed gives the same results, and targets are judged against the oracle', async () => {
+test('seeded: the same seed gives the same results; a different seed different draws', async () => {
   const a = await evaluateWorld(WORLDS[0]!, { n: 200, seed: 2 });
   const b = await evaluateWorld(WORLDS[0]!, { n: 200, seed: 2 });
   assert.deepEqual(b, a);
-  const p = a.byBudget[0]!.policies;
-  const t = targets(5_000, { ...p, learned: p.oracle });
-  assert.ok(t.every((x) => x.holds), 'the oracle meets the oracle\'s targets');
-  assert.equal(stats(drawRequests(10, 1), drawRequests(10, 1).map((d) => ({ tier: 'standard' as const, commitMs: d.budgetMs + 1 }))).deadlineMetPct, 0);
+  assert.notDeepEqual(drawRequests(50, 3, WORLDS[0]!), drawRequests(50, 2, WORLDS[0]!));
+});
+
+test('targets: each one fails when the learned policy misses it against the oracle, and holds at the line', () => {
+  const oracle = { requests: 100, deadlineMetPct: 100, flexSharePct: 80, meanCostMicroUsd: 1_000, p50CommitMs: 2_000, p99CommitMs: 5_000, reasons: {} };
+  const judge = (budgetMs: number, learned: Partial<typeof oracle>) => Object.fromEntries(
+    targets(budgetMs, { naive: oracle, fixed: oracle, oracle, learned: { ...oracle, ...learned } }).map((t) => [t.name.split(' ')[0], t.holds]));
+  const LONG = 60_000;
+  assert.deepEqual(judge(LONG, {}), { deadline: true, flex: true, cost: true, p50: true });
+  assert.deepEqual(judge(LONG, { deadlineMetPct: 99.8 }), { deadline: false, flex: true, cost: true, p50: true });
+  assert.deepEqual(judge(LONG, { flexSharePct: 79 }), { deadline: true, flex: false, cost: true, p50: true });
+  assert.deepEqual(judge(LONG, { meanCostMicroUsd: 1_011 }), { deadline: true, flex: true, cost: false, p50: true });
+  assert.deepEqual(judge(LONG, { meanCostMicroUsd: 1_010 }), { deadline: true, flex: true, cost: true, p50: true });
+  assert.deepEqual(judge(LONG, { p50CommitMs: 3_001 }), { deadline: true, flex: true, cost: true, p50: false });
+  // Short deadlines: looser floors (99.5 %, 80 % of the oracle's flex share), no cost target.
+  assert.deepEqual(judge(SHORT, { deadlineMetPct: 99.5, flexSharePct: 64, meanCostMicroUsd: 5_000 }), { deadline: true, flex: true, p50: true });
+  assert.deepEqual(judge(SHORT, { deadlineMetPct: 99.4, flexSharePct: 63 }), { deadline: false, flex: false, p50: true });
+});
+
+test('stats: deadline met, flex share and mean cost counted from what was served', () => {
+  const draws = drawRequests(4, 1);
+  const served = draws.map((d, i) => ({ tier: i < 3 ? 'flex' as const : 'standard' as const, commitMs: i === 0 ? d.budgetMs + 1 : d.budgetMs }));
+  const st = stats(draws, served);
+  assert.equal(st.requests, 4);
+  assert.equal(st.deadlineMetPct, 75);
+  assert.equal(st.flexSharePct, 75);
+  assert.equal(stats(draws, draws.map((d) => ({ tier: 'standard' as const, commitMs: d.budgetMs + 1 }))).deadlineMetPct, 0);
+  const allStandard = stats(draws, draws.map((d) => ({ tier: 'standard' as const, commitMs: 0 })));
+  assert.ok(st.meanCostMicroUsd < allStandard.meanCostMicroUsd, 'flex is cheaper than standard');
 });

@@ -26,7 +26,7 @@ const args = (over: Partial<BuildArgs>): BuildArgs =>
   ({ wire: 'responses', body: {}, model: 'm', tier: 'standard', stream: false, credential: 'k', translated: false, ...over });
 const json = (req: UpstreamRequest) => JSON.parse(req.body.toString());
 /** Send a built request to where it points. */
-const send = (req: UpstreamRequest) => fetch(req.origin + req.path, { method: 'POST', headers: req.headers, body: req.body });
+const send = (req: UpstreamRequest) => fetch(req.origin + req.path, { method: "POST", headers: req.headers, body: typeof req.body === "string" ? req.body : new Uint8Array(req.body) });
 
 test('vendor A: /v1/responses or /v1/chat/completions under the base path, Bearer key, flex as service_tier', async () => {
   const a = vendorA('http://up.example:8080/proxy/');
