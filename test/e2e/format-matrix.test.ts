@@ -14,13 +14,21 @@ let t: TestGateway;
 let openai: OpenAI;
 let anthropic: Anthropic;
 let genai: GoogleGenAI;
+/** The headers of the last response the genai client received (its interactions calls expose none):
+ *  recorded by the fetch the SDK is given through its documented httpOptions.fetch. */
+let genaiHeaders: Headers | undefined;
+const recordingFetch: typeof fetch = async (input, init) => {
+  const res = await fetch(input, init);
+  genaiHeaders = res.headers;
+  return res;
+};
 
 before(async () => {
   t = await startTestGateway();
   const org = await t.newOrg({ balance: 100_000_000 });
   openai = new OpenAI({ apiKey: org.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ authToken: org.key, apiKey: null, baseURL: t.url, maxRetries: 0 });
-  genai = new GoogleGenAI({ apiKey: 'unused', apiVersion: 'v1', httpOptions: { baseUrl: t.url, headers: { authorization: `Bearer ${org.key}` }, retryOptions: { attempts: 1 } } });
+  genai = new GoogleGenAI({ apiKey: 'unused', apiVersion: 'v1', httpOptions: { baseUrl: t.url, headers: { authorization: `Bearer ${org.key}` }, retryOptions: { attempts: 1 }, fetch: recordingFetch } as any });
 });
 after(() => t.close());
 
@@ -34,7 +42,8 @@ const ROUTES: Array<{ route: string; model: string }> = [
 
 const TOOL = { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
 
-interface Turn { text: string; reasoning: boolean; tool?: { id: string; name: string; args: any }; raw: any; headers?: Headers }
+/** One answer as the caller's SDK read it; `headers` are the gateway's response headers. */
+interface Turn { text: string; reasoning: boolean; tool?: { id: string; name: string; args: any }; raw: any; headers: Headers }
 
 /** One caller format: how its SDK sends a turn and reads the answer, and how it replies to a tool call. */
 interface Caller {
@@ -55,11 +64,11 @@ const responsesCaller: Caller = {
       const { data, response } = await openai.responses.create(body).withResponse();
       return fromResponse(data, response.headers);
     }
-    const s: any = await openai.responses.create({ ...body, stream: true });
+    const { data: s, response } = await (openai.responses.create({ ...body, stream: true }) as any).withResponse();
     let done: any;
     let streamed = '';
     for await (const ev of s) { if (ev.type === 'response.completed') done = ev.response; if (ev.type === 'response.output_text.delta') streamed += ev.delta; }
-    const turn = fromResponse(done);
+    const turn = fromResponse(done, response.headers);
     assert.equal(turn.text, streamed, 'the completed response matches the streamed deltas');
     return turn;
   },
@@ -69,7 +78,7 @@ const responsesCaller: Caller = {
   },
   errorCode: (err) => err.code,
 };
-function fromResponse(r: any, headers?: Headers): Turn {
+function fromResponse(r: any, headers: Headers): Turn {
   const call = r.output.find((o: any) => o.type === 'function_call');
   const text = r.output.filter((o: any) => o.type === 'message').flatMap((m: any) => m.content).map((c: any) => c.text ?? '').join('');
   return { text, reasoning: r.output.some((o: any) => o.type === 'reasoning') || (r.usage?.output_tokens_details?.reasoning_tokens ?? 0) > 0, tool: call && { id: call.call_id, name: call.name, args: JSON.parse(call.arguments) }, raw: r, headers };
@@ -85,7 +94,7 @@ const chatCaller: Caller = {
       const tc = m.tool_calls?.[0];
       return { text: m.content ?? '', reasoning: (data.usage?.completion_tokens_details?.reasoning_tokens ?? 0) > 0, tool: tc && { id: tc.id, name: tc.function.name, args: JSON.parse(tc.function.arguments) }, raw: data, headers: response.headers };
     }
-    const s: any = await openai.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } });
+    const { data: s, response } = await (openai.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }) as any).withResponse();
     let out = '';
     let usage: any;
     const calls: any[] = [];
@@ -99,7 +108,7 @@ const chatCaller: Caller = {
       if (c.usage) usage = c.usage;
     }
     const tc = calls[0];
-    return { text: out, reasoning: (usage?.completion_tokens_details?.reasoning_tokens ?? 0) > 0, tool: tc && { id: tc.id, name: tc.name, args: JSON.parse(tc.args) }, raw: { calls } };
+    return { text: out, reasoning: (usage?.completion_tokens_details?.reasoning_tokens ?? 0) > 0, tool: tc && { id: tc.id, name: tc.name, args: JSON.parse(tc.args) }, raw: { calls }, headers: response.headers };
   },
   toolReply(first, userText) {
     const tc = first.tool!;
@@ -112,13 +121,23 @@ const messagesCaller: Caller = {
   name: 'messages',
   async turn({ model, route, stream, text, reasoning, tools, history, schema }) {
     const body: any = { model, max_tokens: 2048, messages: history ?? [{ role: 'user', content: text }], ...common(route), ...(reasoning ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}), ...(tools ? { tools: [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.parameters }] } : {}), ...(schema ? { output_config: { format: { type: 'json_schema', schema } } } : {}) };
-    const msg: any = stream ? await anthropic.messages.stream(body).finalMessage() : await anthropic.messages.create(body);
+    let msg: any;
+    let headers: Headers;
+    if (stream) {
+      const s = anthropic.messages.stream(body);
+      headers = (await s.withResponse()).response.headers as Headers;
+      msg = await s.finalMessage();
+    } else {
+      const { data, response } = await anthropic.messages.create(body).withResponse();
+      msg = data;
+      headers = response.headers as Headers;
+    }
     assert.ok(['standard', 'flex'].includes(msg.usage.service_tier), `usage.service_tier is flex or standard, got ${msg.usage.service_tier}`);
     assert.ok(['end_turn', 'max_tokens', 'tool_use', 'refusal'].includes(msg.stop_reason));
     const tu = msg.content.find((b: any) => b.type === 'tool_use');
     const thinking = msg.content.find((b: any) => b.type === 'thinking');
     if (tu) assert.equal(msg.stop_reason, 'tool_use');
-    return { text: msg.content.filter((b: any) => b.type === 'text').map((b: any) => b.text).join(''), reasoning: !!thinking, tool: tu && { id: tu.id, name: tu.name, args: tu.input }, raw: msg };
+    return { text: msg.content.filter((b: any) => b.type === 'text').map((b: any) => b.text).join(''), reasoning: !!thinking, tool: tu && { id: tu.id, name: tu.name, args: tu.input }, raw: msg, headers };
   },
   toolReply(first, userText) {
     return [{ role: 'user', content: userText }, { role: 'assistant', content: first.raw.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: first.tool!.id, content: 'sunny' }] }];
@@ -131,12 +150,13 @@ const interactionsCaller: Caller = {
   async turn({ model, route, stream, text, reasoning, tools, history, schema }) {
     const body: any = { model, input: history ?? text, ...common(route), ...(reasoning ? { generation_config: { thinking_level: 'low' } } : {}), ...(tools ? { tools: [{ type: 'function', ...TOOL }] } : {}), ...(schema ? { response_format: { type: 'text', mime_type: 'application/json', schema } } : {}) };
     const ai: any = genai;
+    genaiHeaders = undefined;
     if (!stream) {
       const r = await ai.interactions.create(body, { maxRetries: 0 });
       const call = r.steps.find((s: any) => s.type === 'function_call');
       assert.equal(r.status, call ? 'requires_action' : 'completed');
       const txt = r.steps.filter((s: any) => s.type === 'model_output').flatMap((s: any) => s.content).map((c: any) => c.text ?? '').join('');
-      return { text: txt, reasoning: r.steps.some((s: any) => s.type === 'thought'), tool: call && { id: call.id, name: call.name, args: call.arguments }, raw: r };
+      return { text: txt, reasoning: r.steps.some((s: any) => s.type === 'thought'), tool: call && { id: call.id, name: call.name, args: call.arguments }, raw: r, headers: genaiHeaders! };
     }
     const s = await ai.interactions.create({ ...body, stream: true }, { maxRetries: 0 });
     let txt = '';
@@ -151,7 +171,7 @@ const interactionsCaller: Caller = {
     }
     const call = steps.find((x) => x?.type === 'function_call');
     assert.equal(status, call ? 'requires_action' : 'completed');
-    return { text: txt, reasoning: thought, tool: call && { id: call.id, name: call.name, args: JSON.parse(call.args || '{}') }, raw: { steps } };
+    return { text: txt, reasoning: thought, tool: call && { id: call.id, name: call.name, args: JSON.parse(call.args || '{}') }, raw: { steps }, headers: genaiHeaders! };
   },
   toolReply(first, userText) {
     const tc = first.tool!;
@@ -183,7 +203,7 @@ for (const caller of CALLERS) {
       test(`${name}: text`, async () => {
         const turn = await caller.turn({ model, route, stream, text: `Hello ${sim({ output_tokens: 6 })}` });
         assert.ok(turn.text.split(' ').filter(Boolean).length >= 6, `text: ${JSON.stringify(turn.text)}`);
-        if (turn.headers) assert.equal(turn.headers.get('x-service-served-provider'), route);
+        assert.equal(turn.headers.get('x-service-served-provider'), route);
       });
 
       test(`${name}: tool-call round trip`, async () => {
@@ -194,6 +214,8 @@ for (const caller of CALLERS) {
         assert.equal(typeof first.tool!.args.city, 'string');
         const second = await caller.turn({ model, route, stream, text: '', tools: true, history: caller.toolReply(first, userText) });
         assert.equal(second.tool, undefined, 'after the result the model answers');
+        assert.equal(first.headers.get('x-service-served-provider'), route);
+        assert.equal(second.headers.get('x-service-served-provider'), route);
         assert.ok(second.text.length > 0);
       });
 
@@ -205,6 +227,7 @@ for (const caller of CALLERS) {
       test(`${name}: reasoning`, async () => {
         const turn = await caller.turn({ model, route, stream, text: `Think ${sim({ output_tokens: 4 })}`, reasoning: true });
         assert.ok(turn.reasoning, 'the answer carries reasoning where the format can show it');
+        assert.equal(turn.headers.get('x-service-served-provider'), route);
         assert.ok(turn.text.length > 0);
       });
 
