@@ -1,4 +1,4 @@
-// The flex-race policy, measured (issue 9, design.md "Flex race = hedge"): per world and deadline,
+// The flex-race policy, measured (issue 9; a flex attempt raced by a standard hedge): per world and deadline,
 // deadline met, flex share, cost and time to commit of
 //   naive    — flex, wait the whole budget, then standard;
 //   fixed    — today's hedge before issue 9: standard at deadline − (mean + 4 × deviation) of

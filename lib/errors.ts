@@ -1,5 +1,5 @@
-// Every error the gateway answers with, declared once (style.md habit 2). The spec's codes are the
-// keys; codes the spec leaves open are documented in docs/errors.md. Each caller format wraps the
+// Every error the gateway answers with, declared once, so a code, its status and its message cannot
+// drift apart between the places that raise it. The codes are the keys. Each caller format wraps the
 // same entry in its own envelope (errorBody) so that format's official SDK raises its typed error.
 import type { FormatName } from './ir.ts';
 

@@ -1,5 +1,6 @@
 // The one internal representation every caller format and provider wire format translates through
-// (style.md habit 8). Decoders turn a format into these shapes; encoders turn them back out.
+// (N formats need 2N codecs, not N² translators). Decoders turn a format into these shapes; encoders
+// turn them back out.
 //
 // Token conventions (normalised by every decoder, whatever the wire said):
 // - inputTokens counts the whole prompt, cache reads and writes included (OpenAI's convention;

@@ -1,4 +1,5 @@
-// pino, with every key-bearing field redacted: nothing secret reaches a log line (habit 11).
+// pino, with every key-bearing field redacted: nothing secret reaches a log line, where it would
+// outlive the key and reach whoever reads the logs.
 import { pino, type Logger } from 'pino';
 
 export function createLogger(level = process.env.LOG_LEVEL ?? 'info'): Logger {

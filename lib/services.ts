@@ -1,4 +1,5 @@
-// Everything a request needs, built once at start (habit 3) and passed down the request path.
+// Everything a request needs, built once at start (no per-request setup cost) and passed down the
+// request path.
 import type { FormatName, RouteName } from './ir.ts';
 import type { Clock } from './clock.ts';
 import type { GatewayConfig } from './config.ts';

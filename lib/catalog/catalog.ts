@@ -55,7 +55,7 @@ export class Catalog {
   }
 }
 
-/** cost = Σ over token kinds ⌈tokens × price / 1,000,000⌉, integer micro-USD (design.md "Money"). */
+/** cost = Σ over token kinds ⌈tokens × price / 1,000,000⌉, integer micro-USD (each part rounded up: never charged less than used; integers: no float drift in balances). */
 export function costOf(p: Price, u: IRUsage): number {
   const part = (tokens: number, perM: number): number => (tokens > 0 ? Math.ceil((tokens * perM) / 1_000_000) : 0);
   const uncached = Math.max(0, u.inputTokens - u.cachedInputTokens - u.cacheWriteTokens);

@@ -1,5 +1,6 @@
 // Assembles a whole response from IR stream events: how a non-streamed caller gets its body when
-// the upstream call was streamed (design.md "Commit"), whatever the two formats are.
+// the upstream call was streamed (streaming upstream lets the race commit on the first event),
+// whatever the two formats are.
 import { type IRBlock, type IREvent, type IRResponse, type Tier, zeroUsage } from '../ir.ts';
 
 export class ResponseCollector {

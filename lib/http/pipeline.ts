@@ -1,4 +1,4 @@
-// The life of an inference request, top to bottom (style.md habit 1):
+// The life of an inference request, top to bottom, in the order it happens:
 // limit IP → authenticate → limit key → read body → validate → plan → admit → race (machine)
 // → respond → settle. Each step is a named function; every exit releases what the request held.
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,4 +1,4 @@
-// The SQLite adapter of the ledger (design.md "Ledger storage"). The caller opens the better-sqlite3
+// The SQLite adapter of the ledger. The caller opens the better-sqlite3
 // file (WAL) and owns it; this module keeps its `ledger_` tables in it. Every write is one
 // IMMEDIATE transaction: SQLite takes the file's write lock at BEGIN, so admission is atomic across
 // every connection and process sharing the file, and a check can never be raced by another
@@ -52,7 +52,7 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
     for (const r of p.routes) poolsByRoute.set(r, [...(poolsByRoute.get(r) ?? []), p]);
   }
 
-  // Prepared once (style.md habit 3).
+  // Prepared once: a statement is parsed and planned at start, not per request.
   const q = {
     insertOrg: db.prepare<[string, number]>('INSERT OR IGNORE INTO ledger_orgs (org_id, created_at_ms) VALUES (?, ?)'),
     org: db.prepare<[string], OrgRow>('SELECT * FROM ledger_orgs WHERE org_id = ?'),

@@ -1,5 +1,6 @@
-// The money ledger of managed serving (design.md "Money", "Admission", "Ledger storage").
-// One interface, adapters behind it (SQLite now, PostgreSQL later). Integer micro-USD only.
+// The money ledger of managed serving: balances, holds placed at admission and settled at the end.
+// One interface, adapters behind it (SQLite now, PostgreSQL later). Integer micro-USD only, so sums
+// are exact.
 import type { RouteName } from '../ir.ts';
 
 export type PauseReason = 'account_under_review' | 'spend_velocity_exceeded' | 'insufficient_balance';

@@ -1,5 +1,6 @@
 // Retry delay: exponential or linear with full jitter, never sooner than the upstream's
-// Retry-After (undici's retry policy, style.md). Pure: randomness is injected.
+// Retry-After (as undici's retry policy does: retrying sooner only earns another refusal). Pure:
+// randomness is injected.
 export interface RetryPolicy { count: number; backoff: 'exponential' | 'linear'; jitter: boolean }
 
 export const BASE_DELAY_MS = 250;

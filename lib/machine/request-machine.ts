@@ -1,5 +1,6 @@
-// The life of one inference request before and around its commit point (design.md "Flex race =
-// hedge"; style.md habits 4–6). Every request runs through this machine, a "now" request on one
+// The life of one inference request before and around its commit point: a flex attempt raced by a
+// standard hedge, retries and fallbacks, each timer and attempt cancelled when the request no longer
+// needs it, nothing sent to the caller before commit. Every request runs through this machine, a "now" request on one
 // route as much as a flex race with retries and fallbacks. The machine hears about five lifecycle
 // events per attempt; bytes never pass through it.
 //
@@ -208,7 +209,7 @@ export const requestMachine = setup({
           { target: 'committed', actions: ['win', 'cancelHedge', 'cancelRetry', 'settled'] },
         ],
         'attempt.failed': [
-          // the flex tier could not start: standard at once (design.md), unless it already runs or
+          // the flex tier could not start: standard at once (waiting longer cannot help), unless it already runs or
           // has already failed with nothing left to try
           { guard: 'flexFailedNothingLeft', target: 'failed', actions: ['flexFailed', 'cancelHedge', 'settled'] },
           { guard: and(['flexFailed', 'standardIdle']), actions: ['flexFailed', 'cancelHedge', 'launchStandard'] },

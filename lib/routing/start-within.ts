@@ -1,5 +1,5 @@
 // start_within: "HHh-MMm-SSs" (two-digit fields, at most 00h-10m-00s) asks for a flex race within
-// that budget; the literal "now" is the non-racing form: standard tier at once (design.md).
+// that budget; the literal "now" is the non-racing form: standard tier at once, nothing to wait for.
 import { GatewayError } from '../errors.ts';
 
 export type StartWithin = { kind: 'now' } | { kind: 'duration'; ms: number };

@@ -1,4 +1,4 @@
-// Abortable waits: a client that goes away cancels the timer (style.md: lifetimes cancel).
+// Abortable waits: a client that goes away cancels the timer, so nothing runs for a request that is gone.
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts. */
 export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {

@@ -1,5 +1,5 @@
 // One upstream attempt: send the request through the origin's pool and wait for the commit point
-// (design.md "Commit"): a 200 and the first complete event. Before commit a failure is classified
+// (a 200 and the first complete event: from then on the caller has bytes and nothing can be retried). Before commit a failure is classified
 // for retry/fallback; at commit the attempt hands over a Committed stream the responder drains.
 //
 // The attempt is an undici dispatch handler, not a `request()` with a Readable body: chunks arrive

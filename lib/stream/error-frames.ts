@@ -1,5 +1,5 @@
-// The error event each caller format ends a broken stream with (style.md habit 5: after commit a
-// failure becomes the format's own error event, never a fake clean end). Used on passthrough
+// The error event each caller format ends a broken stream with (after commit the status is sent, so
+// a failure becomes the format's own error event, never a fake clean end a client would trust). Used on passthrough
 // streams, whose encoders never ran; translated streams get theirs from the encoder.
 import type { FormatName } from '../ir.ts';
 import { formatFrame } from './sse.ts';

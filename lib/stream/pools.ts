@@ -1,4 +1,5 @@
-// One undici Pool per upstream origin, keep-alive, created on first use and reused (habit 3).
+// One undici Pool per upstream origin, keep-alive, created on first use and reused (no TCP and TLS
+// handshake per request).
 import { Pool } from 'undici';
 
 export class Pools {

@@ -1,4 +1,4 @@
-// Passthrough framing without decoding (style.md habit 9, bench/README.md "passthrough"): a
+// Passthrough framing without decoding (bench/README.md "passthrough" measures it): a
 // caller in the provider's own format gets the provider's bytes, cut only at frame boundaries so a
 // stream that breaks later never ends inside half a frame. Finding the boundary is one native
 // search from the end of the chunk; finding the frame that carries usage is a native substring

@@ -1,4 +1,4 @@
-// Incremental SSE framing at the byte level (style.md habit 9): find the blank line that ends a
+// Incremental SSE framing at the byte level (no decode to text and back): find the blank line that ends a
 // frame with Buffer.indexOf, keep the tail for the next chunk, and hand out each frame with its
 // raw bytes so a passthrough can forward them untouched.
 import type { SSEFrame } from '../formats/types.ts';

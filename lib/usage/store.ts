@@ -1,4 +1,4 @@
-// Where usage records live: the same store as the ledger (design.md "Ledger storage"). One small
+// Where usage records live: the same store as the ledger (one database to run and back up). One small
 // interface, one adapter per store (SQLite now; PostgreSQL is the same four operations over `pg`,
 // see docs/usage.md). Every method is async so an adapter over the network fits as is; the SQLite
 // one answers synchronously inside.

@@ -1,5 +1,4 @@
-// Abuse limits end to end (spec "Limits", "Authentication" 5; design.md "Abuse limits are per
-// instance"): organization, API key, client IP and failed authentications per minute, from the
+// Abuse limits end to end (counted per gateway instance, in memory): organization, API key, client IP and failed authentications per minute, from the
 // configuration; refusals are 429 rate_limit_exceeded with Retry-After; the failed-authentication
 // lockout cannot be bypassed with many bad keys, a good key, or another endpoint. Simulated time:
 // the windows move only when a test moves the clock.

@@ -1,4 +1,4 @@
-// Managed money end to end (design.md "Money", "Admission"): settlement is exact to the micro-USD,
+// Managed money end to end: settlement is exact to the micro-USD,
 // cash before credit; parallel admissions never pass the ceilings the ledger rules allow given the
 // holds; and no exit of a request leaks a hold (client gone, upstream reset, in-stream error,
 // failure before commit), each charged what lib/http/pipeline.ts says.

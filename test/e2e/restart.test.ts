@@ -1,4 +1,4 @@
-// Restarts end to end (design.md "Money": a hold is released also when the process goes away):
+// Restarts end to end (a hold is released also when the process goes away, or money stays locked):
 // a gateway closed with streams in flight drains, aborts what is left and settles every hold, and a
 // new gateway on the same data folder sees the same balances, spend and keys; a hold left by a
 // process that died is released by the next gateway's lease sweep, while live holds are renewed.

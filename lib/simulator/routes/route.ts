@@ -1,4 +1,4 @@
-// What a provider route declares (style.md habit 7: providers declare, shared code executes):
+// What a provider route declares (providers declare, shared code executes, so a route is one file):
 // how to match, authenticate and decode a request, and how to encode an Answer as a body or as
 // stream frames. server.ts runs every route through the same request life.
 import type { IncomingHttpHeaders } from 'node:http';
