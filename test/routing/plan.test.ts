@@ -24,7 +24,7 @@ const adapters = {
 function deps(own: Partial<Record<RouteName, unknown>>, managed: Partial<Record<RouteName, unknown>>): PlanDeps {
   return { adapters, codecs: CODECS, ownKey: (r) => own[r], managedKey: (r) => managed[r] };
 }
-const checked = (format: CallerFormat, body: Record<string, any>) => checkRequest(format, { start_within: 'now', ...body }, catalog, null, false);
+const checked = (format: CallerFormat, body: Record<string, any>) => checkRequest(format, { start_within: 'now', ...body }, catalog, null);
 
 test('key modes: the own key wins, the managed key fills in, anyManaged says whether one was used', () => {
   const c = checked('interactions', { model: 'gemini-3.5-flash', input: 'hi', provider: ['vendor_b', 'cloud_a'] });

@@ -7,8 +7,8 @@ import { Catalog, DEFAULT_MODELS } from '../../lib/catalog/catalog.ts';
 import { GatewayError } from '../../lib/errors.ts';
 
 const catalog = new Catalog(DEFAULT_MODELS);
-const check = (format: CallerFormat, body: Record<string, any>, opts: { default?: string | null; beta?: boolean } = {}) =>
-  checkRequest(format, body, catalog, opts.default === undefined ? null : opts.default, opts.beta ?? false);
+const check = (format: CallerFormat, body: Record<string, any>, opts: { default?: string | null; beta?: string | string[] } = {}) =>
+  checkRequest(format, body, catalog, opts.default === undefined ? null : opts.default, opts.beta);
 
 const responses = (extra: Record<string, any> = {}) => ({ model: 'gpt-5.4-mini', input: 'hi', start_within: 'now', ...extra });
 const chat = (extra: Record<string, any> = {}) => ({ model: 'gpt-5.4-mini', messages: [{ role: 'user', content: 'hi' }], start_within: 'now', ...extra });
@@ -95,9 +95,13 @@ test('Chat-native parameters: real values switch to the Chat passthrough on vend
   refused(() => check('chat', chat({ seed: 7, start_within: '00h-00m-30s' })), 'unsupported_parameter', 'seed');
 });
 
-test('Messages: service_tier refused; beta header or beta fields refused; vendor C-only fields on other models refused', () => {
+test('Messages: service_tier refused; unknown beta header values and beta fields refused; vendor C-only fields on other models refused', () => {
   refused(() => check('messages', messages({ service_tier: 'auto' })), 'service_tier_not_allowed', 'service_tier');
-  refused(() => check('messages', messages(), { beta: true }), 'beta_not_supported', 'anthropic-beta');
+  refused(() => check('messages', messages(), { beta: 'some-experiment-2099-01-01' }), 'beta_not_supported');
+  refused(() => check('messages', messages(), { beta: ['interleaved-thinking-2025-05-14', 'some-experiment-2099-01-01'] }), 'beta_not_supported');
+  assert.deepEqual(check('messages', messages(), { beta: 'interleaved-thinking-2025-05-14, effort-2025-11-24' }).betas,
+    ['interleaved-thinking-2025-05-14', 'effort-2025-11-24'], 'understood values are kept for the route adapters');
+  assert.deepEqual(check('messages', messages()).betas, []);
   refused(() => check('messages', messages({ mcp_servers: [] })), 'beta_not_supported', 'mcp_servers');
   assert.doesNotThrow(() => check('messages', messages({ top_k: 3 })), 'native on vendor C');
   const onA = (extra: Record<string, any>) => check('messages', messages({ model: 'gpt-5.4-mini', ...extra }));
