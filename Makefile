@@ -1,7 +1,12 @@
 SHELL := /bin/bash
 NODE_MODULES_STAMP := node_modules/.install-stamp
+# `npm start` and `make run` execute compiled JavaScript with plain node: esbuild bundles
+# lib/main.ts and lib/run-demo.ts into dist/ (gitignored), one file each, so a start resolves
+# no module graph (ready in ≈ 0.3–0.5 s instead of 2 s under tsx). tsx is for development and tests.
+DIST_STAMP := dist/.build-stamp
+SOURCES := $(shell find lib schemas -type f) package-lock.json
 
-.PHONY: run test bench typecheck install clean
+.PHONY: run test bench typecheck install build clean
 
 # npm ci where the lock is complete. opencode-ai's lock entry lists only its linux-x64 binaries
 # (the registry serves only those), which npm ci reads as out of sync: then npm install, which
@@ -10,10 +15,16 @@ $(NODE_MODULES_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 	@touch $(NODE_MODULES_STAMP)
 
-install: $(NODE_MODULES_STAMP)
+$(DIST_STAMP): $(NODE_MODULES_STAMP) $(SOURCES)
+	node build.mjs
+	@touch $(DIST_STAMP)
+
+build: $(DIST_STAMP)
+
+install: $(NODE_MODULES_STAMP) $(DIST_STAMP)
 
 run: install
-	GATEWAY_DATA_DIR=$${GATEWAY_DATA_DIR:-./data} npx tsx lib/run-demo.ts
+	GATEWAY_DATA_DIR=$${GATEWAY_DATA_DIR:-./data} node dist/run-demo.mjs
 
 typecheck: install
 	npx tsc --noEmit -p .
@@ -27,4 +38,4 @@ bench: install
 	npx tsx bench/run.ts
 
 clean:
-	rm -rf node_modules data
+	rm -rf node_modules data dist

@@ -2,6 +2,8 @@
 // `make run` and every end-to-end test (port 0). Without routes in the configuration the built-in
 // simulator is started beside it and every route points there, served as managed.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RouteName } from './ir.ts';
@@ -28,7 +30,7 @@ import { createMetrics } from './metrics.ts';
 import { Usage } from './usage/service.ts';
 import { openSqliteUsageStore } from './usage/sqlite.ts';
 import { createHttpServer } from './http/server.ts';
-import { startSimulator, type Simulator } from './simulator/server.ts';
+import type { Simulator } from './simulator/server.ts';
 import type { Services } from './services.ts';
 import type { TimerClock } from './machine/request-machine.ts';
 
@@ -62,8 +64,10 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   const log = opts.logger ?? createLogger();
   let simulator: Simulator | undefined;
   if (config.useSimulator) {
-    const creds = simulatorCredentials();
+    const creds = simulatorCredentials(opts.dataDir);
     const aws = (creds.cloud_b as { key: { access_key_id: string; secret_access_key: string } }).key;
+    // Loaded only when used: a gateway pointed at real providers never pays for the simulator's code.
+    const { startSimulator } = await import('./simulator/server.ts');
     simulator = await startSimulator({ now: () => clock.now(), ...config.simulator, awsSecrets: { [aws.access_key_id]: aws.secret_access_key } });
     const sim = simulator.url;
     (creds.cloud_a as { key: { token_uri: string } }).key.token_uri = `${sim}/token`;
@@ -121,7 +125,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       server.close();
       // Drain: streams in flight get drainMs to finish, then are aborted; each settles its hold.
       const drained = Promise.all([...services.inflight].map((e) => e.done));
-      const timer = new Promise((r) => setTimeout(r, opts.drainMs ?? 10_000).unref());
+      const timer = new Promise((r) => setTimeout(r, opts.drainMs ?? config.timeouts.shutdown_drain_ms).unref());
       await Promise.race([drained, timer]);
       for (const e of services.inflight) e.abort();
       await Promise.all([...services.inflight].map((e) => e.done));
@@ -150,8 +154,7 @@ function buildAdapters(config: GatewayConfig): Record<RouteName, RouteAdapter> {
 /** Credentials for the built-in simulator: plain keys for direct routes, a freshly generated
  *  service account for cloud_a (its token_uri set to the simulator's once it listens), AWS keys
  *  for cloud_b (the simulator verifies their SigV4 signatures). */
-export function simulatorCredentials(): Record<RouteName, unknown> {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+export function simulatorCredentials(dataDir?: string): Record<RouteName, unknown> {
   return {
     vendor_a: 'sim-key-vendor-a',
     vendor_b: 'sim-key-vendor-b',
@@ -159,10 +162,21 @@ export function simulatorCredentials(): Record<RouteName, unknown> {
     cloud_a: {
       key: {
         type: 'service_account', client_email: 'gateway@sim-project.iam.gserviceaccount.com', project_id: 'sim-project',
-        private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), token_uri: '',
+        private_key: simulatorPrivateKey(dataDir), token_uri: '',
       },
       location: 'us-central1',
     },
     cloud_b: { key: { access_key_id: 'AKIDSIM' + randomBytes(4).toString('hex').toUpperCase(), secret_access_key: randomBytes(20).toString('base64') }, region: 'us-east-1' },
   };
+}
+
+/** The simulator service account's RSA key, generated once per data folder (a 2048-bit key takes
+ *  ≈ 250 ms, most of a cold start) and kept there (0600); a fresh one without a data folder. */
+function simulatorPrivateKey(dataDir: string | undefined): string {
+  const file = dataDir ? join(dataDir, 'simulator-sa.pem') : undefined;
+  if (file && existsSync(file)) return readFileSync(file, 'utf8');
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  if (file) { mkdirSync(dataDir!, { recursive: true }); writeFileSync(file, pem, { mode: 0o600 }); }
+  return pem;
 }

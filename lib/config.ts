@@ -20,6 +20,51 @@ export interface AbuseConfig {
   publish: boolean;
 }
 
+/** Every edge's time limit, in ms (0 = none). Defaults in DEFAULT_TIMEOUTS; README "Timeouts". */
+export interface TimeoutsConfig {
+  /** From connection (or the previous request on it) to the end of the request headers. */
+  request_headers_ms: number;
+  /** From the end of the headers to the last byte of the request body. */
+  request_body_ms: number;
+  /** Longest gap between two chunks of the request body. */
+  request_body_idle_ms: number;
+  /** TCP (and TLS) connect to a provider. */
+  upstream_connect_ms: number;
+  /** From sending a streamed upstream request to its response headers. */
+  upstream_first_byte_ms: number;
+  /** Longest gap between two chunks of an upstream body (also bounds headers → first event). */
+  upstream_idle_ms: number;
+  /** A non-streamed upstream call (the "now" fast path) waits this long for its whole answer. */
+  upstream_nonstream_ms: number;
+  /** On SIGTERM: how long streams in flight may run before they are aborted. */
+  shutdown_drain_ms: number;
+}
+
+export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
+  request_headers_ms: 30_000,
+  request_body_ms: 60_000,
+  request_body_idle_ms: 15_000,
+  upstream_connect_ms: 10_000,
+  upstream_first_byte_ms: 60_000,
+  upstream_idle_ms: 120_000,
+  upstream_nonstream_ms: 600_000,
+  shutdown_drain_ms: 10_000,
+};
+
+/** Upstream connections per route, the wait for one, and each organization's share. */
+export interface CapacityConfig {
+  /** Connections of a route's pool when routes.<route>.connections is not set. */
+  connections: number;
+  /** Requests that may wait for a connection of one route; past it, refused at once. */
+  queue: number;
+  /** Longest wait for a connection; then refused. */
+  wait_ms: number;
+  /** Largest share (0–1] of a route's connections one organization may hold or wait for. */
+  org_share: number;
+}
+
+export const DEFAULT_CAPACITY: CapacityConfig = { connections: 256, queue: 512, wait_ms: 5_000, org_share: 0.5 };
+
 export interface GatewayConfig {
   /** Base URL per route; undefined means "the built-in simulator". */
   routes: Partial<Record<RouteName, { base_url: string; connections?: number }>>;
@@ -35,6 +80,10 @@ export interface GatewayConfig {
   usage: UsageConfig;
   simulator?: SimulatorOptions;
   demo_balance_micro_usd: number;
+  timeouts: TimeoutsConfig;
+  capacity: CapacityConfig;
+  /** Addresses or CIDRs of proxies whose X-Forwarded-For names the client (default none). */
+  trust_proxy: string[];
   /** True when no file named the routes: start the simulator and serve every route managed on it. */
   useSimulator: boolean;
 }
@@ -83,6 +132,9 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
     usage: { ...DEFAULT_USAGE, ...file.usage },
     simulator: file.simulator,
     demo_balance_micro_usd: file.demo_balance_micro_usd ?? 20_000_000,
+    timeouts: { ...DEFAULT_TIMEOUTS, ...file.timeouts },
+    capacity: { ...DEFAULT_CAPACITY, ...file.capacity },
+    trust_proxy: file.trust_proxy ?? [],
     useSimulator,
     ...overrides,
   };

@@ -1,6 +1,7 @@
 // `npm start`: the gateway alone, configured by environment.
 //   PORT (8080), HOST (127.0.0.1), GATEWAY_DATA_DIR (./data), GATEWAY_ADMIN_TOKEN,
 //   GATEWAY_CONFIG (a JSON file validated by schemas/config.json), GATEWAY_SECRET_KEY.
+// Production runs the bundle (node dist/main.mjs, built by `make install`); tsx lib/main.ts in development.
 import { loadConfig, type GatewayConfig } from './config.ts';
 import { createGateway, type Gateway } from './app.ts';
 import { createLogger } from './log.ts';
@@ -21,13 +22,17 @@ export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Prom
   log.info({ url: gw.url, simulator: gw.simulator?.url ?? null }, 'gateway listening');
   const stop = (signal: string): void => {
     log.info({ signal }, 'shutting down: draining streams');
-    gw.close().then(() => process.exit(0), (err) => { log.error({ err }, 'shutdown failed'); process.exit(1); });
+    // close(): stop accepting, let streams run up to timeouts.shutdown_drain_ms, settle, close the
+    // ledger; then flush the log and exit 0.
+    gw.close().then(() => { log.info('stopped'); log.flush(); process.exit(0); }, (err) => { log.error({ err }, 'shutdown failed'); log.flush(); process.exit(1); });
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
   return gw;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Started directly (tsx lib/main.ts, node dist/main.mjs) — not when imported by run-demo, whose
+// bundle shares this module's import.meta.url.
+if (/(^|\/)main\.(ts|mjs|js)$/.test(process.argv[1] ?? '')) {
   startFromEnv().catch((err) => { console.error(err); process.exit(1); });
 }

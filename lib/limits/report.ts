@@ -1,8 +1,8 @@
 // The limits report of GET /v1/limits (spec "Limits report"), built from the ledger's snapshot —
 // the same figures admission reads — and serialized by one fast-json-stringify function compiled
 // at start from schemas/limits-report.json.
-import { readFileSync } from 'node:fs';
 import fastJson from 'fast-json-stringify';
+import limitsReportSchema from '../../schemas/limits-report.json' with { type: 'json' };
 import type { PauseReason, Snapshot } from '../ledger/types.ts';
 import type { AbuseLimitsConfig } from './abuse.ts';
 
@@ -114,9 +114,7 @@ function managedLimits(providers: string[], s: Snapshot): ManagedLimits {
   };
 }
 
-export const LIMITS_REPORT_SCHEMA: Record<string, unknown> = JSON.parse(
-  readFileSync(new URL('../../schemas/limits-report.json', import.meta.url), 'utf8'),
-) as Record<string, unknown>;
+export const LIMITS_REPORT_SCHEMA: Record<string, unknown> = limitsReportSchema as Record<string, unknown>;
 
 /** Compiled once, at module load: a request never pays for building the serializer. */
 export const serializeLimitsReport: (report: LimitsReport) => string = fastJson(LIMITS_REPORT_SCHEMA);

@@ -1,0 +1,23 @@
+// `make install` / `npm run build`: bundles the two entry points into dist/ as plain ES modules.
+// Kept outside the bundle: better-sqlite3 (a native addon) and google-auth-library + gaxios (loaded
+// on the first cloud_a call only, so a start never parses them). Names are kept for stack traces.
+import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+
+rmSync('dist', { recursive: true, force: true });
+await build({
+  entryPoints: { main: 'lib/main.ts', 'run-demo': 'lib/run-demo.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external: ['better-sqlite3', 'google-auth-library', 'gaxios'],
+  minifyWhitespace: true,
+  minifySyntax: true,
+  keepNames: true,
+  // CommonJS dependencies inside an ES module bundle still call require().
+  banner: { js: "import { createRequire as __gatewayRequire } from 'node:module'; const require = __gatewayRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
