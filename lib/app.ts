@@ -89,7 +89,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     abuse: new AbuseLimiter(config.abuse_limits, clock),
     adapters: buildAdapters(config),
     codecs: CODECS,
-    pools: new Pools(),
+    pools: new Pools(config, metrics),
     scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now()),
     flexSlots: new FlexSlots(config.flex_race_slots),
     log,

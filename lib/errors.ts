@@ -34,6 +34,8 @@ export const ERRORS = {
   spend_velocity_exceeded: { status: 429, message: 'The daily spend ceiling is passed; managed serving resumes at the next UTC midnight.' },
   rate_limit_exceeded: { status: 429, message: 'Too many requests; back off for the seconds in Retry-After.' },
   limits_unavailable: { status: 503, message: 'The limits record cannot be read right now.' },
+  upstream_capacity_exceeded: { status: 503, message: 'Every upstream connection of the route is taken and its wait queue is full or timed out; retry after Retry-After.' },
+  request_timeout: { status: 408, message: 'The request headers or body did not arrive in time.' },
   // upstream and lifecycle
   provider_error: { status: 502, message: 'The provider failed and no retry or fallback was left.' },
   provider_rejected: { status: 400, message: 'The provider rejected the request.' },

@@ -5,7 +5,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { RouteName } from '../ir.ts';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { parseJsonObject, readBody } from './body.ts';
+import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { sendJson } from './reply.ts';
 import { parseStartWithin } from '../routing/start-within.ts';
 import { ROUTES } from '../config.ts';
@@ -108,7 +108,7 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, svc
     const m = re.exec(path);
     if (!m) continue;
     if (method !== req.method) { methodMismatch = true; continue; }
-    const [status, out] = (await handler(svc, m.slice(1).map(decodeURIComponent), async () => parseJsonObject(await readBody(req, ADMIN_BODY_CAP)))) as [number, unknown];
+    const [status, out] = (await handler(svc, m.slice(1).map(decodeURIComponent), async () => parseJsonObject(await readBody(req, requestBodyLimits(svc, ADMIN_BODY_CAP))))) as [number, unknown];
     sendJson(res, status, JSON.stringify(out));
     return;
   }

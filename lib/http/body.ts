@@ -1,31 +1,70 @@
 // Reads a request body up to the cap, counting while it streams: a declared Content-Length over
 // the cap is refused before a byte is read, and an undeclared one as soon as it passes the cap.
+// A body that takes longer than totalMs in all, or pauses longer than idleMs between chunks, is
+// cut off with request_timeout (the caller answers 408 and closes the connection).
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors.ts';
+import type { Services } from '../services.ts';
 
 export const BODY_CAP = 50_000_000;
 
-export function readBody(req: IncomingMessage, cap = BODY_CAP): Promise<Buffer> {
+export interface BodyLimits {
+  cap?: number;
+  /** Whole body, from the end of the headers; 0 = none. */
+  totalMs?: number;
+  /** Longest pause between chunks; 0 = none. */
+  idleMs?: number;
+  /** Told which limit cut the body ('request_body' | 'request_body_idle'), for the metrics. */
+  onTimeout?: (edge: 'request_body' | 'request_body_idle') => void;
+}
+
+export function readBody(req: IncomingMessage, limits: number | BodyLimits = BODY_CAP): Promise<Buffer> {
+  const { cap = BODY_CAP, totalMs = 0, idleMs = 0, onTimeout } = typeof limits === 'number' ? { cap: limits } : limits;
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > cap) return Promise.reject(new GatewayError('request_too_large'));
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
+    let total: NodeJS.Timeout | undefined;
+    let idle: NodeJS.Timeout | undefined;
+    const stop = (): void => {
+      clearTimeout(total);
+      clearTimeout(idle);
+      req.off('data', onData);
+    };
+    const fail = (err: GatewayError): void => {
+      stop();
+      req.pause();
+      reject(err);
+    };
+    const timedOut = (edge: 'request_body' | 'request_body_idle') => (): void => {
+      onTimeout?.(edge);
+      fail(new GatewayError('request_timeout', edge === 'request_body'
+        ? `The request body did not arrive within ${totalMs} ms.`
+        : `The request body paused for more than ${idleMs} ms.`));
+    };
     const onData = (c: Buffer): void => {
       size += c.length;
-      if (size > cap) {
-        req.off('data', onData);
-        req.pause();
-        reject(new GatewayError('request_too_large'));
-        return;
-      }
+      if (size > cap) { fail(new GatewayError('request_too_large')); return; }
       parts.push(c);
+      if (idleMs) idle!.refresh();
     };
+    if (totalMs) total = setTimeout(timedOut('request_body'), totalMs);
+    if (idleMs) idle = setTimeout(timedOut('request_body_idle'), idleMs);
     req.on('data', onData);
-    req.once('end', () => resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size)));
-    req.once('error', reject);
-    req.once('aborted', () => reject(new GatewayError('client_closed_request')));
+    req.once('end', () => { stop(); resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size)); });
+    req.once('error', (err) => { stop(); reject(err); });
+    req.once('aborted', () => { stop(); reject(new GatewayError('client_closed_request')); });
   });
+}
+
+/** The configured body limits of this gateway (timeouts.request_body_ms / request_body_idle_ms). */
+export function requestBodyLimits(svc: Services, cap = BODY_CAP): BodyLimits {
+  return {
+    cap, totalMs: svc.config.timeouts.request_body_ms, idleMs: svc.config.timeouts.request_body_idle_ms,
+    onTimeout: (edge) => svc.metrics.timeouts.inc({ edge }),
+  };
 }
 
 export function parseJsonObject(buf: Buffer): Record<string, any> {

@@ -10,12 +10,13 @@ import type { Services } from '../services.ts';
 import { managedCredential } from '../config.ts';
 import { costOf } from '../catalog/catalog.ts';
 import { authenticate } from './auth.ts';
-import { parseJsonObject, readBody } from './body.ts';
+import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { asGatewayError, sendError, type Headers } from './reply.ts';
 import { checkRequest, type CallerFormat, type CheckedRequest } from '../routing/validate.ts';
 import { planRequest, requestedMaxOutput, type Plan, type RoutePlan } from '../routing/plan.ts';
 import { startRequest, type FlexMode, type Outcome } from '../machine/request-machine.ts';
 import { runAttempt, type Attempt } from '../stream/attempt.ts';
+import type { UpstreamTerms } from '../stream/pools.ts';
 import { respond, type Pricing, type StreamResult } from '../stream/respond.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
 import type { Logger } from '../log.ts';
@@ -34,7 +35,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     limitIp(svc, ip);
     const key = authed = authenticateCounted(req, svc, ip);
     limitKey(svc, key);
-    const bytes = await readBody(req);
+    const bytes = await readBody(req, requestBodyLimits(svc));
     const raw = parseJsonObject(bytes);
     const checked = checkRequest(format, raw, svc.catalog, key.defaultStartWithin, req.headers['anthropic-beta']);
     const plan = planRequest(checked, {
@@ -51,8 +52,8 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     const ge = asGatewayError(err);
     if (ge.code === 'internal_error') log.log.error({ ...log.bind, err }, 'internal error');
     else log.log.info({ ...log.bind, code: ge.code, status: ge.status }, 'refused');
-    // A refused oversize body is not drained: the connection closes after the answer.
-    if (!res.headersSent && !res.destroyed) sendError(res, format, ge, ge.code === 'request_too_large' ? { connection: 'close' } : {});
+    // A refused oversize or timed-out body is not drained: the connection closes after the answer.
+    if (!res.headersSent && !res.destroyed) sendError(res, format, ge, ge.code === 'request_too_large' || ge.code === 'request_timeout' ? { connection: 'close' } : {});
     svc.metrics.requestsBy(format, ge.status).inc();
     // Refused after authentication (validation, admission, limits): still the org's request.
     if (authed && !log.recorded) {
@@ -130,7 +131,7 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
     retry: c.retry,
     now: () => svc.clock.now(),
     random: svc.random,
-    launch: (route, tier) => launchAttempt(svc, plan, plan.routes.find((r) => r.route === route)!, tier, bytes),
+    launch: (route, tier) => launchAttempt(svc, plan, plan.routes.find((r) => r.route === route)!, tier, bytes, key.orgId, deadlineAt),
   }, svc.timerClock);
 
   let clientClosed = false;
@@ -152,7 +153,8 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
     if (clientClosed) { status = 499; return; }
     if (!winner) {
       const f = outcome.failure;
-      const err = f?.kind === 'fatal'
+      const err = f?.gatewayCode ? new GatewayError(f.gatewayCode, undefined, { retryAfterS: Math.ceil((f.retryAfterMs ?? 1_000) / 1000) })
+        : f?.kind === 'fatal'
         ? new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status: f.status >= 400 && f.status < 500 ? f.status : 400 })
         : new GatewayError('provider_error', f ? `The provider failed (${f.status}): ${f.message}` : undefined);
       status = err.status;
@@ -212,7 +214,7 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
   }
 }
 
-function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier, bytes: Buffer): Attempt {
+function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier, bytes: Buffer, orgId: string, deadlineAt: number): Attempt {
   const c = plan.checked;
   const adapter = svc.adapters[rp.route];
   // A "now" request whose caller wants one body may call upstream non-streamed: there is no race,
@@ -222,9 +224,21 @@ function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier, byt
   const attempt = runAttempt({
     route: rp.route, tier, wire: rp.wire, adapter, streamed,
     request: () => adapter.build({ wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential, translated: !rp.passthrough, raw: rp.passthrough ? bytes : undefined, betas: c.betas }),
+    upstream: upstreamTerms(svc, orgId, tier, streamed, deadlineAt - svc.clock.now()),
   }, svc.pools, () => svc.clock.now());
   // Only a streamed attempt commits at its first event: that is the time the race estimates learn.
   return streamed ? svc.scheduler.track(rp.route, c.model.id, tier, svc.clock.now(), attempt) : attempt;
+}
+
+/** A flex attempt never waits for a connection (not getting one is a flex failure, so the hedge
+ *  starts at once) and may take its deadline plus the first-byte limit to answer; a standard one
+ *  waits up to capacity.wait_ms; a non-streamed call waits for its whole answer (README "Timeouts"). */
+function upstreamTerms(svc: Services, org: string, tier: Tier, streamed: boolean, untilDeadlineMs: number): UpstreamTerms {
+  const t = svc.config.timeouts;
+  const firstByteMs = !streamed ? t.upstream_nonstream_ms
+    : tier === 'flex' && t.upstream_first_byte_ms ? Math.max(0, untilDeadlineMs) + t.upstream_first_byte_ms
+    : t.upstream_first_byte_ms;
+  return { org, waitMs: tier === 'flex' ? 0 : svc.config.capacity.wait_ms, firstByteMs };
 }
 
 function flexMode(svc: Services, orgId: string, plan: Plan): FlexMode {

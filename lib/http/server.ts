@@ -1,6 +1,6 @@
 // The node:http server: a route table from method and path to a handler. No framework.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { GatewayError } from '../errors.ts';
+import { errorBody, GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { handleInference, authenticateCounted, clientIp, limitIp, limitKey } from './pipeline.ts';
 import { handleAdmin } from './admin.ts';
@@ -23,11 +23,28 @@ const INFERENCE: Record<string, CallerFormat> = {
 
 export function createHttpServer(svc: Services, adminToken: string | undefined): Server {
   const models = catalogBody(svc.catalog);
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) => {
+  // Request headers must arrive within timeouts.request_headers_ms (node checks open connections
+  // every connectionsCheckingInterval); the body's limits are read by readBody (lib/http/body.ts).
+  // requestTimeout stays 0: node's would also cut long-lived streamed answers' requests.
+  const headersMs = svc.config.timeouts.request_headers_ms;
+  const server = createServer({
+    keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: headersMs,
+    connectionsCheckingInterval: headersMs ? Math.max(100, Math.min(1_000, Math.floor(headersMs / 4))) : 30_000,
+  }, (req, res) => {
     route(req, res, svc, adminToken, models).catch((err) => {
       svc.log.error({ err }, 'unhandled');
       if (!res.headersSent) sendError(res, 'plain', asGatewayError(err)); else res.destroy();
     });
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') svc.metrics.timeouts.inc({ edge: 'request_headers' });
+    if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
+    // As node answers by default (no error text is echoed), with our body for the timeout.
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      const body = JSON.stringify(errorBody('plain', new GatewayError('request_timeout', 'The request headers did not arrive in time.')));
+      socket.end(`HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    } else if (err.code === 'HPE_HEADER_OVERFLOW') socket.end('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n');
+    else socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
   });
   return server;
 }

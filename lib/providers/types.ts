@@ -45,4 +45,6 @@ export interface Failure {
   message: string;
   retryAfterMs?: number;
   upstreamCode?: string;
+  /** Set when the gateway itself refused (capacity): the error code to answer if nothing else serves. */
+  gatewayCode?: 'rate_limit_exceeded' | 'upstream_capacity_exceeded';
 }

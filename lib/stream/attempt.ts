@@ -10,7 +10,8 @@
 import type { Dispatcher } from 'undici';
 import type { FormatName, RouteName, Tier } from '../ir.ts';
 import type { Failure, Framer, RouteAdapter, UpstreamRequest } from '../providers/types.ts';
-import type { Pools } from './pools.ts';
+import type { Pools, UpstreamTerms } from './pools.ts';
+import { CapacityRefused, capacityFailure } from '../providers/capacity.ts';
 import { parseFrame, SSEParser, type RawFrame } from './sse.ts';
 import { classify, connectionFailure } from './failure.ts';
 
@@ -29,6 +30,8 @@ export interface AttemptSpec {
   request: () => Promise<UpstreamRequest> | UpstreamRequest;
   /** false only on the "now" non-streamed fast path: commit at the 200, body is one JSON. */
   streamed: boolean;
+  /** Capacity and first-byte terms of this attempt (lib/stream/pools.ts). */
+  upstream?: UpstreamTerms;
 }
 
 /** Where the body goes after commit. `data` returns false when the sink cannot take more now; it
@@ -90,6 +93,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   reject!: (e: unknown) => void;
   private phase: Phase = 'waiting';
   private controller: Dispatcher.DispatchController | undefined;
+  private cancel: (() => void) | undefined;
   private aborted = false;
   private status = 0;
   private errorParts: Buffer[] | undefined;
@@ -127,7 +131,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   dispatch(pools: Pools, req: UpstreamRequest): void {
     if (this.aborted) { this.reject(STOPPED); return; }
     try {
-      pools.get(req.origin).dispatch({ method: 'POST', path: req.path, headers: req.headers, body: req.body }, this);
+      // Through the route's capacity gate: may wait for a connection slot (cancel() leaves the queue).
+      this.cancel = pools.dispatch(this.route, req, this, this.spec.upstream, (err) => this.fail(err));
     } catch (err) {
       this.fail(err as Error);
     }
@@ -137,7 +142,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     if (this.aborted) return;
     this.aborted = true;
     if (this.controller) this.controller.abort(STOPPED);
-    if (this.phase === 'waiting' && !this.controller) { this.phase = 'ended'; this.reject(STOPPED); }
+    if (this.phase === 'waiting' && !this.controller) { this.cancel?.(); this.phase = 'ended'; this.reject(STOPPED); }
   }
 
   /** A failure before commit (the request could not be built or sent). */
@@ -146,7 +151,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     const before = this.phase;
     this.phase = 'ended';
     if (before === 'committed') { this.finish(err); return; }
-    this.reject(this.aborted ? STOPPED : new AttemptFailed(connectionFailure(err)));
+    this.reject(this.aborted ? STOPPED : new AttemptFailed(err instanceof CapacityRefused ? capacityFailure(err) : connectionFailure(err)));
   }
 
   // undici's handler interface

@@ -1,18 +1,95 @@
-// One undici Pool per upstream origin, keep-alive, created on first use and reused (no TCP and TLS
-// handshake per request).
-import { Pool } from 'undici';
+// One undici Pool per route and upstream origin, keep-alive, created on first use and reused
+// (no TCP and TLS handshake per request), sized by routes.<route>.connections (else capacity.connections). Every upstream call
+// goes through dispatch(): it takes a slot of the route's capacity gate (lib/providers/capacity.ts),
+// applies the upstream timeouts (connect, first byte, idle between chunks), counts timeouts in the
+// metrics, and gives the slot back when the response ends or fails, whatever ended it.
+import { Pool, type Dispatcher } from 'undici';
+import type { RouteName } from '../ir.ts';
+import type { UpstreamRequest } from '../providers/types.ts';
+import { RouteGate } from '../providers/capacity.ts';
+import { DEFAULT_CAPACITY, DEFAULT_TIMEOUTS, type CapacityConfig, type GatewayConfig, type TimeoutsConfig } from '../config.ts';
+import type { Metrics } from '../metrics.ts';
+
+/** What one attempt may use: whose request it is, how long it may wait for a slot, and how long
+ *  the upstream may take to answer (a flex attempt's first byte may take its whole deadline). */
+export interface UpstreamTerms { org: string; waitMs: number; firstByteMs: number }
+
+const TIMEOUT_EDGE: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: 'upstream_connect',
+  UND_ERR_HEADERS_TIMEOUT: 'upstream_first_byte',
+  UND_ERR_BODY_TIMEOUT: 'upstream_idle',
+};
 
 export class Pools {
   private readonly pools = new Map<string, Pool>();
-  constructor(private readonly connections = 256) {}
+  private readonly gates = new Map<RouteName, RouteGate>();
+  private readonly timeouts: TimeoutsConfig;
+  private readonly capacity: CapacityConfig;
 
-  get(origin: string): Pool {
-    let p = this.pools.get(origin);
+  constructor(private readonly config: Pick<GatewayConfig, 'routes'> & Partial<Pick<GatewayConfig, 'timeouts' | 'capacity'>> = { routes: {} }, private readonly metrics?: Metrics) {
+    this.timeouts = config.timeouts ?? DEFAULT_TIMEOUTS;
+    this.capacity = config.capacity ?? DEFAULT_CAPACITY;
+  }
+
+  connections(route: RouteName): number {
+    return this.config.routes[route]?.connections ?? this.capacity.connections;
+  }
+
+  gate(route: RouteName): RouteGate {
+    let g = this.gates.get(route);
+    if (!g) {
+      g = new RouteGate({ connections: this.connections(route), queue: this.capacity.queue, orgShare: this.capacity.org_share });
+      this.gates.set(route, g);
+    }
+    return g;
+  }
+
+  get(route: RouteName, origin: string): Pool {
+    const id = `${route} ${origin}`;
+    let p = this.pools.get(id);
     if (!p) {
-      p = new Pool(origin, { connections: this.connections, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
-      this.pools.set(origin, p);
+      p = new Pool(origin, {
+        connections: this.connections(route), pipelining: 1, keepAliveTimeout: 30_000,
+        connect: { timeout: this.timeouts.upstream_connect_ms || undefined },
+        headersTimeout: 0, bodyTimeout: 0,
+      });
+      this.pools.set(id, p);
     }
     return p;
+  }
+
+  /** Dispatches one upstream request inside the route's capacity: at once when a slot is free,
+   *  else when one frees up. The handler sees undici's calls unchanged; the slot is given back at
+   *  the response's end or error (an abort included). refuse() gets a CapacityRefused, or the
+   *  error of a dispatch that throws. Returns a cancel for a request still waiting for a slot. */
+  dispatch(route: RouteName, req: UpstreamRequest, handler: Dispatcher.DispatchHandler, terms: UpstreamTerms | undefined, refuse: (err: Error) => void): (() => void) | undefined {
+    const t = terms ?? { org: '', waitMs: this.capacity.wait_ms, firstByteMs: this.timeouts.upstream_first_byte_ms };
+    return this.gate(route).acquire(t.org, t.waitMs, (release) => {
+      const wrapped: Dispatcher.DispatchHandler = {
+        onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
+        onResponseStart: (c, status, headers, message) => handler.onResponseStart?.(c, status, headers, message),
+        onResponseData: (c, chunk) => handler.onResponseData?.(c, chunk),
+        onResponseEnd: (c, trailers) => { release(); handler.onResponseEnd?.(c, trailers); },
+        onResponseError: (c, err) => { release(); this.noteTimeout(err); handler.onResponseError?.(c, err); },
+      };
+      try {
+        this.get(route, req.origin).dispatch({
+          method: 'POST', path: req.path, headers: req.headers, body: req.body,
+          headersTimeout: t.firstByteMs, bodyTimeout: this.timeouts.upstream_idle_ms,
+        }, wrapped);
+      } catch (err) {
+        release();
+        refuse(err as Error);
+      }
+    }, (err) => {
+      this.metrics?.capacityRefusals.inc({ route, reason: err.reason });
+      refuse(err);
+    });
+  }
+
+  private noteTimeout(err: unknown): void {
+    const edge = TIMEOUT_EDGE[(err as { code?: string })?.code ?? ''];
+    if (edge) this.metrics?.timeouts.inc({ edge });
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,98 @@
+// Bounded upstream capacity with fairness, per route: at most `connections` requests hold one of
+// the route's upstream connections at a time; others wait in a FIFO queue of at most `queue`
+// entries for at most `wait_ms`; and no organization may hold or wait for more than `org_share` of
+// the route's connections. Past any of these the request is refused at once (never left waiting
+// with no headers while it holds money and slots), so one organization's open streams cannot
+// starve another's. A slot is held from dispatch until the upstream body closes.
+
+import type { Failure } from './types.ts';
+
+export type Refusal = 'org_share' | 'queue_full' | 'wait_timeout' | 'busy';
+
+export class CapacityRefused extends Error {
+  constructor(readonly reason: Refusal) { super(`upstream capacity: ${reason.replace('_', ' ')}`); }
+}
+
+interface Waiter { org: string; grant: (release: () => void) => void; timer: NodeJS.Timeout }
+
+export interface GateLimits { connections: number; queue: number; orgShare: number }
+
+export class RouteGate {
+  private active = 0;
+  private readonly perOrg = new Map<string, number>();
+  private readonly waiting: Waiter[] = [];
+  readonly orgCap: number;
+
+  constructor(private readonly limits: GateLimits) {
+    this.orgCap = Math.max(1, Math.floor(limits.connections * limits.orgShare));
+  }
+
+  get inUse(): number { return this.active; }
+  get queued(): number { return this.waiting.length; }
+
+  /** Calls grant(release) once a connection slot is the caller's — at once (synchronously) when
+   *  one is free — or refuse(err) when it cannot be. waitMs 0: only a free slot now (a flex attempt
+   *  never queues: not getting one is a flex failure). Returns a cancel for a queued wait. */
+  acquire(org: string, waitMs: number, grant: (release: () => void) => void, refuse: (err: CapacityRefused) => void): (() => void) | undefined {
+    if ((this.perOrg.get(org) ?? 0) >= this.orgCap) { refuse(new CapacityRefused('org_share')); return undefined; }
+    if (this.active < this.limits.connections && this.waiting.length === 0) { grant(this.take(org)); return undefined; }
+    if (waitMs <= 0) { refuse(new CapacityRefused('busy')); return undefined; }
+    if (this.waiting.length >= this.limits.queue) { refuse(new CapacityRefused('queue_full')); return undefined; }
+    this.count(org, 1);
+    const w: Waiter = { org, grant, timer: setTimeout(() => { if (this.leave(w)) refuse(new CapacityRefused('wait_timeout')); }, waitMs) };
+    this.waiting.push(w);
+    return () => { this.leave(w); };
+  }
+
+  /** Takes a waiter out of the queue; false when it already left (granted, timed out, cancelled). */
+  private leave(w: Waiter): boolean {
+    const i = this.waiting.indexOf(w);
+    if (i === -1) return false;
+    this.waiting.splice(i, 1);
+    this.count(w.org, -1);
+    clearTimeout(w.timer);
+    return true;
+  }
+
+  private take(org: string): () => void {
+    this.active++;
+    this.count(org, 1);
+    return this.releaser(org);
+  }
+
+  private releaser(org: string): () => void {
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.active--;
+      this.count(org, -1);
+      this.next();
+    };
+  }
+
+  private next(): void {
+    while (this.active < this.limits.connections && this.waiting.length) {
+      const w = this.waiting.shift()!;
+      clearTimeout(w.timer);
+      this.active++;          // the waiter's per-org count was taken when it queued
+      w.grant(this.releaser(w.org));
+    }
+  }
+
+  private count(org: string, d: number): void {
+    const n = (this.perOrg.get(org) ?? 0) + d;
+    if (n <= 0) this.perOrg.delete(org); else this.perOrg.set(org, n);
+  }
+}
+
+/** A refusal as an attempt failure: the machine treats it as any capacity failure (a flex attempt
+ *  moves to standard at once; a standard one retries or falls back), and when it is the request's
+ *  last failure the caller gets the gateway's own code with Retry-After, not provider_error. */
+export function capacityFailure(err: CapacityRefused): Failure {
+  const orgShare = err.reason === 'org_share';
+  return {
+    kind: 'capacity', status: orgShare ? 429 : 503, message: err.message, retryAfterMs: 1_000,
+    gatewayCode: orgShare ? 'rate_limit_exceeded' : 'upstream_capacity_exceeded',
+  };
+}

@@ -1,0 +1,101 @@
+// Bounded upstream capacity with fairness: a route's connections, a bounded wait queue with a
+// wait timeout, and a per-organization share. Real gateway, real simulator, real sockets.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestGateway, sim, waitFor } from '../helpers/gateway.ts';
+
+const post = (url: string, key: string, body: unknown, signal?: AbortSignal) => fetch(`${url}/v1/responses`, {
+  method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal,
+});
+
+test('1,000 open streams from one organization leave another organization\'s request answered within 1 s', async () => {
+  const t = await startTestGateway({ config: { capacity: { connections: 256, queue: 512, wait_ms: 5_000, org_share: 0.5 } } });
+  try {
+    const a = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const b = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const ac = new AbortController();
+    const long = { model: 'gpt-5.4-mini', input: sim({ output_tokens: 5_000, tokens_per_s: 20 }), start_within: 'now', stream: true };
+    const answers = await Promise.all(Array.from({ length: 1_000 }, () => post(t.url, a.key, long, ac.signal).catch((e) => { console.log(e.cause); throw e; })));
+    const open = answers.filter((r) => r.status === 200);
+    const refused = answers.filter((r) => r.status === 429);
+    assert.equal(open.length, 128, 'org A holds at most half of the route\'s 256 connections');
+    assert.equal(refused.length, 872, 'the rest refused at once, not left waiting');
+    assert.equal(refused[0]!.headers.get('retry-after'), '1');
+    assert.equal(((await refused[0]!.json()) as any).error.code, 'rate_limit_exceeded');
+    await Promise.all(refused.slice(1).map((r) => r.arrayBuffer()));
+    assert.equal(t.gw.services.pools.gate('vendor_a').inUse, 128);
+
+    const t0 = performance.now();
+    const res = await post(t.url, b.key, { model: 'gpt-5.4-mini', input: sim({ output_tokens: 5 }), start_within: 'now' });
+    const ms = performance.now() - t0;
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as any).status, 'completed');
+    console.log(`# org B answered in ${ms.toFixed(0)} ms beside 128 open streams of org A (872 refused)`);
+    assert.ok(ms < 1_000, `org B waited ${ms.toFixed(0)} ms`);
+
+    ac.abort();
+    await waitFor(() => t.gw.services.pools.gate('vendor_a').inUse === 0, 'every connection slot to come back', 10_000);
+  } finally {
+    await t.close();
+  }
+});
+
+test('a full route: one request waits and is refused at the wait timeout, one past the queue is refused at once; holds released', async () => {
+  const t = await startTestGateway({ config: { capacity: { connections: 2, queue: 1, wait_ms: 400, org_share: 1 } } });
+  try {
+    const a = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const b = await t.newOrg({ balance: 20_000_000 });
+    const ac = new AbortController();
+    const long = { model: 'gpt-5.4-mini', input: sim({ output_tokens: 100, tokens_per_s: 20 }), start_within: 'now', stream: true };
+    const streams = await Promise.all([post(t.url, a.key, long, ac.signal), post(t.url, a.key, long, ac.signal)]);
+    assert.deepEqual(streams.map((r) => r.status), [200, 200]);
+
+    const t0 = performance.now();
+    const waiting = post(t.url, b.key, { ...long, stream: false });
+    await waitFor(() => t.gw.services.pools.gate('vendor_a').queued === 1, 'the third request to queue');
+    const full = await post(t.url, b.key, { ...long, stream: false });
+    assert.equal(full.status, 503);
+    assert.equal(full.headers.get('retry-after'), '1');
+    assert.equal(((await full.json()) as any).error.code, 'upstream_capacity_exceeded');
+    assert.ok(performance.now() - t0 < 400, 'refused at once when the queue is full');
+
+    const w = await waiting;
+    const waitedMs = performance.now() - t0;
+    assert.equal(w.status, 503);
+    assert.equal(w.headers.get('retry-after'), '1');
+    assert.equal(((await w.json()) as any).error.code, 'upstream_capacity_exceeded');
+    assert.ok(waitedMs >= 390 && waitedMs < 1_500, `refused after the 400 ms wait (${waitedMs.toFixed(0)} ms)`);
+
+    const ledger = await t.admin('GET', `/admin/v1/orgs/${b.orgId}/ledger`);
+    assert.equal(ledger.json.snapshot.reservedMicroUsd, 0, 'the refused requests\' holds are released');
+    assert.equal(ledger.json.snapshot.cashMicroUsd, 20_000_000, 'and nothing charged');
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    assert.match(metrics, /gateway_capacity_refusals_total\{route="vendor_a",reason="queue_full"\} 1/);
+    assert.match(metrics, /gateway_capacity_refusals_total\{route="vendor_a",reason="wait_timeout"\} 1/);
+    ac.abort();
+    await waitFor(() => t.gw.services.pools.gate('vendor_a').inUse === 0, 'the streams to end');
+  } finally {
+    await t.close();
+  }
+});
+
+test('a flex attempt that cannot get a connection is a flex failure: standard starts at once, well before the hedge time', async () => {
+  const t = await startTestGateway({ config: { capacity: { connections: 1, queue: 4, wait_ms: 5_000, org_share: 1 } } });
+  try {
+    const other = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const org = await t.newOrg({ ownKeys: ['vendor_a'] });
+    // The only connection is busy for ≈ 0.5 s.
+    const busy = post(t.url, other.key, { model: 'gpt-5.4-mini', input: sim({ output_tokens: 10, tokens_per_s: 20 }), start_within: 'now', stream: true });
+    await waitFor(() => t.gw.services.pools.gate('vendor_a').inUse === 1, 'the connection to be taken');
+    const t0 = performance.now();
+    const res = await post(t.url, org.key, { model: 'gpt-5.4', input: sim({ flex_start_ms: 0, output_tokens: 3 }), start_within: '00h-00m-30s' });
+    const ms = performance.now() - t0;
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('x-service-flex-reason'), 'flex_unavailable');
+    assert.equal(res.headers.get('x-service-flex-applied'), 'false');
+    assert.ok(ms < 5_000, `standard started as soon as the connection was free (${ms.toFixed(0)} ms), not at deadline − lead`);
+    await (await busy).text();
+  } finally {
+    await t.close();
+  }
+});
