@@ -30,6 +30,7 @@ import { createMetrics } from './metrics.ts';
 import { Usage } from './usage/service.ts';
 import { openSqliteUsageStore } from './usage/sqlite.ts';
 import { createHttpServer } from './http/server.ts';
+import { clientIpResolver } from './http/client-ip.ts';
 import type { Simulator } from './simulator/server.ts';
 import type { Services } from './services.ts';
 import type { TimerClock } from './machine/request-machine.ts';
@@ -95,6 +96,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     log,
     metrics,
     usage: new Usage(openSqliteUsageStore(db), config.usage, metrics, log, clock),
+    clientIp: clientIpResolver(config.trust_proxy),
     inflight: new Set(),
     shuttingDown: false,
   };

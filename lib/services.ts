@@ -37,6 +37,8 @@ export interface Services {
   /** Usage records: push() one per ended request; the store behind it answers the usage API. */
   usage: Usage;
   /** Requests in flight, so shutdown can drain them and settle their holds. */
+  /** The client's address for per-address limits (trust_proxy decides when X-Forwarded-For counts). */
+  clientIp: (req: import('node:http').IncomingMessage) => string;
   inflight: Set<{ abort(): void; done: Promise<void>; holdId?: string }>;
   shuttingDown: boolean;
 }

@@ -1,7 +1,13 @@
-// The admin API (/admin/v1/…), authorized by the admin bearer token. Small JSON bodies, each
-// checked by hand against its documented shape; errors in the plain (OpenAI-style) envelope.
+// The admin API (/admin/v1/…), authorized by the admin bearer token. Every input is checked before
+// it is used: path parameters are percent-decoded safely and must look like the ids the store
+// issues (else the thing cannot exist: 404), bodies are validated by JSON Schemas compiled at
+// start (schemas/admin.json; integers bounded to what the ledger stores exactly), and errors from
+// parsing a credential are replaced by fixed messages, so no key material reaches an answer or a
+// log. Wrong admin tokens are counted per client address and limited like failed API keys.
+// Errors use the plain (OpenAI-style) envelope.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual, createHash } from 'node:crypto';
+import { Ajv, type ValidateFunction } from 'ajv';
 import type { RouteName } from '../ir.ts';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
@@ -13,10 +19,28 @@ import { parseVertexCredential } from '../providers/vertex.ts';
 import { parseBedrockCredential } from '../providers/bedrock.ts';
 import { SCOPES, type Scope } from '../store/orgs.ts';
 import { usageReport, usageRequests } from './usage.ts';
+import adminSchemas from '../../schemas/admin.json' with { type: 'json' };
 
 const ADMIN_BODY_CAP = 1_000_000;
+/** Ids the store issues: a prefix and base64url characters. Anything else names nothing. */
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-type Handler = (svc: Services, params: string[], body: () => Promise<Record<string, any>>) => unknown;
+type Body = Record<string, any>;
+type Handler = (svc: Services, params: string[], body: () => Promise<Body>) => unknown;
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+ajv.addSchema(adminSchemas);
+const schema = (name: string): ValidateFunction => ajv.getSchema(`admin.json#/$defs/${name}`)!;
+const BODIES = {
+  createOrg: schema('create_org'),
+  createKey: schema('create_key'),
+  directKey: schema('direct_key'),
+  cloudAKey: schema('cloud_a_key'),
+  cloudBKey: schema('cloud_b_key'),
+  topup: schema('topup'),
+  overrides: schema('overrides'),
+  exempt: schema('exempt'),
+};
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
@@ -33,29 +57,27 @@ const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
     return [200, { object: 'list', data: svc.orgs.listOrgs().map((o) => ({ ...o, managed: managed ? svc.ledger.snapshot(o.id, now) : null })) }];
   }],
   ['POST', /^\/admin\/v1\/orgs$/, async (svc, _p, body) => {
-    const { name } = await body();
-    if (typeof name !== 'string' || !name.trim()) throw bad('name must be a non-empty string');
+    const { name } = checked(BODIES.createOrg, await body());
     const now = svc.clock.now();
-    const org = svc.orgs.createOrg(name.trim(), now);
+    const org = svc.orgs.createOrg(String(name).trim(), now);
     svc.ledger.ensureOrg(org.id, now);
     return [201, org];
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/keys$/, async (svc, [orgId], body) => {
     requireOrg(svc, orgId!);
-    const { default_start_within: dsw = null, scopes = ['inference'] } = await body();
+    const { default_start_within: dsw = null, scopes = ['inference'] } = checked(BODIES.createKey, await body());
     if (dsw !== null) parseStartWithin(dsw);
     if (!Array.isArray(scopes) || !scopes.every((x) => SCOPES.includes(x))) throw bad(`scopes must be an array of ${SCOPES.join(', ')}`);
     return [201, svc.orgs.createKey(orgId!, dsw, svc.clock.now(), scopes as Scope[])];
   }],
   ['DELETE', /^\/admin\/v1\/keys\/([^/]+)$/, (svc, [keyId]) => {
-    if (!svc.orgs.revokeKey(keyId!, svc.clock.now())) throw new GatewayError('key_not_found');
+    if (!ID.test(keyId!) || !svc.orgs.revokeKey(keyId!, svc.clock.now())) throw new GatewayError('key_not_found');
     return [200, { id: keyId, revoked: true }];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, async (svc, [orgId, route], body) => {
     requireOrg(svc, orgId!);
     const r = requireRoute(route!);
-    const b = await body();
-    const credential = providerCredential(r, b);
+    const credential = providerCredential(r, await body());
     svc.orgs.setProviderKey(orgId!, r, credential, svc.clock.now());
     return [200, { org: orgId, route: r, configured: true }];
   }],
@@ -67,38 +89,43 @@ const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/topups$/, async (svc, [orgId], body) => {
     requireOrg(svc, orgId!);
-    const { cash_micro_usd, credit_micro_usd, ...rest } = await body();
-    if (Object.keys(rest).length || ![cash_micro_usd, credit_micro_usd].every(optionalAmount) || (cash_micro_usd === undefined && credit_micro_usd === undefined)) {
-      throw bad('body must be {"cash_micro_usd"?: int >= 0, "credit_micro_usd"?: int >= 0}');
+    const { cash_micro_usd, credit_micro_usd } = checked(BODIES.topup, await body(), 'body must be {"cash_micro_usd"?: int >= 0, "credit_micro_usd"?: int >= 0}, at most 10^15 each');
+    // The balance must stay an integer the ledger (and JavaScript) holds exactly.
+    const now = svc.clock.now();
+    const s = svc.ledger.snapshot(orgId!, now);
+    if (s.cashMicroUsd + (cash_micro_usd ?? 0) + s.creditMicroUsd + (credit_micro_usd ?? 0) > Number.MAX_SAFE_INTEGER) {
+      throw bad('the balance would pass 9007199254740991 micro-USD');
     }
-    return [200, svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, svc.clock.now())];
+    return [200, svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, now)];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/overrides$/, async (svc, [orgId], body) => {
     requireOrg(svc, orgId!);
-    const b = await body();
-    const { concurrency, daily_spend_micro_usd, ...rest } = b;
-    const ok = (v: unknown): boolean => v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 0);
-    if (Object.keys(rest).length || !ok(concurrency) || !ok(daily_spend_micro_usd)) throw bad('body must be {"concurrency"?: int|null, "daily_spend_micro_usd"?: int|null}');
+    const { concurrency, daily_spend_micro_usd } = checked(BODIES.overrides, await body(), 'body must be {"concurrency"?: int 0..1000000 | null, "daily_spend_micro_usd"?: int 0..10^15 | null}');
     return [200, svc.ledger.setOverrides(orgId!, { concurrency, daily_spend_micro_usd }, svc.clock.now())];
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, (svc, [orgId]) => { requireOrg(svc, orgId!); return [200, svc.ledger.startReview(orgId!, svc.clock.now())]; }],
   ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, (svc, [orgId]) => { requireOrg(svc, orgId!); return [200, svc.ledger.endReview(orgId!, svc.clock.now())]; }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/exempt$/, async (svc, [orgId], body) => {
     requireOrg(svc, orgId!);
-    const { exempt } = await body();
-    if (typeof exempt !== 'boolean') throw bad('body must be {"exempt": boolean}');
+    const { exempt } = checked(BODIES.exempt, await body(), 'body must be {"exempt": boolean}');
     return [200, svc.ledger.setExempt(orgId!, exempt, svc.clock.now())];
   }],
-  ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, { as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot() }]],
   ['GET', /^\/admin\/v1\/orgs\/([^/]+)\/ledger$/, (svc, [orgId]) => {
     requireOrg(svc, orgId!);
     const now = svc.clock.now();
     return [200, { snapshot: svc.ledger.snapshot(orgId!, now), entries: svc.ledger.entries(orgId!, 100) }];
   }],
+  ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, { as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot() }]],
 ];
 
 export async function handleAdmin(req: IncomingMessage, res: ServerResponse, svc: Services, path: string, adminToken: string | undefined): Promise<void> {
-  if (!adminAuthorized(req, adminToken)) throw new GatewayError('admin_unauthorized');
+  const ip = svc.clientIp(req);
+  const lock = svc.abuse.checkAdmin(ip);
+  if (!lock.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: lock.retryAfterS });
+  if (!adminAuthorized(req, adminToken)) {
+    svc.abuse.recordFailedAdmin(ip);
+    throw new GatewayError('admin_unauthorized');
+  }
   if (path === '/admin/v1/usage' || path === '/admin/v1/usage/requests') {
     if (req.method !== 'GET') throw new GatewayError('method_not_allowed');
     return path === '/admin/v1/usage' ? usageReport(req, res, svc, undefined) : usageRequests(req, res, svc, undefined);
@@ -108,18 +135,31 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, svc
     const m = re.exec(path);
     if (!m) continue;
     if (method !== req.method) { methodMismatch = true; continue; }
-    const [status, out] = (await handler(svc, m.slice(1).map(decodeURIComponent), async () => parseJsonObject(await readBody(req, requestBodyLimits(svc, ADMIN_BODY_CAP))))) as [number, unknown];
+    const params = m.slice(1).map(decodeParam);
+    const [status, out] = (await handler(svc, params, async () => parseJsonObject(await readBody(req, requestBodyLimits(svc, ADMIN_BODY_CAP))))) as [number, unknown];
     sendJson(res, status, JSON.stringify(out));
     return;
   }
   throw new GatewayError(methodMismatch ? 'method_not_allowed' : 'not_found');
 }
 
+/** Percent-decoding that never throws (`%ZZ`, a lone surrogate): a malformed one is the caller's 400. */
+function decodeParam(raw: string): string {
+  try { return decodeURIComponent(raw); } catch { throw bad('a path segment is not valid percent-encoding'); }
+}
+
 function bad(msg: string): GatewayError { return new GatewayError('invalid_request', msg); }
-const optionalAmount = (v: unknown): boolean => v === undefined || (Number.isSafeInteger(v) && (v as number) >= 0);
+
+/** Validates a body; the message names the field and rule, never a value (it may be a secret). */
+function checked(validate: ValidateFunction, body: Body, usage?: string): Body {
+  if (validate(body)) return body;
+  const e = validate.errors?.[0];
+  const where = e ? `${e.instancePath || 'body'} ${e.message ?? 'is invalid'}` : 'body is invalid';
+  throw bad(usage ? `${usage} (${where})` : where);
+}
 
 function requireOrg(svc: Services, id: string): void {
-  if (!svc.orgs.orgExists(id)) throw new GatewayError('org_not_found');
+  if (!ID.test(id) || !svc.orgs.orgExists(id)) throw new GatewayError('org_not_found');
 }
 
 export function requireRoute(r: string): RouteName {
@@ -127,10 +167,19 @@ export function requireRoute(r: string): RouteName {
   return r as RouteName;
 }
 
-/** Direct routes take {"key": "<provider key>"}; cloud routes take their documented credential shape. */
-export function providerCredential(route: RouteName, b: Record<string, any>): unknown {
-  if (route === 'cloud_a') { parseVertexCredential(b); return b; }
-  if (route === 'cloud_b') { parseBedrockCredential(b); return b; }
-  if (typeof b.key !== 'string' || !b.key) throw bad('body must be {"key": "<provider key>"}');
+/** Direct routes take {"key": "<provider key>"}; cloud routes take their documented credential
+ *  shape. Parse errors get fixed messages: a JSON.parse message would quote the key's first bytes. */
+export function providerCredential(route: RouteName, b: Body): unknown {
+  if (route === 'cloud_a') {
+    checked(BODIES.cloudAKey, b, 'body must be {"key": <service-account JSON object or text>, "project"?, "location"?}');
+    try { parseVertexCredential(b); } catch { throw bad('the cloud_a key must be a service-account JSON with client_email, private_key and a project'); }
+    return b;
+  }
+  if (route === 'cloud_b') {
+    checked(BODIES.cloudBKey, b, 'body must be {"key": {"access_key_id", "secret_access_key", "session_token"?}, "region"?}');
+    parseBedrockCredential(b);
+    return b;
+  }
+  checked(BODIES.directKey, b, 'body must be {"key": "<provider key>"}');
   return b.key;
 }

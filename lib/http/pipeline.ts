@@ -31,7 +31,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   let authed: ApiKeyRecord | undefined;
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
-    const ip = clientIp(req);
+    const ip = clientIp(req, svc);
     limitIp(svc, ip);
     const key = authed = authenticateCounted(req, svc, ip);
     limitKey(svc, key);
@@ -63,8 +63,8 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   }
 }
 
-export function clientIp(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? 'unknown';
+export function clientIp(req: IncomingMessage, svc: Services): string {
+  return svc.clientIp(req);
 }
 
 export function limitIp(svc: Services, ip: string): void {

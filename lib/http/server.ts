@@ -75,7 +75,7 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
         return;
       }
       case '/v1/models': {
-        const ip = clientIp(req);
+        const ip = clientIp(req, svc);
         limitIp(svc, ip);
         authenticateCounted(req, svc, ip);
         return sendJson(res, 200, models);
@@ -99,7 +99,7 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
 /** The organization endpoints beside inference (usage, management): the abuse limits as on
  *  /v1/limits, then the key. */
 function orgKey(req: IncomingMessage, svc: Services): ApiKeyRecord {
-  const ip = clientIp(req);
+  const ip = clientIp(req, svc);
   limitIp(svc, ip);
   const key = authenticateCounted(req, svc, ip, 'invalid_api_key');
   limitKey(svc, key);
@@ -111,7 +111,7 @@ function orgKey(req: IncomingMessage, svc: Services): ApiKeyRecord {
  *  key is read (else this endpoint's 401/200 would be an unlimited key-guessing oracle), then the
  *  organization and key rates. */
 function limits(req: IncomingMessage, res: ServerResponse, svc: Services): void {
-  const ip = clientIp(req);
+  const ip = clientIp(req, svc);
   limitIp(svc, ip);
   const key = authenticateCounted(req, svc, ip, 'invalid_api_key');
   limitKey(svc, key);
@@ -128,7 +128,7 @@ function limits(req: IncomingMessage, res: ServerResponse, svc: Services): void 
   }
   const report = buildLimitsReport({
     nowMs: now, flexRaceSlots: svc.flexSlots.limit, managedProviders: providers, snapshot,
-    abuse: svc.config.abuse_limits, publishAbuseLimits: svc.config.abuse_limits.publish,
+    abuse: svc.config.abuse_limits, publishAbuseLimits: svc.config.abuse_limits.publish, trustedProxies: svc.config.trust_proxy.length,
   });
   sendJson(res, 200, serializeLimitsReport(report), { 'cache-control': 'no-store' });
 }

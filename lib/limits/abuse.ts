@@ -21,6 +21,7 @@ export class AbuseLimiter {
   private readonly key: SlidingWindowCounter;
   private readonly ip: SlidingWindowCounter;
   private readonly failedAuth: SlidingWindowCounter;
+  private readonly failedAdmin: SlidingWindowCounter;
 
   constructor(cfg: AbuseLimitsConfig, clock: Clock, opts: { maxKeysPerLimit?: number } = {}) {
     const max = opts.maxKeysPerLimit ?? 1_000_000;
@@ -28,6 +29,19 @@ export class AbuseLimiter {
     this.key = new SlidingWindowCounter(cfg.api_key_requests, clock, 60_000, max);
     this.ip = new SlidingWindowCounter(cfg.client_ip_requests, clock, 60_000, max);
     this.failedAuth = new SlidingWindowCounter(cfg.failed_authentications, clock, 60_000, max);
+    // Wrong admin tokens: the same limit, counted apart (a tenant's bad API keys never lock the
+    // operator out of the admin API, nor the other way round).
+    this.failedAdmin = new SlidingWindowCounter(cfg.failed_authentications, clock, 60_000, max);
+  }
+
+  /** Before the admin token is checked: refuses an address whose wrong admin tokens reached the limit. */
+  checkAdmin(ip: string): AbuseCheck {
+    return verdict(this.failedAdmin.wait(ip));
+  }
+
+  /** After a wrong or missing admin token from this address. */
+  recordFailedAdmin(ip: string): void {
+    this.failedAdmin.add(ip);
   }
 
   /** Before authentication. Refuses an IP over its request rate, or one whose failed

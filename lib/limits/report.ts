@@ -21,9 +21,14 @@ export interface LimitsReport {
   abuse_limits: {
     counted_per_edge_location: true;
     request_body_bytes: number;
+    client_ip: ClientIpSource;
     rates: Array<{ name: AbuseRateName; scope: 'organization' | 'api_key' | 'client_ip'; window_seconds: 60; limit: number | null; on_exceed: 'refuse' }>;
   };
 }
+
+/** How the per-address limits (client_ip scope) tell callers apart: the connection's address, or,
+ *  behind trusted proxies (trust_proxy), the X-Forwarded-For address the nearest of them names. */
+export interface ClientIpSource { source: 'connection' | 'x_forwarded_for'; trusted_proxies: number }
 
 export interface ManagedLimits {
   providers: string[];
@@ -51,6 +56,8 @@ export interface LimitsReportInput {
   abuse: AbuseLimitsConfig;
   /** Per-minute limits are counted per edge location, so by default no figure is published. */
   publishAbuseLimits: boolean;
+  /** Entries of trust_proxy (0: X-Forwarded-For is ignored). */
+  trustedProxies?: number;
 }
 
 const ABUSE_ROWS: Array<{ name: AbuseRateName; scope: 'organization' | 'api_key' | 'client_ip' }> = [
@@ -73,6 +80,7 @@ export function buildLimitsReport(input: LimitsReportInput): LimitsReport {
     abuse_limits: {
       counted_per_edge_location: true,
       request_body_bytes: REQUEST_BODY_BYTES,
+      client_ip: { source: input.trustedProxies ? 'x_forwarded_for' : 'connection', trusted_proxies: input.trustedProxies ?? 0 },
       rates: ABUSE_ROWS.map((r) => ({
         name: r.name, scope: r.scope, window_seconds: 60,
         limit: input.publishAbuseLimits ? input.abuse[r.name] : null,

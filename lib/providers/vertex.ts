@@ -41,7 +41,9 @@ async function jwtFor(sa: { client_email: string; private_key: string; token_uri
 
 export function parseVertexCredential(raw: unknown): { sa: { client_email: string; private_key: string; project_id?: string; token_uri?: string }; project: string; location: string } {
   const cred = raw as VertexCredential;
-  const sa = typeof cred?.key === 'string' ? JSON.parse(cred.key) : cred?.key;
+  let sa: any;
+  // A parse error's message quotes the text's first bytes (key material): a fixed message instead.
+  try { sa = typeof cred?.key === 'string' ? JSON.parse(cred.key) : cred?.key; } catch { sa = undefined; }
   if (!sa?.client_email || !sa?.private_key) throw new GatewayError('provider_key_missing', 'The cloud_a key must be {"key": <service-account JSON>, "project"?, "location"?}.');
   const project = cred.project ?? sa.project_id;
   if (!project) throw new GatewayError('provider_key_missing', 'The cloud_a key names no project.');

@@ -35,10 +35,22 @@ export interface Directive {
 }
 
 const MARK = '#sim{';
-const NUMBER_KEYS = [
-  'flex_start_ms', 'standard_start_ms', 'output_tokens', 'reasoning_tokens', 'tokens_per_s',
-  'retry_after_s', 'reset_after_tokens', 'error_after_tokens',
-] as const;
+/** What a caller may ask for: any caller can write a directive (the simulator runs inside the
+ *  gateway on `make run`), so each number is bounded — an answer of 20,000,000 tokens once took
+ *  the heap down. Past a bound the directive is refused (400), like a malformed one. */
+export const DIRECTIVE_MAX = {
+  flex_start_ms: 600_000,
+  standard_start_ms: 600_000,
+  output_tokens: 100_000,
+  reasoning_tokens: 100_000,
+  tokens_per_s: 1_000_000,
+  retry_after_s: 3_600,
+  reset_after_tokens: 100_000,
+  error_after_tokens: 100_000,
+} as const;
+const NUMBER_KEYS = Object.keys(DIRECTIVE_MAX) as Array<keyof typeof DIRECTIVE_MAX>;
+const MAX_FAILS = 20;
+const MAX_STRING = 256;
 
 export type DirectiveResult = { ok: true; directive: Directive | undefined } | { ok: false; message: string };
 
@@ -60,7 +72,7 @@ function parseAt(text: string): DirectiveResult {
   if (end === -1) return { ok: false, message: '#sim directive: unbalanced braces' };
   let raw: unknown;
   try { raw = JSON.parse(text.slice(start, end + 1)); } catch (err) {
-    return { ok: false, message: `#sim directive: ${(err as Error).message}` };
+    return { ok: false, message: "#sim directive: not valid JSON" };
   }
   return check(raw as Record<string, unknown>);
 }
@@ -85,20 +97,20 @@ function check(raw: Record<string, unknown>): DirectiveResult {
   for (const key of NUMBER_KEYS) {
     const v = raw[key];
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !(v >= 0)) return { ok: false, message: `#sim directive: ${key} must be a number >= 0` };
+    if (typeof v !== 'number' || !(v >= 0) || v > DIRECTIVE_MAX[key]) return { ok: false, message: `#sim directive: ${key} must be a number from 0 to ${DIRECTIVE_MAX[key]}` };
     d[key] = v;
   }
   if (raw.flex_refuse !== undefined) d.flex_refuse = raw.flex_refuse === true;
   if (raw.fail !== undefined) {
-    if (!Array.isArray(raw.fail) || !raw.fail.every((s) => Number.isInteger(s) && s >= 400 && s <= 599)) {
-      return { ok: false, message: '#sim directive: fail must be an array of HTTP error statuses' };
+    if (!Array.isArray(raw.fail) || raw.fail.length > MAX_FAILS || !raw.fail.every((s) => Number.isInteger(s) && s >= 400 && s <= 599)) {
+      return { ok: false, message: `#sim directive: fail must be an array of at most ${MAX_FAILS} HTTP error statuses` };
     }
     d.fail = raw.fail as number[];
   }
   for (const key of ['id', 'tool_call', 'replay'] as const) {
     const v = raw[key];
     if (v === undefined) continue;
-    if (typeof v !== 'string') return { ok: false, message: `#sim directive: ${key} must be a string` };
+    if (typeof v !== 'string' || v.length > MAX_STRING) return { ok: false, message: `#sim directive: ${key} must be a string of at most ${MAX_STRING} characters` };
     d[key] = v;
   }
   if (raw.tool_args !== undefined) {

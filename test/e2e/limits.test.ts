@@ -78,7 +78,7 @@ test('every field of a topped-up organization, exactly, with its type (schema), 
       override_in_force: { concurrency: false, daily_spend: false },
       rates: DEFAULT_POOLS,
     },
-    abuse_limits: { counted_per_edge_location: true, request_body_bytes: 50_000_000, rates: ABUSE_NULL },
+    abuse_limits: { counted_per_edge_location: true, request_body_bytes: 50_000_000, client_ip: { source: 'connection', trusted_proxies: 0 }, rates: ABUSE_NULL },
   });
 });
 

@@ -65,6 +65,7 @@ test('an ordinary organization: every figure from the snapshot, spend remaining 
     abuse_limits: {
       counted_per_edge_location: true,
       request_body_bytes: 50_000_000,
+      client_ip: { source: 'connection', trusted_proxies: 0 },
       rates: [
         { name: 'organization_requests', scope: 'organization', window_seconds: 60, limit: null, on_exceed: 'refuse' },
         { name: 'api_key_requests', scope: 'api_key', window_seconds: 60, limit: null, on_exceed: 'refuse' },

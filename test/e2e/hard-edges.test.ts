@@ -1,0 +1,202 @@
+// Hard edges, tried as a careless or hostile user would: malformed admin input never gives a 5xx,
+// credential parse errors never echo a key, an oversize simulator directive is refused while the
+// process lives, wrong admin tokens are limited per client address, and trust_proxy decides when
+// X-Forwarded-For names the client.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ERRORS } from '../../lib/errors.ts';
+import { startTestGateway, sim, ADMIN_TOKEN } from '../helpers/gateway.ts';
+import { clientIpResolver } from '../../lib/http/client-ip.ts';
+
+const NO_LIMITS = { organization_requests: null, api_key_requests: null, client_ip_requests: null, failed_authentications: null, publish: false };
+
+/** A small seeded generator (mulberry32): the fuzz is the same on every run. */
+function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('an admin fuzz of 5,000 malformed requests gives no 5xx, and every answer carries a documented code', async () => {
+  const t = await startTestGateway({ config: { abuse_limits: NO_LIMITS } });
+  try {
+    const org = await t.newOrg();
+    const r = rng(13);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const segments = [org.orgId, 'org_missing', '%ZZ', '%', '%E0%A4%A', '%F0%9F%98%80', '..', '%2e%2e', 'a'.repeat(300), '0', '-1', '%00', 'vendor_a', 'cloud_a', 'cloud_b', 'nope', '%C0%AF', 'key_x', '%uD800'];
+    const tails = ['', '/keys', '/provider-keys/' , '/topups', '/overrides', '/review', '/exempt', '/ledger', '/exempt/extra'];
+    const numbers = [1e300, -1e300, 9007199254740992, 9007199254740991, -1, 1.5, 0, 1e15, 1e15 + 1, NaN, Infinity];
+    const values: unknown[] = [...numbers, null, true, 'x', '', [], {}, [1, 2], { a: { b: { c: 1 } } }, 'sk-proj-PRIVATEKEYMATERIAL', '{"type":"service_account"', '0'.repeat(500)];
+    const fields = ['name', 'default_start_within', 'key', 'project', 'location', 'region', 'cash_micro_usd', 'credit_micro_usd', 'concurrency', 'daily_spend_micro_usd', 'exempt', '__proto__', 'constructor'];
+    const body = (): string | undefined => {
+      switch (Math.floor(r() * 6)) {
+        case 0: return undefined;
+        case 1: return pick(['{', '[', 'null', '1', '"x"', '{"a":', '\u0000', 'sk-proj-NOTJSON', '{"key": sk-proj-x}']);
+        case 2: return JSON.stringify(pick(values));
+        default: {
+          const o: Record<string, unknown> = {};
+          const n = 1 + Math.floor(r() * 3);
+          for (let i = 0; i < n; i++) o[pick(fields)] = r() < 0.3 ? { [pick(['access_key_id', 'secret_access_key', 'client_email', 'private_key'])]: pick(values) } : pick(values);
+          return JSON.stringify(o);
+        }
+      }
+    };
+    // Mostly the documented method and path shape with bad segments and bodies; some of anything.
+    const shapes: Array<[string, string]> = [['POST', '/keys'], ['PUT', '/provider-keys/'], ['DELETE', '/provider-keys/'], ['POST', '/topups'], ['PUT', '/overrides'], ['POST', '/review'], ['DELETE', '/review'], ['PUT', '/exempt'], ['GET', '/ledger']];
+    const one = async (): Promise<{ status: number; code: string | undefined; what: string }> => {
+      let method: string;
+      let path: string;
+      const roll = r();
+      if (roll < 0.1) { method = pick(['POST', 'GET']); path = '/admin/v1/orgs'; }
+      else if (roll < 0.2) { method = pick(['DELETE', 'GET']); path = `/admin/v1/keys/${pick(segments)}`; }
+      else if (roll < 0.8) {
+        const [m, tail] = pick(shapes);
+        method = m;
+        path = `/admin/v1/orgs/${r() < 0.6 ? org.orgId : pick(segments)}${tail}${tail.endsWith('/') ? pick(segments) : ''}`;
+      } else {
+        method = pick(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
+        path = `/admin/v1/orgs/${pick(segments)}${pick(tails)}${r() < 0.3 ? pick(segments) : ''}`;
+      }
+      const b = method === 'GET' ? undefined : body();
+      const res = await fetch(t.url + path, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: b });
+      const text = await res.text();
+      let code: string | undefined;
+      try { code = JSON.parse(text)?.error?.code; } catch { code = undefined; }
+      return { status: res.status, code, what: `${method} ${path} ${b?.slice(0, 80)}` };
+    };
+    const statuses = new Map<number, number>();
+    for (let batch = 0; batch < 100; batch++) {
+      const out = await Promise.all(Array.from({ length: 50 }, one));
+      for (const o of out) {
+        statuses.set(o.status, (statuses.get(o.status) ?? 0) + 1);
+        assert.ok(o.status < 500, `5xx for ${o.what}`);
+        if (o.status >= 400) assert.ok(o.code && o.code in ERRORS, `undocumented code ${o.code} for ${o.what}`);
+      }
+    }
+    console.log(`# admin fuzz statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
+    assert.ok((statuses.get(400) ?? 0) > 1_000 && (statuses.get(404) ?? 0) > 500, 'the fuzz reached both validation and lookup');
+  } finally {
+    await t.close();
+  }
+});
+
+test('the issue\'s admin cases answer 400, not 500, and a non-JSON cloud_a key is never echoed', async () => {
+  const t = await startTestGateway();
+  try {
+    const org = await t.newOrg();
+    const exempt = await fetch(`${t.url}/admin/v1/orgs/%ZZ/exempt`, { method: 'PUT', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: '{"exempt":true}' });
+    assert.equal(exempt.status, 400);
+    assert.equal(((await exempt.json()) as any).error.code, 'invalid_request');
+    for (const body of [{ daily_spend_micro_usd: 1e300 }, { concurrency: 9007199254740992 }, { concurrency: -1 }, { concurrency: 1.5 }]) {
+      const r = await t.admin('PUT', `/admin/v1/orgs/${org.orgId}/overrides`, body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(r.json.error.code, 'invalid_request');
+    }
+    assert.equal((await t.admin('POST', `/admin/v1/orgs/${org.orgId}/topups`, { cash_micro_usd: 9007199254740992 })).status, 400);
+    const secret = 'sk-proj-PRIVATE-abcdefghijklmnop';
+    const r = await t.admin('PUT', `/admin/v1/orgs/${org.orgId}/provider-keys/cloud_a`, { key: secret });
+    assert.equal(r.status, 400);
+    assert.doesNotMatch(JSON.stringify(r.json), /sk-proj/);
+    assert.ok(t.secrets.has(secret), 'close() greps every log line for it');
+    assert.equal((await t.admin('GET', '/admin/v1/orgs/org_doesnotexist/ledger')).json.error.code, 'org_not_found');
+    assert.equal((await t.admin('DELETE', `/admin/v1/keys/${'%C0'}`)).status, 400);
+  } finally {
+    await t.close();
+  }
+});
+
+test('an oversize simulator directive is refused and the process lives', async () => {
+  const t = await startTestGateway();
+  try {
+    const org = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const post = (input: string) => fetch(`${t.url}/v1/responses`, {
+      method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-5.4-mini', input, start_within: 'now', stream: true }),
+    });
+    const heap0 = process.memoryUsage().heapUsed;
+    for (const d of [{ output_tokens: 20_000_000 }, { reasoning_tokens: 1e12 }, { standard_start_ms: 1e9 }, { fail: Array(1000).fill(500) }]) {
+      const res = await post(sim(d));
+      const body = await res.json() as any;
+      assert.equal(res.status, 400, JSON.stringify(d));
+      assert.equal(body.error.code, 'provider_rejected');
+      assert.match(body.error.message, /#sim directive: .* (at most|from 0 to)/);
+    }
+    assert.ok(process.memoryUsage().heapUsed - heap0 < 100 * 1024 * 1024, 'no answer was generated');
+    const ok = await post(sim({ output_tokens: 100_000, tokens_per_s: 0 }));
+    assert.equal(ok.status, 200, 'the bound itself is served');
+    assert.match(await ok.text(), /response\.completed/);
+  } finally {
+    await t.close();
+  }
+});
+
+test('wrong admin tokens are counted per client address and limited; API keys keep their own count', async () => {
+  const t = await startTestGateway({ config: { abuse_limits: { ...NO_LIMITS, failed_authentications: 5 } } });
+  try {
+    const org = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const attempt = (token: string) => fetch(`${t.url}/admin/v1/orgs`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{"name":"x"}' });
+    for (let i = 0; i < 5; i++) assert.equal((await attempt(`guess-${i}`)).status, 401);
+    const locked = await attempt('guess-6');
+    assert.equal(locked.status, 429);
+    assert.ok(Number(locked.headers.get('retry-after')) >= 1);
+    assert.equal(((await locked.json()) as any).error.code, 'rate_limit_exceeded');
+    assert.equal((await attempt(ADMIN_TOKEN)).status, 429, 'the right token from a locked address waits too');
+    const inference = await fetch(`${t.url}/v1/responses`, {
+      method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-5.4-mini', input: 'hi', start_within: 'now' }),
+    });
+    assert.equal(inference.status, 200, 'API keys are counted apart');
+  } finally {
+    await t.close();
+  }
+});
+
+test('trust_proxy: X-Forwarded-For names the client only through trusted proxies, and /v1/limits says so', async () => {
+  const limits = { ...NO_LIMITS, failed_authentications: 3 };
+  const bad = (url: string, xff?: string) => fetch(`${url}/v1/responses`, {
+    method: 'POST', headers: { authorization: 'Bearer flex_live_wrong', 'content-type': 'application/json', ...(xff ? { 'x-forwarded-for': xff } : {}) }, body: '{}',
+  }).then(async (r) => { await r.arrayBuffer(); return r.status; });
+
+  const trusted = await startTestGateway({ config: { abuse_limits: limits, trust_proxy: ['127.0.0.0/8', '::1'] } });
+  try {
+    for (let i = 0; i < 3; i++) assert.equal(await bad(trusted.url, '203.0.113.7'), 401);
+    assert.equal(await bad(trusted.url, '203.0.113.7'), 429, 'the named client is locked out');
+    assert.equal(await bad(trusted.url, '203.0.113.8'), 401, 'another client behind the same proxy is not');
+    assert.equal(await bad(trusted.url, '203.0.113.7, 127.0.0.1'), 429, 'trusted hops are skipped from the right');
+    assert.equal(await bad(trusted.url, '203.0.113.8, 203.0.113.7'), 429, 'a forged left entry is not believed: the nearest untrusted hop is the client');
+    const org = await trusted.newOrg();
+    const l = await (await fetch(`${trusted.url}/v1/limits`, { headers: { authorization: `Bearer ${org.key}` } })).json() as any;
+    assert.deepEqual(l.abuse_limits.client_ip, { source: 'x_forwarded_for', trusted_proxies: 2 });
+  } finally {
+    await trusted.close();
+  }
+
+  const direct = await startTestGateway({ config: { abuse_limits: limits } });
+  try {
+    const org = await direct.newOrg();
+    const l = await (await fetch(`${direct.url}/v1/limits`, { headers: { authorization: `Bearer ${org.key}`, 'x-forwarded-for': '198.51.100.200' } })).json() as any;
+    assert.deepEqual(l.abuse_limits.client_ip, { source: 'connection', trusted_proxies: 0 });
+    for (let i = 0; i < 3; i++) assert.equal(await bad(direct.url, `198.51.100.${i}`), 401);
+    assert.equal(await bad(direct.url, '198.51.100.99'), 429, 'without trust_proxy the header is ignored: every caller is the peer');
+  } finally {
+    await direct.close();
+  }
+});
+
+test('clientIpResolver: CIDRs, IPv4-mapped peers, and no header without trust', () => {
+  const req = (peer: string, xff?: string) => ({ socket: { remoteAddress: peer }, headers: xff ? { 'x-forwarded-for': xff } : {} }) as any;
+  const none = clientIpResolver([]);
+  assert.equal(none(req('::ffff:10.1.2.3', '1.2.3.4')), '10.1.2.3');
+  const lb = clientIpResolver(['10.0.0.0/8', 'fd00::/8']);
+  assert.equal(lb(req('10.9.9.9', '1.2.3.4')), '1.2.3.4');
+  assert.equal(lb(req('::ffff:10.9.9.9', '1.2.3.4, 10.0.0.5')), '1.2.3.4');
+  assert.equal(lb(req('fd00::1', '2001:db8::7')), '2001:db8::7');
+  assert.equal(lb(req('192.0.2.1', '1.2.3.4')), '192.0.2.1', 'an untrusted peer\'s header is ignored');
+  assert.equal(lb(req('10.9.9.9')), '10.9.9.9', 'no header: the proxy itself');
+  assert.equal(lb(req('10.9.9.9', '10.1.1.1')), '10.1.1.1', 'all trusted: the farthest hop');
+  assert.throws(() => clientIpResolver(['10.0.0.0/33']), /trust_proxy/);
+  assert.throws(() => clientIpResolver(['proxy.local']), /trust_proxy/);
+});
