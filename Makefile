@@ -24,7 +24,7 @@ build: $(DIST_STAMP)
 install: $(NODE_MODULES_STAMP) $(DIST_STAMP)
 
 run: install
-	GATEWAY_DATA_DIR=$${GATEWAY_DATA_DIR:-./data} node dist/run-demo.mjs
+	GATEWAY_DATA_DIR=$${GATEWAY_DATA_DIR:-./data} node dist/lib/run-demo.mjs
 
 typecheck: install
 	npx tsc --noEmit -p .

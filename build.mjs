@@ -1,13 +1,18 @@
 // `make install` / `npm run build`: bundles the two entry points into dist/ as plain ES modules.
 // Kept outside the bundle: better-sqlite3 (a native addon) and google-auth-library + gaxios (loaded
 // on the first cloud_a call only, so a start never parses them). Names are kept for stack traces.
+//
+// The bundles sit in dist/lib/ and the static files modules read relative to their own URL
+// (lib/dashboard/) are copied to the same place under dist/, so `new URL('../dashboard/',
+// import.meta.url)` finds them from the bundle as it does from the source.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
 
 rmSync('dist', { recursive: true, force: true });
+cpSync('lib/dashboard', 'dist/dashboard', { recursive: true });
 await build({
   entryPoints: { main: 'lib/main.ts', 'run-demo': 'lib/run-demo.ts' },
-  outdir: 'dist',
+  outdir: 'dist/lib',
   outExtension: { '.js': '.mjs' },
   bundle: true,
   platform: 'node',

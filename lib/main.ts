@@ -1,7 +1,7 @@
 // `npm start`: the gateway alone, configured by environment.
 //   PORT (8080), HOST (127.0.0.1), GATEWAY_DATA_DIR (./data), GATEWAY_ADMIN_TOKEN,
 //   GATEWAY_CONFIG (a JSON file validated by schemas/config.json), GATEWAY_SECRET_KEY.
-// Production runs the bundle (node dist/main.mjs, built by `make install`); tsx lib/main.ts in development.
+// Production runs the bundle (node dist/lib/main.mjs, built by `make install`); tsx lib/main.ts in development.
 import { loadConfig, type GatewayConfig } from './config.ts';
 import { createGateway, type Gateway } from './app.ts';
 import { createLogger } from './log.ts';
@@ -31,7 +31,7 @@ export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Prom
   return gw;
 }
 
-// Started directly (tsx lib/main.ts, node dist/main.mjs) — not when imported by run-demo, whose
+// Started directly (tsx lib/main.ts, node dist/lib/main.mjs) — not when imported by run-demo, whose
 // bundle shares this module's import.meta.url.
 if (/(^|\/)main\.(ts|mjs|js)$/.test(process.argv[1] ?? '')) {
   startFromEnv().catch((err) => { console.error(err); process.exit(1); });

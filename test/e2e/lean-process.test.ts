@@ -24,9 +24,9 @@ function children(pid: number): number {
 }
 
 test('npm start: one node process on compiled JavaScript, quick to ready, small, drains on SIGTERM and exits 0', async () => {
-  if (!existsSync(join(ROOT, 'dist/main.mjs'))) execFileSync('node', ['build.mjs'], { cwd: ROOT });
+  if (!existsSync(join(ROOT, 'dist/lib/main.mjs'))) execFileSync('node', ['build.mjs'], { cwd: ROOT });
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-  assert.equal(pkg.scripts.start, 'node dist/main.mjs', 'npm start runs the bundle with plain node');
+  assert.equal(pkg.scripts.start, 'node dist/lib/main.mjs', 'npm start runs the bundle with plain node');
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-lean-'));
   const alive = new Set<import('node:child_process').ChildProcess>();
   const env = { ...process.env, PORT: '0', GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: 'lean-admin', GATEWAY_CONFIG: '', NODE_OPTIONS: '' };
@@ -34,7 +34,7 @@ test('npm start: one node process on compiled JavaScript, quick to ready, small,
     // First start creates the data folder (and the simulator's service-account key); measure a restart.
     for (const round of [1, 2]) {
       const t0 = performance.now();
-      const child = spawn(process.execPath, ['dist/main.mjs'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['dist/lib/main.mjs'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
       alive.add(child);
       child.once('exit', () => alive.delete(child));
       let out = '';
