@@ -36,6 +36,9 @@ export interface TimeoutsConfig {
   upstream_idle_ms: number;
   /** A non-streamed upstream call (the "now" fast path) waits this long for its whole answer. */
   upstream_nonstream_ms: number;
+  /** A caller that reads nothing of a streamed answer this long is cut off like a disconnect
+   *  (the responder's backpressure cut-off, lib/stream/respond.ts). */
+  caller_idle_ms: number;
   /** On SIGTERM: how long streams in flight may run before they are aborted. */
   shutdown_drain_ms: number;
 }
@@ -48,6 +51,7 @@ export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
   upstream_first_byte_ms: 60_000,
   upstream_idle_ms: 120_000,
   upstream_nonstream_ms: 600_000,
+  caller_idle_ms: 60_000,
   shutdown_drain_ms: 10_000,
 };
 
