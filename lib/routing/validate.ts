@@ -16,7 +16,9 @@ import countTokensSchema from '../../schemas/count-tokens.json' with { type: 'js
 
 export type CallerFormat = 'responses' | 'chat' | 'messages' | 'interactions';
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+// validateSchema off: checking our own schemas against the meta-schema cost ~60 ms of every start;
+// test/schemas.test.ts does it once, in the suite.
+const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
 ajv.addSchema(common);
 const validators: Record<CallerFormat, ValidateFunction> = {
   responses: ajv.compile(responsesSchema),
