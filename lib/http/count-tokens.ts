@@ -8,23 +8,24 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { authenticateCounted, clientIp, limitIp, limitKey } from './pipeline.ts';
-import { parseJsonObject, readBody } from './body.ts';
+import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { asGatewayError, sendError, sendJson } from './reply.ts';
 import { checkCountTokens } from '../routing/validate.ts';
 
 export async function handleCountTokens(req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
   try {
-    const ip = clientIp(req);
+    const ip = clientIp(req, svc);
     limitIp(svc, ip);
     const key = authenticateCounted(req, svc, ip);
     limitKey(svc, key);
-    const bytes = await readBody(req);
+    const bytes = await readBody(req, requestBodyLimits(svc));
     const { model, body, betas } = checkCountTokens(parseJsonObject(bytes), svc.catalog, req.headers['anthropic-beta']);
     const own = model.family === 'vendor_c' ? svc.orgs.providerKey(key.orgId, 'vendor_c') : undefined;
     const counter = svc.adapters.vendor_c.countTokens;
     if (own !== undefined && counter) {
       const upstream = counter({ body: { ...body, model: model.route_model_ids?.vendor_c ?? model.id }, credential: own, betas });
-      const r = await svc.pools.get(upstream.origin).request({ method: 'POST', path: upstream.path, headers: upstream.headers, body: upstream.body });
+      const t = svc.config.timeouts;
+      const r = await svc.pools.get('vendor_c', upstream.origin).request({ method: 'POST', path: upstream.path, headers: upstream.headers, body: upstream.body, headersTimeout: t.upstream_first_byte_ms, bodyTimeout: t.upstream_idle_ms });
       const text = await r.body.text();
       if (r.statusCode !== 200) {
         throw new GatewayError(r.statusCode >= 500 ? 'provider_error' : 'provider_rejected', `vendor C refused the count (${r.statusCode}): ${text.slice(0, 300)}`, r.statusCode < 500 ? { status: r.statusCode } : {});
