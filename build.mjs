@@ -7,13 +7,10 @@
 // import.meta.url)` finds them from the bundle as it does from the source.
 import { build } from 'esbuild';
 import { cpSync, rmSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 
-rmSync('dist', { recursive: true, force: true });
-cpSync('lib/dashboard', 'dist/dashboard', { recursive: true });
-await build({
-  entryPoints: { main: 'lib/main.ts', 'run-demo': 'lib/run-demo.ts' },
-  outdir: 'dist/lib',
-  outExtension: { '.js': '.mjs' },
+/** How every bundle of the project is built (the bench's gateway child uses the same). */
+export const BUNDLE_OPTIONS = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -25,4 +22,15 @@ await build({
   // CommonJS dependencies inside an ES module bundle still call require().
   banner: { js: "import { createRequire as __gatewayRequire } from 'node:module'; const require = __gatewayRequire(import.meta.url);" },
   logLevel: 'warning',
-});
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  rmSync('dist', { recursive: true, force: true });
+  cpSync('lib/dashboard', 'dist/dashboard', { recursive: true });
+  await build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: { main: 'lib/main.ts', 'run-demo': 'lib/run-demo.ts' },
+    outdir: 'dist/lib',
+    outExtension: { '.js': '.mjs' },
+  });
+}

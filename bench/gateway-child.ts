@@ -1,4 +1,5 @@
-// The gateway as a benchmark target, in its own process: vendor_a points at the benchmark's
+// The gateway as a benchmark target, in its own process, run from a bundle as `npm start` runs it
+// (bench/bundle.ts): vendor_a points at the benchmark's
 // upstream (argv[2]: the minimal upstream or the simulator) and is also served as managed. Two
 // organizations are made through the admin API, as an operator would: `byok` with its OWN vendor_a
 // key (no admission, no hold, no ledger write per request) and `managed` with a prepaid balance and
@@ -9,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_LEDGER, loadConfig } from '../lib/config.ts';
+import { DEFAULT_CAPACITY, DEFAULT_LEDGER, loadConfig } from '../lib/config.ts';
 import { createGateway } from '../lib/app.ts';
 import { createLogger } from '../lib/log.ts';
 import { serveAsChild, type Served } from './processes.ts';
@@ -27,6 +28,9 @@ async function startBenchGateway(upstream: string): Promise<Served> {
     flex_race_slots: 1_000,
     // The shared pool rates would cap the managed scenario far below what is measured.
     ledger: { ...DEFAULT_LEDGER, pools: DEFAULT_LEDGER.pools.map((p) => ({ ...p, per_minute: 1_000_000_000 })) },
+    // One organization drives every connection: no per-organization share of the route's
+    // connections, and no queue refusals, so the bench measures the path, not the fairness rule.
+    capacity: { ...DEFAULT_CAPACITY, org_share: 1, queue: 10_000 },
   });
   const gw = await createGateway({
     config, dataDir, adminToken, secret: 'bench-secret', port: 0, logger: createLogger(), drainMs: 1_000,
