@@ -8,10 +8,8 @@ import type { RouteName } from './ir.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type GatewayConfig, ROUTES } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
+import { openStore } from './store/store.ts';
 import { openDatabase } from './store/db.ts';
-import { secretBoxFor } from './store/secrets.ts';
-import { OrgStore } from './store/orgs.ts';
-import { openSqliteLedger } from './ledger/sqlite.ts';
 import { AbuseLimiter } from './limits/abuse.ts';
 import { vendorA } from './providers/openai-style.ts';
 import { vendorB } from './providers/gemini.ts';
@@ -22,7 +20,6 @@ import type { RouteAdapter } from './providers/types.ts';
 import { CODECS } from './formats/index.ts';
 import { Pools } from './stream/pools.ts';
 import { FlexScheduler } from './routing/flex-policy.ts';
-import { FlexSlots } from './routing/flex-slots.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { Usage } from './usage/service.ts';
@@ -35,6 +32,8 @@ import type { TimerClock } from './machine/request-machine.ts';
 export interface GatewayOptions {
   config: GatewayConfig;
   dataDir: string;
+  /** `postgres://…`: the shared store (GATEWAY_DATABASE_URL); absent: SQLite in dataDir. */
+  databaseUrl?: string;
   adminToken?: string;
   secret?: string;
   port?: number;
@@ -73,34 +72,39 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       return [r, typeof c === 'string' ? { key: c } : (c as { key: unknown })];
     }));
   }
-  const db = openDatabase(opts.dataDir);
-  const box = secretBoxFor(opts.dataDir, opts.secret);
-  const orgs = new OrgStore(db, box);
-  const ledger = openSqliteLedger(db, config.ledger);
+  const store = await openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir, secret: opts.secret, config, clock, log });
+  const { orgs, ledger } = store;
+  // Usage records stay in a SQLite file (the store's own, or one in the data folder beside a
+  // PostgreSQL store: per process until the usage store has a PostgreSQL adapter).
+  const usageDb = store.sqlite ?? openDatabase(opts.dataDir);
   const metrics = createMetrics();
   const services: Services = {
     config, clock, timerClock: opts.timerClock, random: opts.random ?? Math.random,
     catalog: new Catalog(config.models),
-    orgs, ledger,
+    store, orgs, ledger,
     abuse: new AbuseLimiter(config.abuse_limits, clock),
     adapters: buildAdapters(config),
     codecs: CODECS,
     pools: new Pools(),
     scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now()),
-    flexSlots: new FlexSlots(config.flex_race_slots),
+    flexSlots: store.flexSlots,
     log,
     metrics,
-    usage: new Usage(openSqliteUsageStore(db), config.usage, metrics, log, clock),
+    usage: new Usage(openSqliteUsageStore(usageDb), config.usage, metrics, log, clock),
     inflight: new Set(),
     shuttingDown: false,
   };
   // Holds whose process died are released after their lease; live holds are renewed by theirs.
+  // With PostgreSQL every process sweeps, one at a time (ledger_expire's advisory lock).
+  let sweeping = false;
   const sweep = setInterval(() => {
-    try {
+    if (sweeping) return;
+    sweeping = true;
+    void (async () => {
       const live = [...services.inflight].flatMap((e) => (e.holdId ? [e.holdId] : []));
-      if (live.length) ledger.renew(live, clock.now());
-      for (const h of ledger.expireLeases(clock.now())) log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd }, 'hold lease expired, released');
-    } catch (err) { log.error({ err }, 'lease sweep failed'); }
+      if (live.length) await ledger.renew(live, clock.now());
+      for (const h of await ledger.expireLeases(clock.now())) log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd }, 'hold lease expired, released');
+    })().catch((err) => log.error({ err }, 'lease sweep failed')).finally(() => { sweeping = false; });
   }, Math.max(1_000, Math.floor(config.ledger.hold_lease_ms / 4)));
   sweep.unref();
 
@@ -128,8 +132,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       server.closeAllConnections();
       await services.pools.close();
       await services.usage.close();   // every request has ended: its record is queued; write them all
-      ledger.close();
-      db.close();
+      await store.close();
+      if (usageDb !== store.sqlite) usageDb.close();
       await simulator?.close();
     },
   };

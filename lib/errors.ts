@@ -33,6 +33,7 @@ export const ERRORS = {
   spend_velocity_exceeded: { status: 429, message: 'The daily spend ceiling is passed; managed serving resumes at the next UTC midnight.' },
   rate_limit_exceeded: { status: 429, message: 'Too many requests; back off for the seconds in Retry-After.' },
   limits_unavailable: { status: 503, message: 'The limits record cannot be read right now.' },
+  store_unavailable: { status: 503, message: 'The key store cannot be read right now; retry shortly.' },
   // upstream and lifecycle
   provider_error: { status: 502, message: 'The provider failed and no retry or fallback was left.' },
   provider_rejected: { status: 400, message: 'The provider rejected the request.' },

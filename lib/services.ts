@@ -10,7 +10,8 @@ import type { RouteAdapter } from './providers/types.ts';
 import type { FormatCodec } from './formats/types.ts';
 import type { Pools } from './stream/pools.ts';
 import type { FlexScheduler } from './routing/flex-policy.ts';
-import type { FlexSlots } from './routing/flex-slots.ts';
+import type { FlexSlotCounter } from './routing/flex-slots.ts';
+import type { Store } from './store/store.ts';
 import type { TimerClock } from './machine/request-machine.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
@@ -23,6 +24,8 @@ export interface Services {
   timerClock?: TimerClock;
   random: () => number;
   catalog: Catalog;
+  /** The storage adapter (SQLite or PostgreSQL); orgs, ledger and flexSlots are its parts. */
+  store: Store;
   orgs: OrgStore;
   ledger: Ledger;
   abuse: AbuseLimiter;
@@ -30,7 +33,7 @@ export interface Services {
   codecs: Record<FormatName, FormatCodec>;
   pools: Pools;
   scheduler: FlexScheduler;
-  flexSlots: FlexSlots;
+  flexSlots: FlexSlotCounter;
   log: Logger;
   metrics: Metrics;
   /** Usage records: push() one per ended request; the store behind it answers the usage API. */

@@ -26,74 +26,75 @@ export function adminAuthorized(req: IncomingMessage, token: string | undefined)
 }
 
 const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
-  ['GET', /^\/admin\/v1\/orgs$/, (svc) => {
+  ['GET', /^\/admin\/v1\/orgs$/, async (svc) => {
     // The operator's list: every organization with its managed standing (null without managed routes).
     const now = svc.clock.now();
     const managed = Object.keys(svc.config.managed).length > 0;
-    return [200, { object: 'list', data: svc.orgs.listOrgs().map((o) => ({ ...o, managed: managed ? svc.ledger.snapshot(o.id, now) : null })) }];
+    const orgs = await svc.orgs.listOrgs();
+    return [200, { object: 'list', data: await Promise.all(orgs.map(async (o) => ({ ...o, managed: managed ? await svc.ledger.snapshot(o.id, now) : null }))) }];
   }],
   ['POST', /^\/admin\/v1\/orgs$/, async (svc, _p, body) => {
     const { name } = await body();
     if (typeof name !== 'string' || !name.trim()) throw bad('name must be a non-empty string');
     const now = svc.clock.now();
-    const org = svc.orgs.createOrg(name.trim(), now);
-    svc.ledger.ensureOrg(org.id, now);
+    const org = await svc.orgs.createOrg(name.trim(), now);
+    await svc.ledger.ensureOrg(org.id, now);
     return [201, org];
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/keys$/, async (svc, [orgId], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const { default_start_within: dsw = null, scopes = ['inference'] } = await body();
     if (dsw !== null) parseStartWithin(dsw);
     if (!Array.isArray(scopes) || !scopes.every((x) => SCOPES.includes(x))) throw bad(`scopes must be an array of ${SCOPES.join(', ')}`);
-    return [201, svc.orgs.createKey(orgId!, dsw, svc.clock.now(), scopes as Scope[])];
+    return [201, await svc.orgs.createKey(orgId!, dsw, svc.clock.now(), scopes as Scope[])];
   }],
-  ['DELETE', /^\/admin\/v1\/keys\/([^/]+)$/, (svc, [keyId]) => {
-    if (!svc.orgs.revokeKey(keyId!, svc.clock.now())) throw new GatewayError('key_not_found');
+  ['DELETE', /^\/admin\/v1\/keys\/([^/]+)$/, async (svc, [keyId]) => {
+    if (!await svc.orgs.revokeKey(keyId!, svc.clock.now())) throw new GatewayError('key_not_found');
     return [200, { id: keyId, revoked: true }];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, async (svc, [orgId, route], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const r = requireRoute(route!);
     const b = await body();
     const credential = providerCredential(r, b);
-    svc.orgs.setProviderKey(orgId!, r, credential, svc.clock.now());
+    await svc.orgs.setProviderKey(orgId!, r, credential, svc.clock.now());
     return [200, { org: orgId, route: r, configured: true }];
   }],
-  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, (svc, [orgId, route]) => {
-    requireOrg(svc, orgId!);
+  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, async (svc, [orgId, route]) => {
+    await requireOrg(svc, orgId!);
     const r = requireRoute(route!);
-    if (!svc.orgs.deleteProviderKey(orgId!, r)) throw new GatewayError('key_not_found', `No ${r} key is configured.`);
+    if (!await svc.orgs.deleteProviderKey(orgId!, r)) throw new GatewayError('key_not_found', `No ${r} key is configured.`);
     return [200, { org: orgId, route: r, configured: false }];
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/topups$/, async (svc, [orgId], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const { cash_micro_usd, credit_micro_usd, ...rest } = await body();
     if (Object.keys(rest).length || ![cash_micro_usd, credit_micro_usd].every(optionalAmount) || (cash_micro_usd === undefined && credit_micro_usd === undefined)) {
       throw bad('body must be {"cash_micro_usd"?: int >= 0, "credit_micro_usd"?: int >= 0}');
     }
-    return [200, svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, svc.clock.now())];
+    return [200, await svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, svc.clock.now())];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/overrides$/, async (svc, [orgId], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const b = await body();
     const { concurrency, daily_spend_micro_usd, ...rest } = b;
     const ok = (v: unknown): boolean => v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 0);
     if (Object.keys(rest).length || !ok(concurrency) || !ok(daily_spend_micro_usd)) throw bad('body must be {"concurrency"?: int|null, "daily_spend_micro_usd"?: int|null}');
-    return [200, svc.ledger.setOverrides(orgId!, { concurrency, daily_spend_micro_usd }, svc.clock.now())];
+    return [200, await svc.ledger.setOverrides(orgId!, { concurrency, daily_spend_micro_usd }, svc.clock.now())];
   }],
-  ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, (svc, [orgId]) => { requireOrg(svc, orgId!); return [200, svc.ledger.startReview(orgId!, svc.clock.now())]; }],
-  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, (svc, [orgId]) => { requireOrg(svc, orgId!); return [200, svc.ledger.endReview(orgId!, svc.clock.now())]; }],
+  ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => { await requireOrg(svc, orgId!); return [200, await svc.ledger.startReview(orgId!, svc.clock.now())]; }],
+  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => { await requireOrg(svc, orgId!); return [200, await svc.ledger.endReview(orgId!, svc.clock.now())]; }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/exempt$/, async (svc, [orgId], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const { exempt } = await body();
     if (typeof exempt !== 'boolean') throw bad('body must be {"exempt": boolean}');
-    return [200, svc.ledger.setExempt(orgId!, exempt, svc.clock.now())];
+    return [200, await svc.ledger.setExempt(orgId!, exempt, svc.clock.now())];
   }],
   ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, { as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot() }]],
-  ['GET', /^\/admin\/v1\/orgs\/([^/]+)\/ledger$/, (svc, [orgId]) => {
-    requireOrg(svc, orgId!);
+  ['GET', /^\/admin\/v1\/orgs\/([^/]+)\/ledger$/, async (svc, [orgId]) => {
+    await requireOrg(svc, orgId!);
     const now = svc.clock.now();
-    return [200, { snapshot: svc.ledger.snapshot(orgId!, now), entries: svc.ledger.entries(orgId!, 100) }];
+    return [200, { snapshot: await svc.ledger.snapshot(orgId!, now), entries: await svc.ledger.entries(orgId!, 100) }];
   }],
 ];
 
@@ -118,8 +119,8 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, svc
 function bad(msg: string): GatewayError { return new GatewayError('invalid_request', msg); }
 const optionalAmount = (v: unknown): boolean => v === undefined || (Number.isSafeInteger(v) && (v as number) >= 0);
 
-function requireOrg(svc: Services, id: string): void {
-  if (!svc.orgs.orgExists(id)) throw new GatewayError('org_not_found');
+async function requireOrg(svc: Services, id: string): Promise<void> {
+  if (!await svc.orgs.orgExists(id)) throw new GatewayError('org_not_found');
 }
 
 export function requireRoute(r: string): RouteName {

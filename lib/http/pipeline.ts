@@ -32,15 +32,16 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
     const ip = clientIp(req);
     limitIp(svc, ip);
-    const key = authed = authenticateCounted(req, svc, ip);
+    const key = authed = await authenticateCounted(req, svc, ip);
     limitKey(svc, key);
     const bytes = await readBody(req);
     const raw = parseJsonObject(bytes);
     const checked = checkRequest(format, raw, svc.catalog, key.defaultStartWithin, req.headers['anthropic-beta'] !== undefined);
+    const ownKeys = await Promise.all(checked.routes.map((r) => svc.orgs.providerKey(key.orgId, r)));
     const plan = planRequest(checked, {
       adapters: svc.adapters,
       codecs: svc.codecs,
-      ownKey: (r) => svc.orgs.providerKey(key.orgId, r),
+      ownKey: (r) => ownKeys[checked.routes.indexOf(r)],
       managedKey: (r) => managedCredential(svc.config, r),
     });
     for (const rp of plan.routes) plan.upstreamBody(rp);   // translation errors are the caller's 400, before anything is sent
@@ -72,11 +73,12 @@ export function limitIp(svc: Services, ip: string): void {
 }
 
 /** Authenticates; a failed attempt counts against the client IP before the key is known. */
-export function authenticateCounted(req: IncomingMessage, svc: Services, ip: string, missing: 'missing_api_key' | 'invalid_api_key' = 'missing_api_key'): ApiKeyRecord {
+export async function authenticateCounted(req: IncomingMessage, svc: Services, ip: string, missing: 'missing_api_key' | 'invalid_api_key' = 'missing_api_key'): Promise<ApiKeyRecord> {
   try {
-    return authenticate(req, svc.orgs, missing);
+    return await authenticate(req, svc.orgs, missing);
   } catch (err) {
-    svc.abuse.recordFailedAuth(ip);
+    // A store that cannot be read is not a failed attempt of the caller's.
+    if (!(err instanceof GatewayError) || err.code !== 'store_unavailable') svc.abuse.recordFailedAuth(ip);
     throw err;
   }
 }
@@ -113,13 +115,13 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
   let admitted: Admitted | undefined;
   if (plan.anyManaged) {
     try {
-      admitted = admit(svc, key.orgId, plan.routes.find((r) => r.mode === 'managed')!.route, estimate);
+      admitted = await admit(svc, key.orgId, plan.routes.find((r) => r.mode === 'managed')!.route, estimate);
     } catch (err) {
       if (!(err instanceof GatewayError) || plan.routes[0]!.mode !== 'byok') throw err;
       routes = plan.routes.filter((r) => r.mode === 'byok');
     }
   }
-  const flex = flexMode(svc, key.orgId, plan);
+  const flex = await flexMode(svc, key.orgId, plan);
   const holdsSlot = flex === 'race' && plan.routes[0]!.mode === 'byok';
   const deadlineAt = t0 + (c.startWithin.kind === 'duration' ? c.startWithin.ms : 0);
   const run = startRequest({
@@ -185,10 +187,10 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
     // A stream that ran to its end ends the machine (stream.end → done); anything else stops it,
     // which aborts whatever upstream call is still open.
     if (result?.complete && !clientClosed) run.end(); else run.stop();
-    if (holdsSlot) svc.flexSlots.release(key.orgId);
+    if (holdsSlot) void svc.flexSlots.release(key.orgId);
     // The balance pays only for what a managed route served; an own-key route's cost is the org's own.
     const servedMode = outcome?.winner ? plan.routes.find((r) => r.route === outcome!.winner!.route)?.mode : undefined;
-    if (admitted) settle(svc, log, admitted.holdId, servedMode === 'managed' ? costMicroUsd : 0);
+    if (admitted) await settle(svc, log, admitted.holdId, servedMode === 'managed' ? costMicroUsd : 0);
     svc.inflight.delete(entry);
     finished();
     if (servedMode && costMicroUsd) svc.metrics.spendBy(servedMode).inc(costMicroUsd);
@@ -227,10 +229,10 @@ function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier, byt
   return streamed ? svc.scheduler.track(rp.route, c.model.id, tier, svc.clock.now(), attempt) : attempt;
 }
 
-function flexMode(svc: Services, orgId: string, plan: Plan): FlexMode {
+async function flexMode(svc: Services, orgId: string, plan: Plan): Promise<FlexMode> {
   if (plan.checked.startWithin.kind !== 'duration') return 'off';
   if (plan.routes[0]!.mode !== 'byok') return 'race';
-  return svc.flexSlots.tryAcquire(orgId) ? 'race' : 'slots_full';
+  return (await svc.flexSlots.tryAcquire(orgId)) ? 'race' : 'slots_full';
 }
 
 /** The hold: input size (≈ 4 bytes a token) plus the output cap, at the standard price. */
@@ -242,11 +244,11 @@ function holdEstimate(svc: Services, c: CheckedRequest, bodyBytes: number): { in
 }
 
 /** One atomic ledger step; the shared pool is that of the first managed route of the chain. */
-function admit(svc: Services, orgId: string, route: RouteName, estimate: { micro: number }): Admitted {
+async function admit(svc: Services, orgId: string, route: RouteName, estimate: { micro: number }): Promise<Admitted> {
   const now = svc.clock.now();
   let r;
   try {
-    r = svc.ledger.admit({ orgId, holdMicroUsd: estimate.micro, route, nowMs: now });
+    r = await svc.ledger.admit({ orgId, holdMicroUsd: estimate.micro, route, nowMs: now });
   } catch (err) {
     svc.log.error({ err, org: orgId }, 'ledger unreadable at admission');
     throw new GatewayError('limits_unavailable');
@@ -259,9 +261,9 @@ function admit(svc: Services, orgId: string, route: RouteName, estimate: { micro
   return r;
 }
 
-function settle(svc: Services, log: LogBinding, holdId: string, cost: number): void {
+async function settle(svc: Services, log: LogBinding, holdId: string, cost: number): Promise<void> {
   try {
-    svc.ledger.settle(holdId, cost, svc.clock.now());
+    await svc.ledger.settle(holdId, cost, svc.clock.now());
   } catch (err) {
     // The hold stays and its lease expiry releases it; the cost is logged for reconciliation.
     log.log.error({ ...log.bind, err, hold: holdId, cost_micro_usd: cost }, 'settlement failed');

@@ -9,8 +9,8 @@ import type { RouteName } from '../ir.ts';
 import type { AdmitInput, AdmitResult, Ledger, LedgerConfig, PauseReason, SharedPool, Snapshot } from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
 import {
-  assess, checkAmount, checkConfig, debit, nextUtcMidnightS, utcDay, POOL_WINDOW_MS,
-  type OrgRecord, type Standing, type Usage,
+  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, poolRatesAt, utcDay, POOL_WINDOW_MS,
+  type EntryRow, type OrgRecord, type Standing, type Usage,
 } from './rules.ts';
 
 /** An expired hold is remembered this long so a late settle still charges the real cost. */
@@ -22,10 +22,6 @@ interface OrgRow {
   paused_reason: PauseReason | null; paused_day: number | null; paused_daily_limit_micro_usd: number | null;
 }
 interface HoldRow { hold_id: string; org_id: string; amount_micro_usd: number; expired_at_ms: number | null }
-interface EntryRow {
-  id: number; at_ms: number; kind: string; hold_id: string | null; amount_micro_usd: number | null;
-  cash_micro_usd: number | null; credit_micro_usd: number | null; reason: string | null; detail: string | null;
-}
 interface Entry {
   org: string; at: number; kind: string; hold?: string | null; amount?: number | null;
   cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
@@ -152,14 +148,8 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
     return { org, usage, s };
   };
 
-  const poolRates = (nowMs: number): Snapshot['rates'] => {
-    const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
-    return config.pools.map((p) => {
-      const row = q.pool.get(p.name);
-      const used = row && row.window_start_ms === windowStart ? row.admitted : 0;
-      return { name: p.name, scope: 'pool', window_seconds: 60, limit: p.per_minute, used };
-    });
-  };
+  const poolRates = (nowMs: number): Snapshot['rates'] =>
+    poolRatesAt(config.pools, (name) => q.pool.get(name), nowMs);
 
   /** null when no pool of the route is full; else the seconds until every full one frees. */
   const fullPoolWait = (route: RouteName, nowMs: number): number | null => {
@@ -176,38 +166,11 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
     return wait;
   };
 
-  const buildSnapshot = (org: OrgRecord, usage: Usage, s: Standing, nowMs: number): Snapshot => {
-    const paused = s.pause !== null;
-    return {
-      asOfMs: nowMs,
-      serving: paused ? 'paused' : 'ok',
-      pausedReason: s.pause,
-      // A pause shows as the binding ceiling even for an exempt org: the spec wants the pause shown
-      // "rather than a positive figure that could read as permission to send".
-      binding: paused ? 'paused' : org.exempt ? 'exempt' : s.balance <= s.dailyLimit - s.dailyUsed ? 'balance' : 'daily_spend',
-      // Paused: no request would be admitted, so no positive figure is reported.
-      spendRemainingMicroUsd: paused ? Math.min(s.spendRemaining, 0) : s.spendRemaining,
-      cashMicroUsd: org.cash,
-      creditMicroUsd: org.credit,
-      reservedMicroUsd: usage.reserved,
-      dailyLimitMicroUsd: s.dailyLimit,
-      dailyUsedMicroUsd: s.dailyUsed,
-      dailyResetsAtS: nextUtcMidnightS(nowMs),
-      concurrencyLimit: s.concurrency,
-      inFlight: usage.inFlight,
-      exempt: org.exempt,
-      rampWeek: s.week,
-      rampDefaults: s.defaults,
-      overrideInForce: s.overrideInForce,
-      rates: poolRates(nowMs),
-    };
-  };
-
   /** Snapshot inside an already open transaction (after a write, or in a read transaction). */
   const snapshotNow = (orgId: string, nowMs: number): Snapshot => {
     const org = readOrg(orgId);
     const usage = readUsage(orgId, nowMs);
-    return buildSnapshot(org, usage, assess(org, usage, ramp, nowMs), nowMs);
+    return buildSnapshot(org, usage, assess(org, usage, ramp, nowMs), nowMs, poolRates(nowMs));
   };
 
   // ── admission: pause → balance → daily ceiling → concurrency → pool → hold ─────────────────
@@ -333,85 +296,76 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
   const readTx = db.transaction((orgId: string, nowMs: number): Snapshot => snapshotNow(orgId, nowMs));
 
   return {
-    ensureOrg(orgId, nowMs) {
+    async ensureOrg(orgId, nowMs) {
       live();
       q.insertOrg.run(orgId, nowMs);
     },
 
-    admit(input) {
+    async admit(input) {
       live();
       checkAmount('holdMicroUsd', input.holdMicroUsd);
       return admitTx.immediate(input);
     },
 
-    settle(holdId, costMicroUsd, nowMs) {
+    async settle(holdId, costMicroUsd, nowMs) {
       live();
       settleTx.immediate(holdId, checkAmount('costMicroUsd', costMicroUsd), nowMs);
     },
 
-    renew(holdIds, nowMs) {
+    async renew(holdIds, nowMs) {
       live();
       if (holdIds.length > 0) renewTx.immediate(holdIds, nowMs);
     },
 
-    expireLeases(nowMs) {
+    async expireLeases(nowMs) {
       live();
       return expireTx.immediate(nowMs);
     },
 
-    topup(orgId, amounts, nowMs) {
+    async topup(orgId, amounts, nowMs) {
       live();
       const cash = checkAmount('cash_micro_usd', amounts.cash_micro_usd ?? 0);
       const credit = checkAmount('credit_micro_usd', amounts.credit_micro_usd ?? 0);
       return topupTx.immediate(orgId, cash, credit, nowMs);
     },
 
-    setOverrides(orgId, o, nowMs) {
+    async setOverrides(orgId, o, nowMs) {
       live();
       if (o.concurrency != null) checkAmount('concurrency', o.concurrency);
       if (o.daily_spend_micro_usd != null) checkAmount('daily_spend_micro_usd', o.daily_spend_micro_usd);
       return overridesTx.immediate(orgId, o, nowMs);
     },
 
-    startReview(orgId, nowMs) {
+    async startReview(orgId, nowMs) {
       live();
       return reviewTx.immediate(orgId, true, nowMs);
     },
 
-    endReview(orgId, nowMs) {
+    async endReview(orgId, nowMs) {
       live();
       return reviewTx.immediate(orgId, false, nowMs);
     },
 
-    setExempt(orgId, exempt, nowMs) {
+    async setExempt(orgId, exempt, nowMs) {
       live();
       return exemptTx.immediate(orgId, exempt, nowMs);
     },
 
-    snapshot(orgId, nowMs) {
+    async snapshot(orgId, nowMs) {
       live();
       // A read transaction: every figure comes from one consistent state of the file.
       return readTx.deferred(orgId, nowMs);
     },
 
-    entries(orgId, limit) {
+    async entries(orgId, limit) {
       live();
       readOrg(orgId);
-      return q.entries.all(orgId, Math.max(0, Math.floor(limit))).map((e) => {
-        const out: Record<string, unknown> = { id: e.id, at_ms: e.at_ms, kind: e.kind };
-        if (e.hold_id !== null) out.hold_id = e.hold_id;
-        if (e.amount_micro_usd !== null) out.amount_micro_usd = e.amount_micro_usd;
-        if (e.cash_micro_usd !== null) out.cash_micro_usd = e.cash_micro_usd;
-        if (e.credit_micro_usd !== null) out.credit_micro_usd = e.credit_micro_usd;
-        if (e.reason !== null) out.reason = e.reason;
-        if (e.detail !== null) Object.assign(out, JSON.parse(e.detail) as Record<string, unknown>);
-        return out;
-      });
+      return q.entries.all(orgId, Math.max(0, Math.floor(limit))).map(entryView);
     },
 
     // The database handle belongs to whoever opened it (other modules share the file), so closing
     // the ledger only stops it from being used; the opener closes the connection.
-    close() {
+    async close() {
       closed = true;
     },
   };

@@ -1,5 +1,7 @@
 // The money ledger of managed serving (design.md "Money", "Admission", "Ledger storage").
-// One interface, adapters behind it (SQLite now, PostgreSQL later). Integer micro-USD only.
+// One interface, two adapters behind it (SQLite embedded, PostgreSQL shared). Integer micro-USD
+// only. Every method is asynchronous because the shared adapter is; the SQLite adapter answers
+// from already-resolved promises.
 import type { RouteName } from '../ir.ts';
 
 export type PauseReason = 'account_under_review' | 'spend_velocity_exceeded' | 'insufficient_balance';
@@ -56,24 +58,24 @@ export interface Snapshot {
 
 export interface Ledger {
   /** Creates the org's ledger row if missing (no money, week 0). */
-  ensureOrg(orgId: string, nowMs: number): void;
+  ensureOrg(orgId: string, nowMs: number): Promise<void>;
   /** The one atomic admission step: pause → balance → daily ceiling → concurrency → pool → hold. */
-  admit(input: AdmitInput): AdmitResult;
+  admit(input: AdmitInput): Promise<AdmitResult>;
   /** Debits real cost (cash first, then credit), adds it to today's spend, releases the hold,
    *  decrements in-flight. Idempotent per holdId. */
-  settle(holdId: string, costMicroUsd: number, nowMs: number): void;
+  settle(holdId: string, costMicroUsd: number, nowMs: number): Promise<void>;
   /** Keeps live holds from expiring (called periodically by the process that owns them). */
-  renew(holdIds: string[], nowMs: number): void;
+  renew(holdIds: string[], nowMs: number): Promise<void>;
   /** Releases holds whose lease ran out; returns what it released. */
-  expireLeases(nowMs: number): Array<{ holdId: string; orgId: string; amountMicroUsd: number }>;
-  topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number): Snapshot;
-  setOverrides(orgId: string, o: { concurrency?: number | null; daily_spend_micro_usd?: number | null }, nowMs: number): Snapshot;
-  startReview(orgId: string, nowMs: number): Snapshot;
-  endReview(orgId: string, nowMs: number): Snapshot;
-  setExempt(orgId: string, exempt: boolean, nowMs: number): Snapshot;
+  expireLeases(nowMs: number): Promise<Array<{ holdId: string; orgId: string; amountMicroUsd: number }>>;
+  topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number): Promise<Snapshot>;
+  setOverrides(orgId: string, o: { concurrency?: number | null; daily_spend_micro_usd?: number | null }, nowMs: number): Promise<Snapshot>;
+  startReview(orgId: string, nowMs: number): Promise<Snapshot>;
+  endReview(orgId: string, nowMs: number): Promise<Snapshot>;
+  setExempt(orgId: string, exempt: boolean, nowMs: number): Promise<Snapshot>;
   /** What admission would see now; throws if the record cannot be read. */
-  snapshot(orgId: string, nowMs: number): Snapshot;
+  snapshot(orgId: string, nowMs: number): Promise<Snapshot>;
   /** Admin view: snapshot plus recent entries (top-ups, settlements, pauses). */
-  entries(orgId: string, limit: number): Array<Record<string, unknown>>;
-  close(): void;
+  entries(orgId: string, limit: number): Promise<Array<Record<string, unknown>>>;
+  close(): Promise<void>;
 }
