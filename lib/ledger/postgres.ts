@@ -52,7 +52,12 @@ const SNAPSHOT_SQL = `
 export interface PostgresLedgerOptions {
   /** The id of this process, stored on its holds. */
   processId: string;
+  /** Told when a settlement could not be written and was queued for retry (no secrets in it). */
+  onSettleDeferred?: (holdId: string, costMicroUsd: number, err: unknown) => void;
 }
+
+/** Queued settlements are retried this often while the database is unreachable. */
+const SETTLE_RETRY_MS = 1_000;
 
 export function openPostgresLedger(pool: Pool, config: LedgerConfig, opts: PostgresLedgerOptions): Ledger {
   const ramp = checkConfig(config);
@@ -107,6 +112,32 @@ export function openPostgresLedger(pool: Pool, config: LedgerConfig, opts: Postg
     }
   };
 
+  /** One settlement; a deadlock victim (PostgreSQL picks one when two transactions wait on each
+   *  other) is retried at once. */
+  const settleOnce = async (holdId: string, cost: number, nowMs: number): Promise<void> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await pool.query({ name: 'ledger_settle', text: 'SELECT ledger_settle($1, $2, $3)', values: [holdId, cost, nowMs] });
+        return;
+      } catch (err) {
+        if (attempt >= 3 || !['40P01', '40001'].includes((err as { code?: string }).code ?? '')) throw err;
+      }
+    }
+  };
+  const deferred = new Map<string, { cost: number; nowMs: number }>();
+  let retryTimer: NodeJS.Timeout | undefined;
+  const flush = async (): Promise<void> => {
+    for (const [holdId, d] of deferred) {
+      try {
+        await settleOnce(holdId, d.cost, d.nowMs);
+        deferred.delete(holdId);
+      } catch {
+        return; // still unreachable: the next round tries again
+      }
+    }
+    if (deferred.size === 0) { clearInterval(retryTimer); retryTimer = undefined; }
+  };
+
   /** A short transaction holding the organization's row lock (the order admission takes locks in). */
   const withOrg = async <T>(orgId: string, fn: (c: PoolClient, org: OrgRecord) => Promise<T>): Promise<T> => {
     live();
@@ -151,14 +182,15 @@ export function openPostgresLedger(pool: Pool, config: LedgerConfig, opts: Postg
     async settle(holdId, costMicroUsd, nowMs) {
       live();
       checkAmount('costMicroUsd', costMicroUsd);
-      // A deadlock victim (PostgreSQL picks one when two transactions wait on each other) is retried.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await pool.query({ name: 'ledger_settle', text: 'SELECT ledger_settle($1, $2, $3)', values: [holdId, costMicroUsd, nowMs] });
-          return;
-        } catch (err) {
-          if (attempt >= 3 || !['40P01', '40001'].includes((err as { code?: string }).code ?? '')) throw err;
-        }
+      try {
+        await settleOnce(holdId, costMicroUsd, nowMs);
+      } catch (err) {
+        // Never lost while this process lives: queued and retried until the database answers
+        // (with the time it ended, so it counts on the right day); its hold meanwhile still
+        // reserves the money, and a late settle after the lease ran out still charges.
+        deferred.set(holdId, { cost: costMicroUsd, nowMs });
+        opts.onSettleDeferred?.(holdId, costMicroUsd, err);
+        retryTimer ??= setInterval(() => void flush(), SETTLE_RETRY_MS).unref();
       }
     },
 
@@ -257,6 +289,9 @@ export function openPostgresLedger(pool: Pool, config: LedgerConfig, opts: Postg
     },
 
     async close() {
+      await flush();
+      clearInterval(retryTimer);
+      retryTimer = undefined;
       closed = true;
     },
   };

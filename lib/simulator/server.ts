@@ -63,6 +63,9 @@ export interface SimulatorStats {
   requests: number;
   /** Requests whose client connection closed before the response finished. */
   aborted: number;
+  /** Provider requests open now, and the most ever open at once (concurrency seen upstream). */
+  open: number;
+  peakOpen: number;
   byRoute: Record<string, number>;
 }
 
@@ -115,7 +118,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const tokens = new TokenIssuer(new Rng(hash32('oauth', seed)));
   const sim: SimState = {
     config,
-    stats: { requests: 0, aborted: 0, byRoute: {} },
+    stats: { requests: 0, aborted: 0, open: 0, peakOpen: 0, byRoute: {} },
     flexRng: new Rng(hash32('flex', seed)),
     uidRng: new Rng(hash32('uid', seed)),
     failures: new FailureSchedule(),
@@ -300,7 +303,9 @@ function markSelfClosed(res: ServerResponse): void { selfClosed.add(res); }
 function watchLifetime(res: ServerResponse, sim: SimState): AbortSignal {
   const ac = new AbortController();
   sim.live.add(ac);
+  sim.stats.peakOpen = Math.max(sim.stats.peakOpen, ++sim.stats.open);
   res.on('close', () => {
+    sim.stats.open--;
     if (!res.writableFinished && !selfClosed.has(res)) sim.stats.aborted++;
     sim.live.delete(ac);
     ac.abort();

@@ -54,6 +54,8 @@ const KEY_CACHE_MAX = 100_000;
 export class OrgStore {
   private readonly keys = new Map<string, { rec: ApiKeyRecord | undefined; at: number }>();
   private readonly providerKeys = new Map<string, { cred: unknown; at: number }>();
+  /** Lookups in flight: a burst of requests with one uncached key asks the store once. */
+  private readonly pending = new Map<string, Promise<unknown>>();
 
   constructor(private readonly rows: OrgRows, private readonly box: SecretBox) {}
 
@@ -105,7 +107,7 @@ export class OrgStore {
     if (hit && now - hit.at < KEY_CACHE_MS) return hit.rec;
     let rec: ApiKeyRecord | undefined;
     try {
-      rec = await this.rows.keyByHash(hash);
+      rec = await this.once('k' + hash, () => this.rows.keyByHash(hash));
     } catch (err) {
       if (hit) return hit.rec;
       throw unavailable(err);
@@ -135,7 +137,7 @@ export class OrgStore {
     if (hit && now - hit.at < KEY_CACHE_MS) return hit.cred;
     let sealed: string | undefined;
     try {
-      sealed = await this.rows.providerKey(orgId, route);
+      sealed = await this.once('p' + k, () => this.rows.providerKey(orgId, route));
     } catch (err) {
       if (hit) return hit.cred;
       throw unavailable(err);
@@ -153,6 +155,16 @@ export class OrgStore {
   async deleteProviderKey(orgId: string, route: RouteName): Promise<boolean> {
     this.providerKeys.delete(orgId + '\0' + route);
     return this.rows.deleteProviderKey(orgId, route);
+  }
+
+  private once<T>(key: string, read: () => T | Promise<T>): T | Promise<T> {
+    const inFlight = this.pending.get(key);
+    if (inFlight) return inFlight as Promise<T>;
+    const r = read();
+    if (!(r instanceof Promise)) return r;    // SQLite answers at once: nothing to share
+    const p = r.finally(() => this.pending.delete(key));
+    this.pending.set(key, p);
+    return p;
   }
 
   /** Drops cached lookups changed elsewhere (a NOTIFY from another process). */

@@ -73,41 +73,58 @@ DECLARE
   v_window BIGINT := p_now - (p_now % 60000);
   v_in_flight BIGINT; v_held_today BIGINT; v_settled BIGINT;
   v_week BIGINT; v_conc BIGINT; v_daily BIGINT; v_balance BIGINT; v_used BIGINT;
-  v_pause TEXT; v_ws BIGINT; v_admitted BIGINT; i INTEGER;
+  v_pause TEXT; v_ws BIGINT; v_admitted BIGINT; i INTEGER; pass INTEGER;
 BEGIN
-  SELECT * INTO o FROM ledger_orgs WHERE org_id = p_org FOR UPDATE;
-  IF NOT FOUND THEN RAISE EXCEPTION 'ledger: unknown organization "%"', p_org; END IF;
-  exempt := o.exempt;
-
-  -- A hold whose lease ran out belongs to a dead process: release it before counting.
-  WITH x AS (
-    UPDATE ledger_holds SET expired_at_ms = p_now
-    WHERE org_id = p_org AND expired_at_ms IS NULL AND lease_expires_at_ms <= p_now
-    RETURNING hold_id, amount_micro_usd)
-  INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd)
-  SELECT p_org, p_now, 'lease_expired', hold_id, amount_micro_usd FROM x;
-
-  SELECT count(*), COALESCE(sum(amount_micro_usd) FILTER (WHERE day = v_day), 0)::BIGINT
-    INTO v_in_flight, v_held_today
-    FROM ledger_holds WHERE org_id = p_org AND expired_at_ms IS NULL AND lease_expires_at_ms > p_now;
-  v_settled := COALESCE((SELECT spent_micro_usd FROM ledger_daily_spend WHERE org_id = p_org AND day = v_day), 0);
-  v_balance := o.cash_micro_usd + o.credit_micro_usd;
-  v_used := v_settled + v_held_today;
-
-  IF o.exempt THEN
-    v_conc := 9007199254740991; v_daily := 9007199254740991;
-  ELSE
-    IF o.first_topup_at_ms IS NULL THEN v_week := 0;
-    ELSIF p_now < o.first_topup_at_ms THEN v_week := 1;
-    ELSE v_week := (p_now - o.first_topup_at_ms) / 604800000 + 1;
+  -- Pass 1 reads without the lock and writes nothing: an org with no stored pause, money and room
+  -- under its ceiling but at its concurrency limit is refused there (the figures can only be stale
+  -- toward more holds, so this never admits anything). A burst against a full org then neither
+  -- queues on its row lock nor commits a write. Every other outcome is decided in pass 2, under
+  -- the organization's row lock.
+  FOR pass IN 1 .. 2 LOOP
+    IF pass = 1 THEN
+      SELECT * INTO o FROM ledger_orgs WHERE org_id = p_org;
+    ELSE
+      SELECT * INTO o FROM ledger_orgs WHERE org_id = p_org FOR UPDATE;
     END IF;
-    v_conc := p_ramp_conc[1]; v_daily := p_ramp_daily[1];
-    FOR i IN 1 .. array_length(p_ramp_weeks, 1) LOOP
-      IF p_ramp_weeks[i] <= v_week THEN v_conc := p_ramp_conc[i]; v_daily := p_ramp_daily[i]; END IF;
-    END LOOP;
-    v_conc := COALESCE(o.override_concurrency, v_conc);
-    v_daily := COALESCE(o.override_daily_spend_micro_usd, v_daily);
-  END IF;
+    IF NOT FOUND THEN RAISE EXCEPTION 'ledger: unknown organization "%"', p_org; END IF;
+    exempt := o.exempt;
+
+    IF pass = 2 THEN
+      -- A hold whose lease ran out belongs to a dead process: release it before counting.
+      WITH x AS (
+        UPDATE ledger_holds SET expired_at_ms = p_now
+        WHERE org_id = p_org AND expired_at_ms IS NULL AND lease_expires_at_ms <= p_now
+        RETURNING hold_id, amount_micro_usd)
+      INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd)
+      SELECT p_org, p_now, 'lease_expired', hold_id, amount_micro_usd FROM x;
+    END IF;
+
+    SELECT count(*), COALESCE(sum(amount_micro_usd) FILTER (WHERE day = v_day), 0)::BIGINT
+      INTO v_in_flight, v_held_today
+      FROM ledger_holds WHERE org_id = p_org AND expired_at_ms IS NULL AND lease_expires_at_ms > p_now;
+    v_settled := COALESCE((SELECT spent_micro_usd FROM ledger_daily_spend WHERE org_id = p_org AND day = v_day), 0);
+    v_balance := o.cash_micro_usd + o.credit_micro_usd;
+    v_used := v_settled + v_held_today;
+
+    IF o.exempt THEN
+      v_conc := 9007199254740991; v_daily := 9007199254740991;
+    ELSE
+      IF o.first_topup_at_ms IS NULL THEN v_week := 0;
+      ELSIF p_now < o.first_topup_at_ms THEN v_week := 1;
+      ELSE v_week := (p_now - o.first_topup_at_ms) / 604800000 + 1;
+      END IF;
+      v_conc := p_ramp_conc[1]; v_daily := p_ramp_daily[1];
+      FOR i IN 1 .. array_length(p_ramp_weeks, 1) LOOP
+        IF p_ramp_weeks[i] <= v_week THEN v_conc := p_ramp_conc[i]; v_daily := p_ramp_daily[i]; END IF;
+      END LOOP;
+      v_conc := COALESCE(o.override_concurrency, v_conc);
+      v_daily := COALESCE(o.override_daily_spend_micro_usd, v_daily);
+    END IF;
+
+    IF pass = 1 AND o.paused_reason IS NULL AND v_balance > 0 AND NOT o.exempt AND v_used < v_daily AND v_in_flight >= v_conc THEN
+      code := 'rate_limit_exceeded'; retry_after_s := 1; RETURN;
+    END IF;
+  END LOOP;
 
   -- The stored pause, unless its own lifting condition now holds (rules.ts pauseInForce).
   v_pause := o.paused_reason;

@@ -21,7 +21,7 @@ const types = {
 /** Connection settings shared by the pool and the listener; the URL (which may carry a password)
  *  is never logged. */
 function clientConfig(url: string): pg.ClientConfig {
-  return { connectionString: url, types, connectionTimeoutMillis: 2_000, query_timeout: 10_000, application_name: 'gateway' };
+  return { connectionString: url, types, connectionTimeoutMillis: 5_000, query_timeout: 10_000, application_name: 'gateway' };
 }
 
 export async function migrate(pool: pg.Pool): Promise<number> {
@@ -64,7 +64,10 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
   await migrate(pool);
 
   const orgs = new OrgStore(postgresOrgRows(pool), new SecretBox(opts.secret));
-  const ledger = openPostgresLedger(pool, opts.config.ledger, { processId });
+  const ledger = openPostgresLedger(pool, opts.config.ledger, {
+    processId,
+    onSettleDeferred: (hold, cost, err) => log.warn({ hold, cost_micro_usd: cost, err: { message: (err as Error).message } }, 'settlement deferred: database unreachable, retrying'),
+  });
   const flexSlots = new SharedFlexSlots(pool, opts.config.flex_race_slots, processId, opts.clock,
     (err) => log.warn({ err: { message: (err as Error).message } }, 'flex race slots: database unreachable'));
   const listener = listen(opts.databaseUrl, orgs, log);
