@@ -22,7 +22,7 @@ export function postgresReachable(): Promise<boolean> {
       return true;
     } catch (err) {
       if (PG_REQUIRED) throw new Error(`PostgreSQL is required (GATEWAY_TEST_REQUIRE_PG=1) but ${PG_SERVER_URL.replace(/\/\/[^@]*@/, '//')} does not answer: ${(err as Error).message}`);
-      console.log(`# SKIPPED: PostgreSQL suites — no server at ${PG_SERVER_URL.replace(/\/\/[^@]*@/, '//')} (${(err as Error).message}); set GATEWAY_TEST_REQUIRE_PG=1 to make this a failure`);
+      console.log(`SKIPPED: PostgreSQL suites — no server at ${PG_SERVER_URL.replace(/\/\/[^@]*@/, '//')} (${(err as Error).message}); set GATEWAY_TEST_REQUIRE_PG=1 to make this a failure`);
       return false;
     } finally {
       await c.end().catch(() => {});
@@ -62,8 +62,10 @@ export async function createTestDatabase(tag: string, opts: { migrated?: boolean
 
 /** A pool on `url` that reads BIGINT as numbers, as the gateway's does. */
 export function testPool(url: string, max = 4): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: url, max,
     types: { getTypeParser: ((oid: number, f?: 'text') => oid === 20 ? Number : pg.types.getTypeParser(oid, f as 'text')) as typeof pg.types.getTypeParser },
   });
+  pool.on('error', () => {}); // an idle connection closed by the server (the database dropped)
+  return pool;
 }
