@@ -142,6 +142,10 @@ export function openPostgresLedger(pool: Pool, config: LedgerConfig, opts: Postg
   const withOrg = async <T>(orgId: string, fn: (c: PoolClient, org: OrgRecord) => Promise<T>): Promise<T> => {
     live();
     const c = await pool.connect();
+    // A checked-out client has no error listener (pg-pool removes it): a connection lost
+    // mid-transaction must reject the query, not crash the process.
+    const onError = (): void => {};
+    c.on('error', onError);
     try {
       await c.query('BEGIN');
       const org = await readOrg(c, orgId, true);
@@ -152,6 +156,7 @@ export function openPostgresLedger(pool: Pool, config: LedgerConfig, opts: Postg
       await c.query('ROLLBACK').catch(() => {});
       throw err;
     } finally {
+      c.off('error', onError);
       c.release();
     }
   };

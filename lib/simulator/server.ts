@@ -303,9 +303,15 @@ function markSelfClosed(res: ServerResponse): void { selfClosed.add(res); }
 function watchLifetime(res: ServerResponse, sim: SimState): AbortSignal {
   const ac = new AbortController();
   sim.live.add(ac);
+  // Open from the request's arrival until its last byte is handed to the socket (res.end), not
+  // until 'close', which a busy event loop may deliver after the client already read everything.
   sim.stats.peakOpen = Math.max(sim.stats.peakOpen, ++sim.stats.open);
+  let open = true;
+  const closed = (): void => { if (open) { open = false; sim.stats.open--; } };
+  const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
+  res.end = ((...a: unknown[]) => { closed(); return end(...a); }) as ServerResponse['end'];
   res.on('close', () => {
-    sim.stats.open--;
+    closed();
     if (!res.writableFinished && !selfClosed.has(res)) sim.stats.aborted++;
     sim.live.delete(ac);
     ac.abort();

@@ -21,11 +21,13 @@ const types = {
 /** Connection settings shared by the pool and the listener; the URL (which may carry a password)
  *  is never logged. */
 function clientConfig(url: string): pg.ClientConfig {
-  return { connectionString: url, types, connectionTimeoutMillis: 5_000, query_timeout: 10_000, application_name: 'gateway' };
+  return { connectionString: url, types, connectionTimeoutMillis: 10_000, query_timeout: 15_000, application_name: 'gateway' };
 }
 
 export async function migrate(pool: pg.Pool): Promise<number> {
   const c = await pool.connect();
+  const onError = (): void => {}; // see ledger/postgres.ts withOrg
+  c.on('error', onError);
   try {
     await c.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     await c.query('CREATE TABLE IF NOT EXISTS gateway_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
@@ -48,6 +50,7 @@ export async function migrate(pool: pg.Pool): Promise<number> {
     return latest;
   } finally {
     await c.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    c.off('error', onError);
     c.release();
   }
 }
