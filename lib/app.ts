@@ -1,7 +1,7 @@
 // Builds a gateway: configuration → data folder → services → HTTP server. Used by `npm start`,
 // `make run` and every end-to-end test (port 0). Without routes in the configuration the built-in
 // simulator is started beside it and every route points there, served as managed.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RouteName } from './ir.ts';
@@ -34,6 +34,9 @@ export interface GatewayOptions {
   dataDir: string;
   /** `postgres://…`: the shared store (GATEWAY_DATABASE_URL); absent: SQLite in dataDir. */
   databaseUrl?: string;
+  /** Stable across restarts (GATEWAY_INSTANCE_ID, default host:port): a restarted process releases
+   *  the holds its crashed predecessor left. Absent: a fresh id (no predecessor). */
+  instanceId?: string;
   adminToken?: string;
   secret?: string;
   port?: number;
@@ -72,7 +75,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       return [r, typeof c === 'string' ? { key: c } : (c as { key: unknown })];
     }));
   }
-  const store = await openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir, secret: opts.secret, config, clock, log });
+  const owner = { instanceId: opts.instanceId ?? randomUUID(), processId: randomUUID() };
+  const store = await openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir, secret: opts.secret, config, clock, log, owner });
   const { orgs, ledger } = store;
   // Usage records stay in a SQLite file (the store's own, or one in the data folder beside a
   // PostgreSQL store: per process until the usage store has a PostgreSQL adapter).
@@ -94,18 +98,25 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     inflight: new Set(),
     shuttingDown: false,
   };
-  // Holds whose process died are released after their lease; live holds are renewed by theirs.
-  // With PostgreSQL every process sweeps, one at a time (ledger_expire's advisory lock).
+  // A restarted instance releases what its crashed predecessor held at once (charged for the
+  // output delivered by their last renewal); other dead processes' holds lapse after their lease,
+  // released by whichever process sweeps first (one at a time with PostgreSQL). Live holds are
+  // renewed by their own process, recording what each has delivered so far.
+  for (const h of await ledger.releasePredecessors(clock.now())) {
+    log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd, charged_micro_usd: h.chargedMicroUsd }, 'hold of a previous process released at start');
+  }
   let sweeping = false;
   const sweep = setInterval(() => {
     if (sweeping) return;
     sweeping = true;
     void (async () => {
-      const live = [...services.inflight].flatMap((e) => (e.holdId ? [e.holdId] : []));
+      const live = [...services.inflight].flatMap((e) => (e.holdId ? [{ holdId: e.holdId, deliveredMicroUsd: e.delivered?.() ?? 0 }] : []));
       if (live.length) await ledger.renew(live, clock.now());
-      for (const h of await ledger.expireLeases(clock.now())) log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd }, 'hold lease expired, released');
+      for (const h of await ledger.expireLeases(clock.now())) {
+        log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd, charged_micro_usd: h.chargedMicroUsd }, 'hold lease expired, released');
+      }
     })().catch((err) => log.error({ err }, 'lease sweep failed')).finally(() => { sweeping = false; });
-  }, Math.max(1_000, Math.floor(config.ledger.hold_lease_ms / 4)));
+  }, config.ledger.hold_renew_ms ?? Math.max(1_000, Math.floor(config.ledger.hold_lease_ms / 3)));
   sweep.unref();
 
   const server = createHttpServer(services, opts.adminToken);

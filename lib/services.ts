@@ -17,6 +17,10 @@ import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import type { Usage } from './usage/service.ts';
 
+/** A request in flight: shutdown drains it; the lease sweep renews its hold with `delivered`, the
+ *  cost of the output sent so far (what a crash is charged). */
+export interface InFlight { abort(): void; done: Promise<void>; holdId?: string; delivered?: () => number }
+
 export interface Services {
   config: GatewayConfig;
   clock: Clock;
@@ -39,6 +43,6 @@ export interface Services {
   /** Usage records: push() one per ended request; the store behind it answers the usage API. */
   usage: Usage;
   /** Requests in flight, so shutdown can drain them and settle their holds. */
-  inflight: Set<{ abort(): void; done: Promise<void>; holdId?: string }>;
+  inflight: Set<InFlight>;
   shuttingDown: boolean;
 }

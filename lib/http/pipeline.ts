@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { CostExtras, IRUsage, RouteName, Tier } from '../ir.ts';
 import { DAY_MS } from '../ledger/rules.ts';
 import { GatewayError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { InFlight, Services } from '../services.ts';
 import { managedCredential } from '../config.ts';
 import { costOf } from '../catalog/catalog.ts';
 import { authenticate } from './auth.ts';
@@ -139,7 +139,7 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
   const onClose = (): void => { if (!res.writableFinished) { clientClosed = true; run.stop(); } };
   res.on('close', onClose);
   let finished!: () => void;
-  const entry = { abort: () => run.stop(), done: new Promise<void>((r) => { finished = r; }), holdId: admitted?.holdId };
+  const entry: InFlight = { abort: () => run.stop(), done: new Promise<void>((r) => { finished = r; }), holdId: admitted?.holdId };
   svc.inflight.add(entry);
 
   let outcome: Outcome | undefined;
@@ -164,6 +164,7 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
       return;
     }
     const served = plan.routes.find((r) => r.route === winner.route)!;
+    if (admitted && served.mode === 'managed') entry.delivered = deliveredCost(svc, c, winner.tier, res, estimate);
     svc.metrics.observeCommit({ route: winner.route, model: c.model.id, tier: winner.tier, reason: outcome.reason }, winner.committedAt - t0, flex === 'race', winner.committedAt > deadlineAt);
     svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
     if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
@@ -274,6 +275,17 @@ async function settle(svc: Services, log: LogBinding, holdId: string, cost: numb
  *  provider bills the prompt once generation started, so charge the estimated input plus an output
  *  estimate from the bytes that reached the caller (≈16 bytes of event framing per token), capped
  *  by the hold's output cap. */
+/** What the output that reached the caller so far costs, for the lease renewal (a crash is then
+ *  charged this by whichever process releases the hold): the same estimate as a committed request
+ *  that ended without the provider's usage, from the bytes this response has written to its
+ *  socket (headers included, a few tokens' worth). */
+function deliveredCost(svc: Services, c: CheckedRequest, tier: Tier, res: ServerResponse, est: { inputTokens: number; maxOutput: number }): () => number {
+  const socket = res.socket;
+  const base = socket?.bytesWritten ?? 0;
+  const price = svc.catalog.priceOf(c.model, tier);
+  return () => costOf(price, unpricedUsage({ bytesOut: (socket?.bytesWritten ?? base) - base } as StreamResult, est));
+}
+
 function unpricedUsage(r: StreamResult, est: { inputTokens: number; maxOutput: number }): IRUsage {
   const outputTokens = Math.min(est.maxOutput, Math.ceil(r.bytesOut / 16));
   return { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 };

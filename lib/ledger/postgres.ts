@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import type { RouteName } from '../ir.ts';
-import type { AdmitResult, Ledger, LedgerConfig, PauseReason, Snapshot } from './types.ts';
+import type { AdmitResult, Ledger, LedgerConfig, PauseReason, ReleasedHold, Snapshot } from './types.ts';
 import {
   assess, buildSnapshot, checkAmount, checkConfig, entryView, poolRatesAt, utcDay,
   type EntryRow, type OrgRecord, type Usage,
@@ -52,6 +52,8 @@ const SNAPSHOT_SQL = `
 export interface PostgresLedgerOptions {
   /** The id of this process, stored on its holds. */
   processId: string;
+  /** The instance (stable across restarts): a restarted process releases its predecessors' holds. */
+  instanceId?: string;
   /** Told when a settlement could not be written and was queued for retry (no secrets in it). */
   onSettleDeferred?: (holdId: string, costMicroUsd: number, err: unknown) => void;
 }
@@ -74,6 +76,9 @@ export function openPostgresLedger(pool: Pool, config: LedgerConfig, opts: Postg
     }
   }
   const noPools = { names: [] as string[], limits: [] as number[] };
+  const instanceId = opts.instanceId ?? opts.processId;
+  const released = (rows: Array<{ hold_id: string; org_id: string; amount_micro_usd: number; charged_micro_usd: number }>): ReleasedHold[] =>
+    rows.map((h) => ({ holdId: h.hold_id, orgId: h.org_id, amountMicroUsd: h.amount_micro_usd, chargedMicroUsd: h.charged_micro_usd }));
   let closed = false;
   const live = (): void => { if (closed) throw new Error('ledger: closed'); };
 
@@ -174,8 +179,8 @@ export function openPostgresLedger(pool: Pool, config: LedgerConfig, opts: Postg
       const pools = poolsOf.get(input.route) ?? noPools;
       const r = await pool.query<{ code: string; retry_after_s: number | null; spend_remaining: number | null; exempt: boolean }>({
         name: 'ledger_admit',
-        text: 'SELECT * FROM ledger_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
-        values: [input.orgId, holdId, input.holdMicroUsd, input.nowMs, config.hold_lease_ms, opts.processId, rampWeeks, rampConc, rampDaily, pools.names, pools.limits],
+        text: 'SELECT * FROM ledger_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+        values: [input.orgId, holdId, input.holdMicroUsd, input.nowMs, config.hold_lease_ms, instanceId, opts.processId, rampWeeks, rampConc, rampDaily, pools.names, pools.limits],
       });
       const row = r.rows[0]!;
       if (row.code === 'ok') return { ok: true, holdId, spendRemainingMicroUsd: row.spend_remaining!, asOfMs: input.nowMs, exempt: row.exempt };
@@ -199,19 +204,25 @@ export function openPostgresLedger(pool: Pool, config: LedgerConfig, opts: Postg
       }
     },
 
-    async renew(holdIds, nowMs) {
+    async renew(holds, nowMs) {
       live();
-      if (holdIds.length === 0) return;
-      await pool.query(
-        'UPDATE ledger_holds SET lease_expires_at_ms = $1 WHERE hold_id = ANY ($2) AND expired_at_ms IS NULL AND lease_expires_at_ms > $3',
-        [nowMs + config.hold_lease_ms, holdIds, nowMs]);
+      if (holds.length === 0) return;
+      for (const h of holds) checkAmount('deliveredMicroUsd', h.deliveredMicroUsd);
+      await pool.query(`
+        UPDATE ledger_holds h SET lease_expires_at_ms = $1, delivered_micro_usd = d.delivered
+        FROM unnest($2::TEXT[], $3::BIGINT[]) AS d(id, delivered)
+        WHERE h.hold_id = d.id AND h.expired_at_ms IS NULL AND h.lease_expires_at_ms > $4`,
+      [nowMs + config.hold_lease_ms, holds.map((h) => h.holdId), holds.map((h) => h.deliveredMicroUsd), nowMs]);
     },
 
     async expireLeases(nowMs) {
       live();
-      const r = await pool.query<{ hold_id: string; org_id: string; amount_micro_usd: number }>(
-        'SELECT * FROM ledger_expire($1, $2)', [nowMs, nowMs - EXPIRED_HOLD_RETENTION_MS]);
-      return r.rows.map((h) => ({ holdId: h.hold_id, orgId: h.org_id, amountMicroUsd: h.amount_micro_usd }));
+      return released((await pool.query('SELECT * FROM ledger_expire($1, $2)', [nowMs, nowMs - EXPIRED_HOLD_RETENTION_MS])).rows);
+    },
+
+    async releasePredecessors(nowMs) {
+      live();
+      return released((await pool.query('SELECT * FROM ledger_release_instance($1, $2, $3)', [instanceId, opts.processId, nowMs])).rows);
     },
 
     async topup(orgId, amounts, nowMs) {

@@ -19,10 +19,19 @@ export interface LedgerConfig {
   /** Week → ceilings. Week 0 = never topped up; week n = n-th week since the first top-up
    *  (week 1 is the first 7 days after it). Past the last step the last step applies. */
   ramp: RampStep[];
-  /** A hold not renewed for this long belongs to a dead process and is released (logged). */
+  /** A hold not renewed for this long belongs to a dead process and is released, charged for the
+   *  output its last renewal recorded (logged). */
   hold_lease_ms: number;
+  /** How often a process renews its live holds (default: hold_lease_ms / 3). */
+  hold_renew_ms?: number;
   pools: SharedPool[];
 }
+
+/** Who places holds: the instance (stable across restarts, e.g. host:port) and this process. */
+export interface HoldOwner { instanceId: string; processId: string }
+
+export interface HoldRenewal { holdId: string; deliveredMicroUsd: number }
+export interface ReleasedHold { holdId: string; orgId: string; amountMicroUsd: number; chargedMicroUsd: number }
 
 export interface AdmitInput {
   orgId: string;
@@ -64,10 +73,14 @@ export interface Ledger {
   /** Debits real cost (cash first, then credit), adds it to today's spend, releases the hold,
    *  decrements in-flight. Idempotent per holdId. */
   settle(holdId: string, costMicroUsd: number, nowMs: number): Promise<void>;
-  /** Keeps live holds from expiring (called periodically by the process that owns them). */
-  renew(holdIds: string[], nowMs: number): Promise<void>;
-  /** Releases holds whose lease ran out; returns what it released. */
-  expireLeases(nowMs: number): Promise<Array<{ holdId: string; orgId: string; amountMicroUsd: number }>>;
+  /** Keeps live holds from expiring (called periodically by the process that owns them) and
+   *  records, per hold, what the output delivered so far costs: what a lapse charges. */
+  renew(holds: HoldRenewal[], nowMs: number): Promise<void>;
+  /** Releases holds whose lease ran out, each charged what its last renewal recorded. */
+  expireLeases(nowMs: number): Promise<ReleasedHold[]>;
+  /** At start: releases the live holds of this instance's earlier processes (a crash and restart),
+   *  charged as a lapse, without waiting for their leases. */
+  releasePredecessors(nowMs: number): Promise<ReleasedHold[]>;
   topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number): Promise<Snapshot>;
   setOverrides(orgId: string, o: { concurrency?: number | null; daily_spend_micro_usd?: number | null }, nowMs: number): Promise<Snapshot>;
   startReview(orgId: string, nowMs: number): Promise<Snapshot>;

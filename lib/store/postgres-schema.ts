@@ -37,8 +37,12 @@ CREATE TABLE ledger_holds (
   lease_expires_at_ms  BIGINT NOT NULL,
   day                  INTEGER NOT NULL,
   expired_at_ms        BIGINT,
-  process_id           TEXT
+  instance_id          TEXT,
+  process_id           TEXT,
+  delivered_micro_usd  BIGINT NOT NULL DEFAULT 0,  -- output delivered by the last renewal: what a lapse charges
+  charged_micro_usd    BIGINT NOT NULL DEFAULT 0   -- what the lapse charged (a late settle charges the rest)
 );
+CREATE INDEX ledger_holds_live_instance ON ledger_holds (instance_id) WHERE expired_at_ms IS NULL;
 CREATE INDEX ledger_holds_live_org ON ledger_holds (org_id) WHERE expired_at_ms IS NULL;
 CREATE INDEX ledger_holds_live_lease ON ledger_holds (lease_expires_at_ms) WHERE expired_at_ms IS NULL;
 CREATE INDEX ledger_holds_expired ON ledger_holds (expired_at_ms) WHERE expired_at_ms IS NOT NULL;
@@ -57,12 +61,61 @@ CREATE INDEX flex_race_slots_org ON flex_race_slots (org_id);
 CREATE INDEX flex_race_slots_process ON flex_race_slots (process_id);
 `;
 
+// Releases one live hold of a process that is gone, charging what its last renewal recorded
+// (cash first, then credit; rules.ts debit), under the organization's row lock. NULL when the hold
+// was no longer live (another sweeper, or its settlement, came first).
+const V1_RELEASE = `
+CREATE FUNCTION ledger_release_hold(p_hold_id TEXT, p_now BIGINT) RETURNS BIGINT
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_org TEXT; v_amount BIGINT; v_charge BIGINT; v_cash BIGINT; v_credit BIGINT;
+  v_from_cash BIGINT; v_from_credit BIGINT; v_new_cash BIGINT; v_new_credit BIGINT;
+BEGIN
+  SELECT org_id INTO v_org FROM ledger_holds WHERE hold_id = p_hold_id;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  SELECT cash_micro_usd, credit_micro_usd INTO v_cash, v_credit FROM ledger_orgs WHERE org_id = v_org FOR UPDATE;
+  UPDATE ledger_holds SET expired_at_ms = p_now, charged_micro_usd = delivered_micro_usd
+    WHERE hold_id = p_hold_id AND expired_at_ms IS NULL
+    RETURNING amount_micro_usd, delivered_micro_usd INTO v_amount, v_charge;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  v_from_cash := LEAST(GREATEST(v_cash, 0), v_charge);
+  v_from_credit := LEAST(v_credit, v_charge - v_from_cash);
+  v_new_cash := v_cash - v_from_cash - (v_charge - v_from_cash - v_from_credit);
+  v_new_credit := v_credit - v_from_credit;
+  IF v_charge > 0 THEN
+    UPDATE ledger_orgs SET cash_micro_usd = v_new_cash, credit_micro_usd = v_new_credit WHERE org_id = v_org;
+    INSERT INTO ledger_daily_spend (org_id, day, spent_micro_usd) VALUES (v_org, (p_now / 86400000)::INTEGER, v_charge)
+      ON CONFLICT (org_id, day) DO UPDATE SET spent_micro_usd = ledger_daily_spend.spent_micro_usd + EXCLUDED.spent_micro_usd;
+  END IF;
+  INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, detail)
+    VALUES (v_org, p_now, 'lease_expired', p_hold_id, v_amount, v_new_cash - v_cash, v_new_credit - v_credit,
+            json_build_object('charged_micro_usd', v_charge)::TEXT);
+  RETURN v_charge;
+END $$;
+
+CREATE FUNCTION ledger_release_instance(p_instance TEXT, p_process TEXT, p_now BIGINT)
+  RETURNS TABLE (hold_id TEXT, org_id TEXT, amount_micro_usd BIGINT, charged_micro_usd BIGINT)
+LANGUAGE plpgsql AS $$
+DECLARE h RECORD; v_charged BIGINT;
+BEGIN
+  FOR h IN SELECT x.hold_id, x.org_id, x.amount_micro_usd FROM ledger_holds x
+           WHERE x.instance_id = p_instance AND x.process_id <> p_process AND x.expired_at_ms IS NULL
+           ORDER BY x.org_id LOOP
+    v_charged := ledger_release_hold(h.hold_id, p_now);
+    IF v_charged IS NOT NULL THEN
+      hold_id := h.hold_id; org_id := h.org_id; amount_micro_usd := h.amount_micro_usd; charged_micro_usd := v_charged;
+      RETURN NEXT;
+    END IF;
+  END LOOP;
+END $$;
+`;
+
 // pause → balance → daily ceiling → concurrency → pool → hold, under the organization's row lock
 // (every admission and settlement of an org takes it first, so nothing can interleave), then the
 // pool rows in their configured order. Returns code 'ok' with the hold placed, or the refusal.
 const V1_ADMIT = `
 CREATE FUNCTION ledger_admit(
-  p_org TEXT, p_hold_id TEXT, p_amount BIGINT, p_now BIGINT, p_lease_ms BIGINT, p_process TEXT,
+  p_org TEXT, p_hold_id TEXT, p_amount BIGINT, p_now BIGINT, p_lease_ms BIGINT, p_instance TEXT, p_process TEXT,
   p_ramp_weeks INTEGER[], p_ramp_conc BIGINT[], p_ramp_daily BIGINT[],
   p_pools TEXT[], p_pool_limits BIGINT[],
   OUT code TEXT, OUT retry_after_s INTEGER, OUT spend_remaining BIGINT, OUT exempt BOOLEAN)
@@ -91,12 +144,9 @@ BEGIN
 
     IF pass = 2 THEN
       -- A hold whose lease ran out belongs to a dead process: release it before counting.
-      WITH x AS (
-        UPDATE ledger_holds SET expired_at_ms = p_now
-        WHERE org_id = p_org AND expired_at_ms IS NULL AND lease_expires_at_ms <= p_now
-        RETURNING hold_id, amount_micro_usd)
-      INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd)
-      SELECT p_org, p_now, 'lease_expired', hold_id, amount_micro_usd FROM x;
+      PERFORM ledger_release_hold(x.hold_id, p_now) FROM ledger_holds x
+        WHERE x.org_id = p_org AND x.expired_at_ms IS NULL AND x.lease_expires_at_ms <= p_now;
+      SELECT * INTO o FROM ledger_orgs WHERE org_id = p_org;  -- a lapse may have charged it
     END IF;
 
     SELECT count(*), COALESCE(sum(amount_micro_usd) FILTER (WHERE day = v_day), 0)::BIGINT
@@ -171,8 +221,8 @@ BEGIN
   END LOOP;
   IF retry_after_s IS NOT NULL THEN code := 'rate_limit_exceeded'; RETURN; END IF;
 
-  INSERT INTO ledger_holds (hold_id, org_id, amount_micro_usd, created_at_ms, lease_expires_at_ms, day, process_id)
-    VALUES (p_hold_id, p_org, p_amount, p_now, p_now + p_lease_ms, v_day, p_process);
+  INSERT INTO ledger_holds (hold_id, org_id, amount_micro_usd, created_at_ms, lease_expires_at_ms, day, instance_id, process_id)
+    VALUES (p_hold_id, p_org, p_amount, p_now, p_now + p_lease_ms, v_day, p_instance, p_process);
   UPDATE ledger_pool_windows
     SET admitted = CASE WHEN window_start_ms = v_window THEN admitted + 1 ELSE 1 END, window_start_ms = v_window
     WHERE pool = ANY (p_pools);
@@ -187,25 +237,27 @@ const V1_SETTLE = `
 CREATE FUNCTION ledger_settle(p_hold_id TEXT, p_cost BIGINT, p_now BIGINT) RETURNS VOID
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_org TEXT; v_expired BIGINT; v_cash BIGINT; v_credit BIGINT;
+  v_org TEXT; v_expired BIGINT; v_charged BIGINT; v_cost BIGINT; v_cash BIGINT; v_credit BIGINT;
   v_from_cash BIGINT; v_from_credit BIGINT; v_new_cash BIGINT; v_new_credit BIGINT;
 BEGIN
   SELECT org_id INTO v_org FROM ledger_holds WHERE hold_id = p_hold_id;
   IF NOT FOUND THEN RETURN; END IF;
   SELECT cash_micro_usd, credit_micro_usd INTO v_cash, v_credit FROM ledger_orgs WHERE org_id = v_org FOR UPDATE;
-  DELETE FROM ledger_holds WHERE hold_id = p_hold_id RETURNING expired_at_ms INTO v_expired;
+  DELETE FROM ledger_holds WHERE hold_id = p_hold_id RETURNING expired_at_ms, charged_micro_usd INTO v_expired, v_charged;
   IF NOT FOUND THEN RETURN; END IF; -- settled by another process meanwhile
-  v_from_cash := LEAST(GREATEST(v_cash, 0), p_cost);
-  v_from_credit := LEAST(v_credit, p_cost - v_from_cash);
-  v_new_cash := v_cash - v_from_cash - (p_cost - v_from_cash - v_from_credit);
+  -- A late settlement of a lapsed hold charges only what the lapse did not (never twice).
+  v_cost := CASE WHEN v_expired IS NULL THEN p_cost ELSE GREATEST(0, p_cost - v_charged) END;
+  v_from_cash := LEAST(GREATEST(v_cash, 0), v_cost);
+  v_from_credit := LEAST(v_credit, v_cost - v_from_cash);
+  v_new_cash := v_cash - v_from_cash - (v_cost - v_from_cash - v_from_credit);
   v_new_credit := v_credit - v_from_credit;
   UPDATE ledger_orgs SET cash_micro_usd = v_new_cash, credit_micro_usd = v_new_credit WHERE org_id = v_org;
-  IF p_cost > 0 THEN
-    INSERT INTO ledger_daily_spend (org_id, day, spent_micro_usd) VALUES (v_org, (p_now / 86400000)::INTEGER, p_cost)
+  IF v_cost > 0 THEN
+    INSERT INTO ledger_daily_spend (org_id, day, spent_micro_usd) VALUES (v_org, (p_now / 86400000)::INTEGER, v_cost)
       ON CONFLICT (org_id, day) DO UPDATE SET spent_micro_usd = ledger_daily_spend.spent_micro_usd + EXCLUDED.spent_micro_usd;
   END IF;
   INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd)
-    VALUES (v_org, p_now, CASE WHEN v_expired IS NULL THEN 'settle' ELSE 'settle_after_expiry' END, p_hold_id, p_cost,
+    VALUES (v_org, p_now, CASE WHEN v_expired IS NULL THEN 'settle' ELSE 'settle_after_expiry' END, p_hold_id, v_cost,
             v_new_cash - v_cash, v_new_credit - v_credit);
 END $$;
 `;
@@ -214,20 +266,20 @@ END $$;
 // not get it skips this round). Releases lapsed holds, forgets old expired ones.
 const V1_EXPIRE = `
 CREATE FUNCTION ledger_expire(p_now BIGINT, p_forget_before BIGINT)
-  RETURNS TABLE (hold_id TEXT, org_id TEXT, amount_micro_usd BIGINT)
+  RETURNS TABLE (hold_id TEXT, org_id TEXT, amount_micro_usd BIGINT, charged_micro_usd BIGINT)
 LANGUAGE plpgsql AS $$
+DECLARE h RECORD; v_charged BIGINT;
 BEGIN
   IF NOT pg_try_advisory_xact_lock(7215340001) THEN RETURN; END IF;
-  RETURN QUERY
-  WITH x AS (
-    UPDATE ledger_holds h SET expired_at_ms = p_now
-    WHERE h.expired_at_ms IS NULL AND h.lease_expires_at_ms <= p_now
-    RETURNING h.hold_id, h.org_id, h.amount_micro_usd),
-  e AS (
-    INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd)
-    SELECT x.org_id, p_now, 'lease_expired', x.hold_id, x.amount_micro_usd FROM x)
-  SELECT x.hold_id, x.org_id, x.amount_micro_usd FROM x;
-  DELETE FROM ledger_holds h WHERE h.expired_at_ms IS NOT NULL AND h.expired_at_ms < p_forget_before;
+  FOR h IN SELECT x.hold_id, x.org_id, x.amount_micro_usd FROM ledger_holds x
+           WHERE x.expired_at_ms IS NULL AND x.lease_expires_at_ms <= p_now ORDER BY x.org_id LOOP
+    v_charged := ledger_release_hold(h.hold_id, p_now);
+    IF v_charged IS NOT NULL THEN
+      hold_id := h.hold_id; org_id := h.org_id; amount_micro_usd := h.amount_micro_usd; charged_micro_usd := v_charged;
+      RETURN NEXT;
+    END IF;
+  END LOOP;
+  DELETE FROM ledger_holds x WHERE x.expired_at_ms IS NOT NULL AND x.expired_at_ms < p_forget_before;
   DELETE FROM flex_race_slots s WHERE s.lease_expires_at_ms <= p_now;
 END $$;
 `;
@@ -249,7 +301,7 @@ END $$;
 `;
 
 export const MIGRATIONS: Migration[] = [
-  { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
+  { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_RELEASE + V1_ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

@@ -2,7 +2,6 @@
 // an advisory lock (several processes starting at once apply each migration exactly once), and a
 // LISTEN connection through which a revocation or provider-key change made by any process drops
 // the cached lookups of every other one (within milliseconds; the 5 s cache time is the fallback).
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { openPostgresLedger } from '../ledger/postgres.ts';
 import { OrgStore } from './orgs.ts';
@@ -60,7 +59,7 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
   // random file in one machine's data folder.
   if (!opts.secret) throw new Error('GATEWAY_SECRET_KEY is required with GATEWAY_DATABASE_URL (every process must seal provider keys alike)');
   const { log } = opts;
-  const processId = randomUUID();
+  const { processId, instanceId } = opts.owner;
   const pool = new pg.Pool({ ...clientConfig(opts.databaseUrl), max: Number(process.env.GATEWAY_DATABASE_POOL ?? 10), idleTimeoutMillis: 30_000 });
   // An idle connection that breaks (server restarted) must not crash the process.
   pool.on('error', (err) => log.warn({ err: { message: err.message } }, 'database connection lost'));
@@ -68,7 +67,7 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
 
   const orgs = new OrgStore(postgresOrgRows(pool), new SecretBox(opts.secret));
   const ledger = openPostgresLedger(pool, opts.config.ledger, {
-    processId,
+    processId, instanceId,
     onSettleDeferred: (hold, cost, err) => log.warn({ hold, cost_micro_usd: cost, err: { message: (err as Error).message } }, 'settlement deferred: database unreachable, retrying'),
   });
   const flexSlots = new SharedFlexSlots(pool, opts.config.flex_race_slots, processId, opts.clock,

@@ -4,7 +4,7 @@
 import type { Clock } from '../clock.ts';
 import type { GatewayConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
-import type { Ledger } from '../ledger/types.ts';
+import type { HoldOwner, Ledger } from '../ledger/types.ts';
 import { openSqliteLedger } from '../ledger/sqlite.ts';
 import { FlexSlots, type FlexSlotCounter } from '../routing/flex-slots.ts';
 import { openDatabase, type DB } from './db.ts';
@@ -26,6 +26,8 @@ export interface Store {
 }
 
 export interface StoreOptions {
+  /** Whose holds these are (instance stable across restarts, process new at each start). */
+  owner: HoldOwner;
   /** `postgres://…` selects the shared adapter; undefined the embedded one. */
   databaseUrl?: string;
   dataDir: string;
@@ -46,7 +48,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 
 function openSqliteStore(opts: StoreOptions): Store {
   const db = openDatabase(opts.dataDir);
-  const ledger = openSqliteLedger(db, opts.config.ledger);
+  const ledger = openSqliteLedger(db, opts.config.ledger, opts.owner);
   return {
     kind: 'sqlite',
     file: db.name,

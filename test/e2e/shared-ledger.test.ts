@@ -78,10 +78,12 @@ const ask = (g: GatewayProcess, key: string, b: string, signal?: AbortSignal): P
 /** The org's money straight from the database: the balance, and every ledger entry. */
 async function books(orgId: string) {
   const o = (await pool.query('SELECT cash_micro_usd AS cash FROM ledger_orgs WHERE org_id = $1', [orgId])).rows[0];
-  const entries = (await pool.query('SELECT kind, hold_id, amount_micro_usd AS amount FROM ledger_entries WHERE org_id = $1 ORDER BY id', [orgId])).rows as Array<{ kind: string; hold_id: string | null; amount: number | null }>;
+  const entries = (await pool.query('SELECT kind, hold_id, amount_micro_usd AS amount, detail FROM ledger_entries WHERE org_id = $1 ORDER BY id', [orgId])).rows as Array<{ kind: string; hold_id: string | null; amount: number | null; detail: string | null }>;
   const holds = (await pool.query('SELECT count(*)::INT AS n FROM ledger_holds WHERE org_id = $1 AND expired_at_ms IS NULL', [orgId])).rows[0].n as number;
   const charged = entries.filter((e) => e.kind === 'settle' || e.kind === 'settle_after_expiry').reduce((s, e) => s + e.amount!, 0);
-  return { cash: o.cash as number, entries, liveHolds: holds, charged };
+  // What lapsed holds were charged (the output delivered by their last renewal).
+  const lapsed = entries.filter((e) => e.kind === 'lease_expired').reduce((s, e) => s + (JSON.parse(e.detail ?? '{}').charged_micro_usd ?? 0), 0);
+  return { cash: o.cash as number, entries, liveHolds: holds, charged, lapsed };
 }
 
 test('1,000 concurrent managed requests over three processes: no overspend, concurrency never exceeded upstream, books exact', { skip }, async (t) => {
@@ -124,8 +126,8 @@ test('1,000 concurrent managed requests over three processes: no overspend, conc
   assert.ok(paused, 'the daily ceiling was reached');
   assert.ok(simulator.stats.peakOpen <= CONCURRENCY, `upstream saw ${simulator.stats.peakOpen} at once, limit ${CONCURRENCY}`);
 
+  await waitFor(async () => (await books(org.orgId)).liveHolds === 0, 'reserved = 0 afterwards (settlement follows the response)', 3_000);
   const bk = await books(org.orgId);
-  assert.equal(bk.liveHolds, 0, 'reserved = 0 afterwards');
   assert.equal(bk.charged, by(200).reduce((s, r) => s + r.cost, 0), 'what the ledger charged is what the responses reported');
   assert.equal(bk.cash, CASH - bk.charged, 'the balance is the top-up minus the entries, exactly');
   // Admission refuses once settled + held reaches the ceiling, so today's spend passes it by at
@@ -180,7 +182,7 @@ test('SIGKILL one of three under 30 managed streams: the others serve, its holds
   const chargesPerHold = new Map<string, number>();
   for (const e of bk.entries) if (e.kind === 'settle' || e.kind === 'settle_after_expiry' || e.kind === 'lease_expired') chargesPerHold.set(e.hold_id!, (chargesPerHold.get(e.hold_id!) ?? 0) + 1);
   assert.ok([...chargesPerHold.values()].every((n) => n === 1), 'each hold ends exactly once');
-  assert.equal(bk.cash, CASH - bk.charged);
+  assert.equal(bk.cash, CASH - bk.charged - bk.lapsed, 'settlements plus what the lapses charged');
 
   gws[2] = await spawnGateway(env);
   const again = await ask(gws[2]!, org.key, body(`restarted ${sim({ output_tokens: 2 })}`));
@@ -238,5 +240,51 @@ test('PostgreSQL unreachable for a few seconds: own keys keep working, managed a
   await waitFor(async () => settled(await books(managed.orgId)) === servedManaged, 'every served request settled', 5_000);
   const bk = await books(managed.orgId);
   assert.equal(bk.liveHolds, 0);
-  assert.equal(bk.cash, 5_000_000 - bk.charged);
+  assert.equal(bk.cash, 5_000_000 - bk.charged - bk.lapsed);
+});
+
+test('kill -9 under 30 managed streams, restart as the same instance: admitted again at once, the 30 holds charged what their last renewal recorded, never twice', { skip }, async () => {
+  const CASH = 50_000_000;
+  const org = await newOrg(gws[0]!, { cash: CASH, concurrency: 30 });
+  // A long lease (60 s) renewed every 300 ms: only the restart can free the slots in time.
+  const victimEnv = { ...env, GATEWAY_INSTANCE_ID: 'victim-host:9000', CHILD_CONFIG: JSON.stringify({ ledger: { ramp: [{ week: 0, concurrency: 2, daily_spend_micro_usd: 1_000_000 }], hold_lease_ms: 60_000, hold_renew_ms: 300, pools: [] } }) };
+  let victim = await spawnGateway(victimEnv);
+  try {
+    const slow = body(`crash ${sim({ output_tokens: 400, tokens_per_s: 20 })}`, { stream: true });
+    const streams = await Promise.all(Array.from({ length: 30 }, () => ask(victim, org.key, slow)));
+    assert.ok(streams.every((r) => r.status === 200));
+    const readers = streams.map((r) => r.body!.getReader());
+    const reading = readers.map(async (rd) => { try { for (;;) if ((await rd.read()).done) return; } catch { /* cut by the kill */ } });
+    const delivered = async () => (await pool.query<{ hold_id: string; delivered: number }>(
+      'SELECT hold_id, delivered_micro_usd AS delivered FROM ledger_holds WHERE org_id = $1 AND expired_at_ms IS NULL', [org.orgId])).rows;
+    await waitFor(async () => { const d = await delivered(); return d.length === 30 && d.every((h) => h.delivered > 0); }, 'renewals recording delivered output', 8_000);
+
+    await victim.kill();
+    await Promise.all(reading);
+    const before = new Map((await delivered()).map((h) => [h.hold_id, h.delivered]));   // static now: their process is gone
+    assert.equal(before.size, 30);
+    const blocked = await ask(gws[0]!, org.key, body(`blocked ${sim({ output_tokens: 2 })}`));
+    assert.equal(blocked.status, 429, 'the dead process\'s holds fill the concurrency (60 s lease)');
+    await blocked.arrayBuffer();
+
+    const t0 = Date.now();
+    victim = await spawnGateway(victimEnv);
+    const again = await ask(gws[0]!, org.key, body(`again ${sim({ output_tokens: 2 })}`));
+    assert.equal(again.status, 200, 'admitted again once the instance restarted');
+    await again.arrayBuffer();
+    assert.ok(Date.now() - t0 < 2_000 + 3_000, `restart and admission took ${Date.now() - t0} ms`); // process start (tsx) + ≤ 2 s
+
+    await waitFor(async () => (await books(org.orgId)).liveHolds === 0, 'the last request settled', 3_000);
+    const bk = await books(org.orgId);
+    const expired = (await pool.query<{ hold_id: string; detail: string }>("SELECT hold_id, detail FROM ledger_entries WHERE org_id = $1 AND kind = 'lease_expired'", [org.orgId])).rows;
+    assert.equal(expired.length, 30);
+    for (const e of expired) assert.equal(JSON.parse(e.detail).charged_micro_usd, before.get(e.hold_id), 'charged what the last renewal recorded');
+    const lapsed = [...before.values()].reduce((a, b) => a + b, 0);
+    assert.ok(lapsed > 0);
+    assert.equal(bk.lapsed, lapsed);
+    assert.equal(bk.entries.filter((e) => e.hold_id && before.has(e.hold_id) && e.kind !== 'lease_expired').length, 0, 'no settlement besides the lapse');
+    assert.equal(bk.cash, CASH - bk.charged - lapsed, 'the balance is exact: settlements plus lapse charges');
+  } finally {
+    await victim.stop();
+  }
 });

@@ -1,5 +1,5 @@
 // A gateway in its own process, as an operator runs several: the shared store from
-// GATEWAY_DATABASE_URL, every route on the simulator at SIM_URL, served as managed. Prints
+// GATEWAY_DATABASE_URL (or SQLite in GATEWAY_DATA_DIR), every route on the simulator at SIM_URL, served as managed. Prints
 // `listening <url>` on stdout once it accepts connections. Started by gateway-process.ts.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,8 +18,9 @@ const config = loadConfig(undefined, {
 });
 const gw = await createGateway({
   config,
-  dataDir: mkdtempSync(join(tmpdir(), 'gw-child-')),
+  dataDir: process.env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gw-child-')),
   databaseUrl: process.env.GATEWAY_DATABASE_URL,
+  instanceId: process.env.GATEWAY_INSTANCE_ID,
   adminToken: process.env.GATEWAY_ADMIN_TOKEN,
   secret: process.env.GATEWAY_SECRET_KEY,
   port: 0,

@@ -160,7 +160,7 @@ test('opening twice on the same file is idempotent; a newer schema version is re
   try {
     openSqliteLedger(f.db, CONFIG);
     openSqliteLedger(f.db, CONFIG);
-    assert.equal((f.db.prepare('SELECT COUNT(*) AS n FROM ledger_schema_version').get() as { n: number }).n, 1);
+    assert.equal((f.db.prepare('SELECT COUNT(*) AS n FROM ledger_schema_version').get() as { n: number }).n, 2);
     f.db.prepare('INSERT INTO ledger_schema_version (version) VALUES (99)').run();
     assert.throws(() => openSqliteLedger(f.db, CONFIG), /newer/);
   } finally {

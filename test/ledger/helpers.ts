@@ -10,7 +10,7 @@ import type pg from 'pg';
 import { ManualClock } from '../../lib/clock.ts';
 import { openSqliteLedger } from '../../lib/ledger/sqlite.ts';
 import { openPostgresLedger } from '../../lib/ledger/postgres.ts';
-import type { Ledger, LedgerConfig } from '../../lib/ledger/types.ts';
+import type { HoldOwner, Ledger, LedgerConfig } from '../../lib/ledger/types.ts';
 import { createTestDatabase, postgresReachable, testPool, type TestDatabase } from '../helpers/postgres.ts';
 
 export const DAY = 86_400_000;
@@ -41,7 +41,7 @@ export interface Fixture {
   ledger: Ledger;
   clock: ManualClock;
   /** Another connection (and ledger) on the same store: another process's view. */
-  reopen(config?: LedgerConfig): Promise<{ ledger: Ledger }>;
+  reopen(config?: LedgerConfig, owner?: HoldOwner): Promise<{ ledger: Ledger }>;
   close(): Promise<void>;
 }
 
@@ -61,10 +61,10 @@ export function fixture(config: LedgerConfig = CONFIG): SqliteFixture {
     db,
     ledger: openSqliteLedger(db, config),
     clock: new ManualClock(),
-    async reopen(c = config) {
+    async reopen(c = config, owner) {
       const d = openDb(file);
       extra.push(d);
-      return { ledger: openSqliteLedger(d, c) };
+      return { ledger: openSqliteLedger(d, c, owner) };
     },
     async close() {
       for (const d of [db, ...extra]) if (d.open) d.close();
@@ -102,7 +102,7 @@ function postgresAdapter(tag: string): Adapter {
       return {
         ledger: openPostgresLedger(pool, config, { processId: randomUUID() }),
         clock: new ManualClock(),
-        async reopen(c = config) { return { ledger: openPostgresLedger(newPool(), c, { processId: randomUUID() }) }; },
+        async reopen(c = config, owner) { return { ledger: openPostgresLedger(newPool(), c, owner ?? { processId: randomUUID() }) }; },
         async close() {},
       };
     },

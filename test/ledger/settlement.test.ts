@@ -3,7 +3,7 @@
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { debit } from '../../lib/ledger/rules.ts';
-import { adapters, fundedOrg, admit, okHold, USD, DAY, type Fixture } from './helpers.ts';
+import { adapters, fundedOrg, admit, okHold, CONFIG, USD, DAY, type Fixture } from './helpers.ts';
 
 for (const adapter of await adapters('settlement')) describe(adapter.name, () => {
   let f: Fixture;
@@ -95,9 +95,9 @@ for (const adapter of await adapters('settlement')) describe(adapter.name, () =>
     const t0 = f.clock.now();
     const kept = okHold(await admit(f, 'o', 1 * USD));
     const dead = okHold(await admit(f, 'o', 2 * USD));
-    await f.ledger.renew([kept, 'unknown'], t0 + 20_000);            // lease now t0 + 50 000
+    await f.ledger.renew([{ holdId: kept, deliveredMicroUsd: 0 }, { holdId: 'unknown', deliveredMicroUsd: 5 }], t0 + 20_000); // lease now t0 + 50 000
     assert.deepEqual(await f.ledger.expireLeases(t0 + 29_999), []);
-    assert.deepEqual(await f.ledger.expireLeases(t0 + 30_000), [{ holdId: dead, orgId: 'o', amountMicroUsd: 2 * USD }]);
+    assert.deepEqual(await f.ledger.expireLeases(t0 + 30_000), [{ holdId: dead, orgId: 'o', amountMicroUsd: 2 * USD, chargedMicroUsd: 0 }]);
     assert.deepEqual(await f.ledger.expireLeases(t0 + 30_000), [], 'released once');
     const s = await f.ledger.snapshot('o', t0 + 30_000);
     assert.equal(s.inFlight, 1);
@@ -127,7 +127,7 @@ for (const adapter of await adapters('settlement')) describe(adapter.name, () =>
     const t0 = f.clock.now();
     const h = okHold(await admit(f, 'o', 1 * USD));
     await f.ledger.expireLeases(t0 + 60_000);
-    await f.ledger.renew([h], t0 + 60_001); // too late: no revival
+    await f.ledger.renew([{ holdId: h, deliveredMicroUsd: 0 }], t0 + 60_001); // too late: no revival
     assert.equal((await f.ledger.snapshot('o', t0 + 60_001)).inFlight, 0);
     await f.ledger.settle(h, 300_000, t0 + 61_000);
     await f.ledger.settle(h, 300_000, t0 + 62_000);
@@ -135,6 +135,56 @@ for (const adapter of await adapters('settlement')) describe(adapter.name, () =>
     assert.equal(s.cashMicroUsd, 9_700_000);
     assert.equal(s.inFlight, 0);
     assert.equal((await f.ledger.entries('o', 1))[0].kind, 'settle_after_expiry');
+  });
+
+  test('a lapsed hold is charged the output its last renewal recorded; a late settle charges only the rest, never twice', async () => {
+    await fundedOrg(f, 'o', 10 * USD, 1_000);
+    const t0 = f.clock.now();
+    const h = okHold(await admit(f, 'o', 1 * USD));
+    const quiet = okHold(await admit(f, 'o', 1 * USD));
+    await f.ledger.renew([{ holdId: h, deliveredMicroUsd: 120_000 }], t0 + 10_000);       // lease now t0 + 40 000
+    await f.ledger.renew([{ holdId: h, deliveredMicroUsd: 250_000 }], t0 + 20_000);       // lease now t0 + 50 000
+    assert.deepEqual(await f.ledger.expireLeases(t0 + 30_000), [{ holdId: quiet, orgId: 'o', amountMicroUsd: 1 * USD, chargedMicroUsd: 0 }]);
+    assert.deepEqual(await f.ledger.expireLeases(t0 + 50_000), [{ holdId: h, orgId: 'o', amountMicroUsd: 1 * USD, chargedMicroUsd: 250_000 }]);
+    let s = await f.ledger.snapshot('o', t0 + 50_000);
+    assert.equal(s.cashMicroUsd, 10 * USD - 250_000, 'charged at the last renewal, cash first');
+    assert.equal(s.creditMicroUsd, 1_000);
+    assert.equal(s.dailyUsedMicroUsd, 250_000);
+    assert.equal(s.inFlight, 0);
+    const e = (await f.ledger.entries('o', 10)).find((x) => x.kind === 'lease_expired' && x.hold_id === h)!;
+    assert.deepEqual([e.amount_micro_usd, e.cash_micro_usd, e.charged_micro_usd], [1 * USD, -250_000, 250_000]);
+    await f.ledger.settle(h, 400_000, t0 + 51_000);    // the slow process was alive after all
+    await f.ledger.settle(h, 400_000, t0 + 52_000);    // replay: no-op
+    s = await f.ledger.snapshot('o', t0 + 52_000);
+    assert.equal(s.cashMicroUsd, 10 * USD - 400_000, 'the real cost in all, once');
+    assert.equal((await f.ledger.entries('o', 1))[0].amount_micro_usd, 150_000);
+    f.clock.set(t0 + 52_000);
+    const g = okHold(await admit(f, 'o', 1 * USD));
+    await f.ledger.renew([{ holdId: g, deliveredMicroUsd: 90_000 }], t0 + 60_000);
+    await f.ledger.expireLeases(t0 + 90_000);
+    await f.ledger.settle(g, 50_000, t0 + 91_000);     // real cost under the lapse charge: nothing more, no refund
+    assert.equal((await f.ledger.snapshot('o', t0 + 91_000)).cashMicroUsd, 10 * USD - 400_000 - 90_000);
+  });
+
+  test('a restarted instance releases its predecessor\'s holds at once (charged as delivered); other instances\' and its own are untouched', async () => {
+    await fundedOrg(f, 'o', 10 * USD);
+    await f.ledger.setOverrides('o', { concurrency: 100 }, f.clock.now());
+    const t0 = f.clock.now();
+    const [a1, a2, b] = [await f.reopen(CONFIG, { instanceId: 'host:8081', processId: 'p1' }), await f.reopen(CONFIG, { instanceId: 'host:8081', processId: 'p2' }), await f.reopen(CONFIG, { instanceId: 'host:8082', processId: 'p3' })];
+    const on = async (l: typeof a1.ledger) => okHold(await l.admit({ orgId: 'o', holdMicroUsd: 100_000, route: 'vendor_a', nowMs: t0 }));
+    const dead = [await on(a1.ledger), await on(a1.ledger)];
+    const other = await on(b.ledger);
+    await a1.ledger.renew([{ holdId: dead[0]!, deliveredMicroUsd: 7_000 }], t0 + 1_000);
+    const mine = await on(a2.ledger);                                              // the new process admitted before sweeping
+    const released = await a2.ledger.releasePredecessors(t0 + 2_000);              // well within every lease
+    assert.deepEqual(released.map((r) => [r.holdId, r.chargedMicroUsd]).sort(), [[dead[0], 7_000], [dead[1], 0]].sort());
+    assert.deepEqual(await a2.ledger.releasePredecessors(t0 + 2_000), [], 'once');
+    const s = await f.ledger.snapshot('o', t0 + 2_000);
+    assert.equal(s.inFlight, 2, 'the other instance\'s hold and the new process\'s own stay');
+    assert.equal(s.cashMicroUsd, 10 * USD - 7_000);
+    await b.ledger.settle(other, 1, t0 + 3_000);
+    await a2.ledger.settle(mine, 1, t0 + 3_000);
+    assert.equal((await f.ledger.snapshot('o', t0 + 3_000)).inFlight, 0);
   });
 
   test('settle of zero releases the hold and adds nothing to the day', async () => {
