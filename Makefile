@@ -30,6 +30,7 @@ typecheck: install
 	npx tsc --noEmit -p .
 
 test: install typecheck
+	@node --import tsx test/helpers/pg-status.ts
 	@files=$$(find test -name '*.test.ts' | sort); \
 	if [ -z "$$files" ]; then echo "no test files found"; exit 1; fi; \
 	node --import tsx --test --test-concurrency=2 $$files

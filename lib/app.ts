@@ -1,7 +1,7 @@
 // Builds a gateway: configuration → data folder → services → HTTP server. Used by `npm start`,
 // `make run` and every end-to-end test (port 0). Without routes in the configuration the built-in
 // simulator is started beside it and every route points there, served as managed.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
@@ -10,10 +10,8 @@ import type { RouteName } from './ir.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type GatewayConfig, ROUTES } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
+import { openStore } from './store/store.ts';
 import { openDatabase } from './store/db.ts';
-import { secretBoxFor } from './store/secrets.ts';
-import { OrgStore } from './store/orgs.ts';
-import { openSqliteLedger } from './ledger/sqlite.ts';
 import { AbuseLimiter } from './limits/abuse.ts';
 import { vendorA } from './providers/openai-style.ts';
 import { vendorB } from './providers/gemini.ts';
@@ -24,7 +22,6 @@ import type { RouteAdapter } from './providers/types.ts';
 import { CODECS } from './formats/index.ts';
 import { Pools } from './stream/pools.ts';
 import { FlexScheduler } from './routing/flex-policy.ts';
-import { FlexSlots } from './routing/flex-slots.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { Usage } from './usage/service.ts';
@@ -38,6 +35,11 @@ import type { TimerClock } from './machine/request-machine.ts';
 export interface GatewayOptions {
   config: GatewayConfig;
   dataDir: string;
+  /** `postgres://…`: the shared store (GATEWAY_DATABASE_URL); absent: SQLite in dataDir. */
+  databaseUrl?: string;
+  /** Stable across restarts (GATEWAY_INSTANCE_ID, default host:port): a restarted process releases
+   *  the holds its crashed predecessor left. Absent: a fresh id (no predecessor). */
+  instanceId?: string;
   adminToken?: string;
   secret?: string;
   port?: number;
@@ -78,36 +80,49 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       return [r, typeof c === 'string' ? { key: c } : (c as { key: unknown })];
     }));
   }
-  const db = openDatabase(opts.dataDir);
-  const box = secretBoxFor(opts.dataDir, opts.secret);
-  const orgs = new OrgStore(db, box);
-  const ledger = openSqliteLedger(db, config.ledger);
+  const owner = { instanceId: opts.instanceId ?? randomUUID(), processId: randomUUID() };
+  const store = await openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir, secret: opts.secret, config, clock, log, owner });
+  const { orgs, ledger } = store;
+  // Usage records stay in a SQLite file (the store's own, or one in the data folder beside a
+  // PostgreSQL store: per process until the usage store has a PostgreSQL adapter).
+  const usageDb = store.sqlite ?? openDatabase(opts.dataDir);
   const metrics = createMetrics();
   const services: Services = {
     config, clock, timerClock: opts.timerClock, random: opts.random ?? Math.random,
     catalog: new Catalog(config.models),
-    orgs, ledger,
+    store, orgs, ledger,
     abuse: new AbuseLimiter(config.abuse_limits, clock),
     adapters: buildAdapters(config),
     codecs: CODECS,
     pools: new Pools(config, metrics),
     scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now()),
-    flexSlots: new FlexSlots(config.flex_race_slots),
+    flexSlots: store.flexSlots,
     log,
     metrics,
-    usage: new Usage(openSqliteUsageStore(db), config.usage, metrics, log, clock),
+    usage: new Usage(openSqliteUsageStore(usageDb), config.usage, metrics, log, clock),
     clientIp: clientIpResolver(config.trust_proxy),
     inflight: new Set(),
     shuttingDown: false,
   };
-  // Holds whose process died are released after their lease; live holds are renewed by theirs.
+  // A restarted instance releases what its crashed predecessor held at once (charged for the
+  // output delivered by their last renewal); other dead processes' holds lapse after their lease,
+  // released by whichever process sweeps first (one at a time with PostgreSQL). Live holds are
+  // renewed by their own process, recording what each has delivered so far.
+  for (const h of await ledger.releasePredecessors(clock.now())) {
+    log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd, charged_micro_usd: h.chargedMicroUsd }, 'hold of a previous process released at start');
+  }
+  let sweeping = false;
   const sweep = setInterval(() => {
-    try {
-      const live = [...services.inflight].flatMap((e) => (e.holdId ? [e.holdId] : []));
-      if (live.length) ledger.renew(live, clock.now());
-      for (const h of ledger.expireLeases(clock.now())) log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd }, 'hold lease expired, released');
-    } catch (err) { log.error({ err }, 'lease sweep failed'); }
-  }, Math.max(1_000, Math.floor(config.ledger.hold_lease_ms / 4)));
+    if (sweeping) return;
+    sweeping = true;
+    void (async () => {
+      const live = [...services.inflight].flatMap((e) => (e.holdId ? [{ holdId: e.holdId, deliveredMicroUsd: e.delivered?.() ?? 0 }] : []));
+      if (live.length) await ledger.renew(live, clock.now());
+      for (const h of await ledger.expireLeases(clock.now())) {
+        log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd, charged_micro_usd: h.chargedMicroUsd }, 'hold lease expired, released');
+      }
+    })().catch((err) => log.error({ err }, 'lease sweep failed')).finally(() => { sweeping = false; });
+  }, config.ledger.hold_renew_ms ?? Math.max(1_000, Math.floor(config.ledger.hold_lease_ms / 3)));
   sweep.unref();
 
   const server = createHttpServer(services, opts.adminToken);
@@ -134,8 +149,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       server.closeAllConnections();
       await services.pools.close();
       await services.usage.close();   // every request has ended: its record is queued; write them all
-      ledger.close();
-      db.close();
+      await store.close();
+      if (usageDb !== store.sqlite) usageDb.close();
       await simulator?.close();
     },
   };

@@ -99,7 +99,7 @@ export const DEFAULT_LEDGER: LedgerConfig = {
     { week: 2, concurrency: 32, daily_spend_micro_usd: 250_000_000 },
     { week: 4, concurrency: 128, daily_spend_micro_usd: 1_000_000_000 },
   ],
-  hold_lease_ms: 15 * 60_000,
+  hold_lease_ms: 30_000,   // renewed every 10 s while the request lives (issue 13: crash recovery in seconds)
   pools: [
     { name: 'direct', routes: ['vendor_a', 'vendor_b', 'vendor_c'], per_minute: 60_000 },
     { name: 'cloud', routes: ['cloud_a', 'cloud_b'], per_minute: 20_000 },

@@ -36,6 +36,7 @@ export const ERRORS = {
   limits_unavailable: { status: 503, message: 'The limits record cannot be read right now.' },
   upstream_capacity_exceeded: { status: 503, message: 'Every upstream connection of the route is taken and its wait queue is full or timed out; retry after Retry-After.' },
   request_timeout: { status: 408, message: 'The request headers or body did not arrive in time.' },
+  store_unavailable: { status: 503, message: 'The key store cannot be read right now; retry shortly.' },
   // upstream and lifecycle
   provider_error: { status: 502, message: 'The provider failed and no retry or fallback was left.' },
   provider_rejected: { status: 400, message: 'The provider rejected the request.' },

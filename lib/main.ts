@@ -1,7 +1,10 @@
 // `npm start`: the gateway alone, configured by environment.
 //   PORT (8080), HOST (127.0.0.1), GATEWAY_DATA_DIR (./data), GATEWAY_ADMIN_TOKEN,
-//   GATEWAY_CONFIG (a JSON file validated by schemas/config.json), GATEWAY_SECRET_KEY.
+//   GATEWAY_CONFIG (a JSON file validated by schemas/config.json), GATEWAY_SECRET_KEY,
+//   GATEWAY_DATABASE_URL (postgres://…: the shared store for several gateways; unset: SQLite),
+//   GATEWAY_INSTANCE_ID (stable name across restarts; default host:PORT).
 // Production runs the bundle (node dist/lib/main.mjs, built by `make install`); tsx lib/main.ts in development.
+import { hostname } from 'node:os';
 import { loadConfig, type GatewayConfig } from './config.ts';
 import { createGateway, type Gateway } from './app.ts';
 import { createLogger } from './log.ts';
@@ -13,6 +16,8 @@ export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Prom
   const gw = await createGateway({
     config,
     dataDir: process.env.GATEWAY_DATA_DIR ?? './data',
+    databaseUrl: process.env.GATEWAY_DATABASE_URL || undefined,
+    instanceId: process.env.GATEWAY_INSTANCE_ID || `${hostname()}:${process.env.PORT ?? 8080}`,
     adminToken: process.env.GATEWAY_ADMIN_TOKEN,
     secret: process.env.GATEWAY_SECRET_KEY,
     port: Number(process.env.PORT ?? 8080),

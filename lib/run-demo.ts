@@ -24,14 +24,14 @@ const svc = gw.services;
 const now = svc.clock.now();
 const demoFile = join(dataDir, 'demo-org');
 let orgId = existsSync(demoFile) ? readFileSync(demoFile, 'utf8').trim() : '';
-if (!orgId || !svc.orgs.orgExists(orgId)) {
-  orgId = svc.orgs.createOrg('demo', now).id;
-  svc.ledger.ensureOrg(orgId, now);
-  svc.ledger.topup(orgId, { cash_micro_usd: svc.config.demo_balance_micro_usd }, now);
+if (!orgId || !await svc.orgs.orgExists(orgId)) {
+  orgId = (await svc.orgs.createOrg('demo', now)).id;
+  await svc.ledger.ensureOrg(orgId, now);
+  await svc.ledger.topup(orgId, { cash_micro_usd: svc.config.demo_balance_micro_usd }, now);
   writeFileSync(demoFile, orgId);
 }
 // The demo key may also manage the organization (keys, provider keys) from the dashboard.
-const { key } = svc.orgs.createKey(orgId, null, now, ['inference', 'manage']);
+const { key } = await svc.orgs.createKey(orgId, null, now, ['inference', 'manage']);
 const url = gw.url.replace('127.0.0.1', 'localhost');
 console.log(`
 Gateway ready at ${url} (simulator at ${gw.simulator?.url ?? 'not started'})

@@ -11,11 +11,16 @@ import type { RouteAdapter } from './providers/types.ts';
 import type { FormatCodec } from './formats/types.ts';
 import type { Pools } from './stream/pools.ts';
 import type { FlexScheduler } from './routing/flex-policy.ts';
-import type { FlexSlots } from './routing/flex-slots.ts';
+import type { FlexSlotCounter } from './routing/flex-slots.ts';
+import type { Store } from './store/store.ts';
 import type { TimerClock } from './machine/request-machine.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import type { Usage } from './usage/service.ts';
+
+/** A request in flight: shutdown drains it; the lease sweep renews its hold with `delivered`, the
+ *  cost of the output sent so far (what a crash is charged). */
+export interface InFlight { abort(): void; done: Promise<void>; holdId?: string; delivered?: () => number }
 
 export interface Services {
   config: GatewayConfig;
@@ -24,6 +29,8 @@ export interface Services {
   timerClock?: TimerClock;
   random: () => number;
   catalog: Catalog;
+  /** The storage adapter (SQLite or PostgreSQL); orgs, ledger and flexSlots are its parts. */
+  store: Store;
   orgs: OrgStore;
   ledger: Ledger;
   abuse: AbuseLimiter;
@@ -31,7 +38,7 @@ export interface Services {
   codecs: Record<FormatName, FormatCodec>;
   pools: Pools;
   scheduler: FlexScheduler;
-  flexSlots: FlexSlots;
+  flexSlots: FlexSlotCounter;
   log: Logger;
   metrics: Metrics;
   /** Usage records: push() one per ended request; the store behind it answers the usage API. */
@@ -39,6 +46,6 @@ export interface Services {
   /** Requests in flight, so shutdown can drain them and settle their holds. */
   /** The client's address for per-address limits (trust_proxy decides when X-Forwarded-For counts). */
   clientIp: (req: import('node:http').IncomingMessage) => string;
-  inflight: Set<{ abort(): void; done: Promise<void>; holdId?: string }>;
+  inflight: Set<InFlight>;
   shuttingDown: boolean;
 }

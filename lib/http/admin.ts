@@ -50,70 +50,71 @@ export function adminAuthorized(req: IncomingMessage, token: string | undefined)
 }
 
 const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
-  ['GET', /^\/admin\/v1\/orgs$/, (svc) => {
+  ['GET', /^\/admin\/v1\/orgs$/, async (svc) => {
     // The operator's list: every organization with its managed standing (null without managed routes).
     const now = svc.clock.now();
     const managed = Object.keys(svc.config.managed).length > 0;
-    return [200, { object: 'list', data: svc.orgs.listOrgs().map((o) => ({ ...o, managed: managed ? svc.ledger.snapshot(o.id, now) : null })) }];
+    const orgs = await svc.orgs.listOrgs();
+    return [200, { object: 'list', data: await Promise.all(orgs.map(async (o) => ({ ...o, managed: managed ? await svc.ledger.snapshot(o.id, now) : null }))) }];
   }],
   ['POST', /^\/admin\/v1\/orgs$/, async (svc, _p, body) => {
     const { name } = checked(BODIES.createOrg, await body());
     const now = svc.clock.now();
-    const org = svc.orgs.createOrg(String(name).trim(), now);
-    svc.ledger.ensureOrg(org.id, now);
+    const org = await svc.orgs.createOrg(String(name).trim(), now);
+    await svc.ledger.ensureOrg(org.id, now);
     return [201, org];
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/keys$/, async (svc, [orgId], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const { default_start_within: dsw = null, scopes = ['inference'] } = checked(BODIES.createKey, await body());
     if (dsw !== null) parseStartWithin(dsw);
     if (!Array.isArray(scopes) || !scopes.every((x) => SCOPES.includes(x))) throw bad(`scopes must be an array of ${SCOPES.join(', ')}`);
-    return [201, svc.orgs.createKey(orgId!, dsw, svc.clock.now(), scopes as Scope[])];
+    return [201, await svc.orgs.createKey(orgId!, dsw, svc.clock.now(), scopes as Scope[])];
   }],
-  ['DELETE', /^\/admin\/v1\/keys\/([^/]+)$/, (svc, [keyId]) => {
-    if (!ID.test(keyId!) || !svc.orgs.revokeKey(keyId!, svc.clock.now())) throw new GatewayError('key_not_found');
+  ['DELETE', /^\/admin\/v1\/keys\/([^/]+)$/, async (svc, [keyId]) => {
+    if (!ID.test(keyId!) || !await svc.orgs.revokeKey(keyId!, svc.clock.now())) throw new GatewayError('key_not_found');
     return [200, { id: keyId, revoked: true }];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, async (svc, [orgId, route], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const r = requireRoute(route!);
     const credential = providerCredential(r, await body());
-    svc.orgs.setProviderKey(orgId!, r, credential, svc.clock.now());
+    await svc.orgs.setProviderKey(orgId!, r, credential, svc.clock.now());
     return [200, { org: orgId, route: r, configured: true }];
   }],
-  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, (svc, [orgId, route]) => {
-    requireOrg(svc, orgId!);
+  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, async (svc, [orgId, route]) => {
+    await requireOrg(svc, orgId!);
     const r = requireRoute(route!);
-    if (!svc.orgs.deleteProviderKey(orgId!, r)) throw new GatewayError('key_not_found', `No ${r} key is configured.`);
+    if (!await svc.orgs.deleteProviderKey(orgId!, r)) throw new GatewayError('key_not_found', `No ${r} key is configured.`);
     return [200, { org: orgId, route: r, configured: false }];
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/topups$/, async (svc, [orgId], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const { cash_micro_usd, credit_micro_usd } = checked(BODIES.topup, await body(), 'body must be {"cash_micro_usd"?: int >= 0, "credit_micro_usd"?: int >= 0}, at most 10^15 each');
     // The balance must stay an integer the ledger (and JavaScript) holds exactly.
     const now = svc.clock.now();
-    const s = svc.ledger.snapshot(orgId!, now);
+    const s = await svc.ledger.snapshot(orgId!, now);
     if (s.cashMicroUsd + (cash_micro_usd ?? 0) + s.creditMicroUsd + (credit_micro_usd ?? 0) > Number.MAX_SAFE_INTEGER) {
       throw bad('the balance would pass 9007199254740991 micro-USD');
     }
-    return [200, svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, now)];
+    return [200, await svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, now)];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/overrides$/, async (svc, [orgId], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const { concurrency, daily_spend_micro_usd } = checked(BODIES.overrides, await body(), 'body must be {"concurrency"?: int 0..1000000 | null, "daily_spend_micro_usd"?: int 0..10^15 | null}');
-    return [200, svc.ledger.setOverrides(orgId!, { concurrency, daily_spend_micro_usd }, svc.clock.now())];
+    return [200, await svc.ledger.setOverrides(orgId!, { concurrency, daily_spend_micro_usd }, svc.clock.now())];
   }],
-  ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, (svc, [orgId]) => { requireOrg(svc, orgId!); return [200, svc.ledger.startReview(orgId!, svc.clock.now())]; }],
-  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, (svc, [orgId]) => { requireOrg(svc, orgId!); return [200, svc.ledger.endReview(orgId!, svc.clock.now())]; }],
+  ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => { await requireOrg(svc, orgId!); return [200, await svc.ledger.startReview(orgId!, svc.clock.now())]; }],
+  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => { await requireOrg(svc, orgId!); return [200, await svc.ledger.endReview(orgId!, svc.clock.now())]; }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/exempt$/, async (svc, [orgId], body) => {
-    requireOrg(svc, orgId!);
+    await requireOrg(svc, orgId!);
     const { exempt } = checked(BODIES.exempt, await body(), 'body must be {"exempt": boolean}');
-    return [200, svc.ledger.setExempt(orgId!, exempt, svc.clock.now())];
+    return [200, await svc.ledger.setExempt(orgId!, exempt, svc.clock.now())];
   }],
-  ['GET', /^\/admin\/v1\/orgs\/([^/]+)\/ledger$/, (svc, [orgId]) => {
-    requireOrg(svc, orgId!);
+  ['GET', /^\/admin\/v1\/orgs\/([^/]+)\/ledger$/, async (svc, [orgId]) => {
+    await requireOrg(svc, orgId!);
     const now = svc.clock.now();
-    return [200, { snapshot: svc.ledger.snapshot(orgId!, now), entries: svc.ledger.entries(orgId!, 100) }];
+    return [200, { snapshot: await svc.ledger.snapshot(orgId!, now), entries: await svc.ledger.entries(orgId!, 100) }];
   }],
   ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, { as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot() }]],
 ];
@@ -158,8 +159,8 @@ function checked(validate: ValidateFunction, body: Body, usage?: string): Body {
   throw bad(usage ? `${usage} (${where})` : where);
 }
 
-function requireOrg(svc: Services, id: string): void {
-  if (!ID.test(id) || !svc.orgs.orgExists(id)) throw new GatewayError('org_not_found');
+async function requireOrg(svc: Services, id: string): Promise<void> {
+  if (!ID.test(id) || !await svc.orgs.orgExists(id)) throw new GatewayError('org_not_found');
 }
 
 export function requireRoute(r: string): RouteName {

@@ -11,10 +11,10 @@ export function bearerOf(req: IncomingMessage): string | undefined {
   return m ? m[1] : '';
 }
 
-export function authenticate(req: IncomingMessage, orgs: OrgStore, missingCode: 'missing_api_key' | 'invalid_api_key'): ApiKeyRecord {
+export async function authenticate(req: IncomingMessage, orgs: OrgStore, missingCode: 'missing_api_key' | 'invalid_api_key'): Promise<ApiKeyRecord> {
   const token = bearerOf(req);
   if (token === undefined) throw new GatewayError(req.headers['x-api-key'] !== undefined ? 'missing_api_key' : missingCode);
-  const key = token ? orgs.findKey(token) : undefined;
+  const key = token ? await orgs.findKey(token) : undefined;
   if (!key) throw new GatewayError('invalid_api_key');
   return key;
 }

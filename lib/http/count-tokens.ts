@@ -16,11 +16,11 @@ export async function handleCountTokens(req: IncomingMessage, res: ServerRespons
   try {
     const ip = clientIp(req, svc);
     limitIp(svc, ip);
-    const key = authenticateCounted(req, svc, ip);
+    const key = await authenticateCounted(req, svc, ip);
     limitKey(svc, key);
     const bytes = await readBody(req, requestBodyLimits(svc));
     const { model, body, betas } = checkCountTokens(parseJsonObject(bytes), svc.catalog, req.headers['anthropic-beta']);
-    const own = model.family === 'vendor_c' ? svc.orgs.providerKey(key.orgId, 'vendor_c') : undefined;
+    const own = model.family === 'vendor_c' ? await svc.orgs.providerKey(key.orgId, 'vendor_c') : undefined;
     const counter = svc.adapters.vendor_c.countTokens;
     if (own !== undefined && counter) {
       const upstream = counter({ body: { ...body, model: model.route_model_ids?.vendor_c ?? model.id }, credential: own, betas });

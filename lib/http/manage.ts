@@ -22,14 +22,14 @@ export async function handleManage(req: IncomingMessage, res: ServerResponse, sv
 
   if (path === '/v1/organization') {
     if (req.method !== 'GET') throw new GatewayError('method_not_allowed');
-    const org = svc.orgs.org(orgId)!;
+    const org = (await svc.orgs.org(orgId))!;
     return reply(200, { object: 'organization', id: org.id, name: org.name, key: { id: key.id, scopes } });
   }
   if (!scopes.includes('manage')) throw new GatewayError('insufficient_scope');
   const now = svc.clock.now();
 
   if (path === '/v1/organization/keys') {
-    if (req.method === 'GET') return reply(200, { object: 'list', data: svc.orgs.listKeys(orgId) });
+    if (req.method === 'GET') return reply(200, { object: 'list', data: await svc.orgs.listKeys(orgId) });
     if (req.method !== 'POST') throw new GatewayError('method_not_allowed');
     const { scopes: wanted = ['inference'], default_start_within: dsw = null, ...rest } = await body();
     if (Object.keys(rest).length) throw new GatewayError('invalid_request', `Unknown field ${Object.keys(rest)[0]}.`, { param: Object.keys(rest)[0] });
@@ -37,7 +37,7 @@ export async function handleManage(req: IncomingMessage, res: ServerResponse, sv
       throw new GatewayError('invalid_request', `scopes must be an array of ${SCOPES.join(', ')}.`, { param: 'scopes' });
     }
     if (dsw !== null) parseStartWithin(dsw);
-    const created = svc.orgs.createKey(orgId, dsw, now, wanted as Scope[]);
+    const created = await svc.orgs.createKey(orgId, dsw, now, wanted as Scope[]);
     svc.log.info({ org: orgId, key_id: created.id, by_key: key.id, scopes: created.scopes }, 'api key created');
     return reply(201, { object: 'api_key', ...created, default_start_within: dsw, created_at: now });
   }
@@ -45,24 +45,24 @@ export async function handleManage(req: IncomingMessage, res: ServerResponse, sv
   if (m) {
     if (req.method !== 'DELETE') throw new GatewayError('method_not_allowed');
     const id = decodeURIComponent(m[1]!);
-    if (!svc.orgs.revokeOrgKey(orgId, id, now)) throw new GatewayError('key_not_found');
+    if (!await svc.orgs.revokeOrgKey(orgId, id, now)) throw new GatewayError('key_not_found');
     svc.log.info({ org: orgId, key_id: id, by_key: key.id }, 'api key revoked');
     return reply(200, { id, revoked: true });
   }
   if (path === '/v1/organization/provider-keys') {
     if (req.method !== 'GET') throw new GatewayError('method_not_allowed');
-    return reply(200, { object: 'list', data: svc.orgs.listProviderKeys(orgId).map((p) => ({ ...p, configured: true })) });
+    return reply(200, { object: 'list', data: (await svc.orgs.listProviderKeys(orgId)).map((p) => ({ ...p, configured: true })) });
   }
   m = /^\/v1\/organization\/provider-keys\/([^/]+)$/.exec(path);
   if (m) {
     const route = requireRoute(decodeURIComponent(m[1]!));
     if (req.method === 'PUT') {
-      svc.orgs.setProviderKey(orgId, route, providerCredential(route, await body()), now);
+      await svc.orgs.setProviderKey(orgId, route, providerCredential(route, await body()), now);
       svc.log.info({ org: orgId, route, by_key: key.id }, 'provider key set');
       return reply(200, { route, configured: true, updated_at: now });
     }
     if (req.method === 'DELETE') {
-      if (!svc.orgs.deleteProviderKey(orgId, route)) throw new GatewayError('key_not_found', `No ${route} key is configured.`);
+      if (!await svc.orgs.deleteProviderKey(orgId, route)) throw new GatewayError('key_not_found', `No ${route} key is configured.`);
       svc.log.info({ org: orgId, route, by_key: key.id }, 'provider key deleted');
       return reply(200, { route, configured: false });
     }

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { CostExtras, IRUsage, RouteName, Tier } from '../ir.ts';
 import { DAY_MS } from '../ledger/rules.ts';
 import { GatewayError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { InFlight, Services } from '../services.ts';
 import { managedCredential } from '../config.ts';
 import { costOf } from '../catalog/catalog.ts';
 import { authenticate } from './auth.ts';
@@ -33,15 +33,16 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
     const ip = clientIp(req, svc);
     limitIp(svc, ip);
-    const key = authed = authenticateCounted(req, svc, ip);
+    const key = authed = await authenticateCounted(req, svc, ip);
     limitKey(svc, key);
     const bytes = await readBody(req, requestBodyLimits(svc));
     const raw = parseJsonObject(bytes);
     const checked = checkRequest(format, raw, svc.catalog, key.defaultStartWithin, req.headers['anthropic-beta']);
+    const ownKeys = await Promise.all(checked.routes.map((r) => svc.orgs.providerKey(key.orgId, r)));
     const plan = planRequest(checked, {
       adapters: svc.adapters,
       codecs: svc.codecs,
-      ownKey: (r) => svc.orgs.providerKey(key.orgId, r),
+      ownKey: (r) => ownKeys[checked.routes.indexOf(r)],
       managedKey: (r) => managedCredential(svc.config, r),
     });
     for (const rp of plan.routes) plan.upstreamBody(rp);   // translation errors are the caller's 400, before anything is sent
@@ -73,11 +74,12 @@ export function limitIp(svc: Services, ip: string): void {
 }
 
 /** Authenticates; a failed attempt counts against the client IP before the key is known. */
-export function authenticateCounted(req: IncomingMessage, svc: Services, ip: string, missing: 'missing_api_key' | 'invalid_api_key' = 'missing_api_key'): ApiKeyRecord {
+export async function authenticateCounted(req: IncomingMessage, svc: Services, ip: string, missing: 'missing_api_key' | 'invalid_api_key' = 'missing_api_key'): Promise<ApiKeyRecord> {
   try {
-    return authenticate(req, svc.orgs, missing);
+    return await authenticate(req, svc.orgs, missing);
   } catch (err) {
-    svc.abuse.recordFailedAuth(ip);
+    // A store that cannot be read is not a failed attempt of the caller's.
+    if (!(err instanceof GatewayError) || err.code !== 'store_unavailable') svc.abuse.recordFailedAuth(ip);
     throw err;
   }
 }
@@ -114,13 +116,13 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
   let admitted: Admitted | undefined;
   if (plan.anyManaged) {
     try {
-      admitted = admit(svc, key.orgId, plan.routes.find((r) => r.mode === 'managed')!.route, estimate);
+      admitted = await admit(svc, key.orgId, plan.routes.find((r) => r.mode === 'managed')!.route, estimate);
     } catch (err) {
       if (!(err instanceof GatewayError) || plan.routes[0]!.mode !== 'byok') throw err;
       routes = plan.routes.filter((r) => r.mode === 'byok');
     }
   }
-  const flex = flexMode(svc, key.orgId, plan);
+  const flex = await flexMode(svc, key.orgId, plan);
   const holdsSlot = flex === 'race' && plan.routes[0]!.mode === 'byok';
   const deadlineAt = t0 + (c.startWithin.kind === 'duration' ? c.startWithin.ms : 0);
   const run = startRequest({
@@ -138,7 +140,7 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
   const onClose = (): void => { if (!res.writableFinished) { clientClosed = true; run.stop(); } };
   res.on('close', onClose);
   let finished!: () => void;
-  const entry = { abort: () => run.stop(), done: new Promise<void>((r) => { finished = r; }), holdId: admitted?.holdId };
+  const entry: InFlight = { abort: () => run.stop(), done: new Promise<void>((r) => { finished = r; }), holdId: admitted?.holdId };
   svc.inflight.add(entry);
 
   let outcome: Outcome | undefined;
@@ -164,6 +166,7 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
       return;
     }
     const served = plan.routes.find((r) => r.route === winner.route)!;
+    if (admitted && served.mode === 'managed') entry.delivered = deliveredCost(svc, c, winner.tier, res, estimate);
     svc.metrics.observeCommit({ route: winner.route, model: c.model.id, tier: winner.tier, reason: outcome.reason }, winner.committedAt - t0, flex === 'race', winner.committedAt > deadlineAt);
     svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
     if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
@@ -188,10 +191,10 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
     // A stream that ran to its end ends the machine (stream.end → done); anything else stops it,
     // which aborts whatever upstream call is still open.
     if (result?.complete && !clientClosed) run.end(); else run.stop();
-    if (holdsSlot) svc.flexSlots.release(key.orgId);
+    if (holdsSlot) void svc.flexSlots.release(key.orgId);
     // The balance pays only for what a managed route served; an own-key route's cost is the org's own.
     const servedMode = outcome?.winner ? plan.routes.find((r) => r.route === outcome!.winner!.route)?.mode : undefined;
-    if (admitted) settle(svc, log, admitted.holdId, servedMode === 'managed' ? costMicroUsd : 0);
+    if (admitted) await settle(svc, log, admitted.holdId, servedMode === 'managed' ? costMicroUsd : 0);
     svc.inflight.delete(entry);
     finished();
     if (servedMode && costMicroUsd) svc.metrics.spendBy(servedMode).inc(costMicroUsd);
@@ -242,10 +245,10 @@ function upstreamTerms(svc: Services, org: string, tier: Tier, streamed: boolean
   return { org, waitMs: tier === 'flex' ? 0 : svc.config.capacity.wait_ms, firstByteMs };
 }
 
-function flexMode(svc: Services, orgId: string, plan: Plan): FlexMode {
+async function flexMode(svc: Services, orgId: string, plan: Plan): Promise<FlexMode> {
   if (plan.checked.startWithin.kind !== 'duration') return 'off';
   if (plan.routes[0]!.mode !== 'byok') return 'race';
-  return svc.flexSlots.tryAcquire(orgId) ? 'race' : 'slots_full';
+  return (await svc.flexSlots.tryAcquire(orgId)) ? 'race' : 'slots_full';
 }
 
 /** The hold: input size (≈ 4 bytes a token) plus the output cap, at the standard price. */
@@ -257,11 +260,11 @@ function holdEstimate(svc: Services, c: CheckedRequest, bodyBytes: number): { in
 }
 
 /** One atomic ledger step; the shared pool is that of the first managed route of the chain. */
-function admit(svc: Services, orgId: string, route: RouteName, estimate: { micro: number }): Admitted {
+async function admit(svc: Services, orgId: string, route: RouteName, estimate: { micro: number }): Promise<Admitted> {
   const now = svc.clock.now();
   let r;
   try {
-    r = svc.ledger.admit({ orgId, holdMicroUsd: estimate.micro, route, nowMs: now });
+    r = await svc.ledger.admit({ orgId, holdMicroUsd: estimate.micro, route, nowMs: now });
   } catch (err) {
     svc.log.error({ err, org: orgId }, 'ledger unreadable at admission');
     throw new GatewayError('limits_unavailable');
@@ -274,9 +277,9 @@ function admit(svc: Services, orgId: string, route: RouteName, estimate: { micro
   return r;
 }
 
-function settle(svc: Services, log: LogBinding, holdId: string, cost: number): void {
+async function settle(svc: Services, log: LogBinding, holdId: string, cost: number): Promise<void> {
   try {
-    svc.ledger.settle(holdId, cost, svc.clock.now());
+    await svc.ledger.settle(holdId, cost, svc.clock.now());
   } catch (err) {
     // The hold stays and its lease expiry releases it; the cost is logged for reconciliation.
     log.log.error({ ...log.bind, err, hold: holdId, cost_micro_usd: cost }, 'settlement failed');
@@ -287,6 +290,17 @@ function settle(svc: Services, log: LogBinding, holdId: string, cost: number): v
  *  provider bills the prompt once generation started, so charge the estimated input plus an output
  *  estimate from the bytes that reached the caller (≈16 bytes of event framing per token), capped
  *  by the hold's output cap. */
+/** What the output that reached the caller so far costs, for the lease renewal (a crash is then
+ *  charged this by whichever process releases the hold): the same estimate as a committed request
+ *  that ended without the provider's usage, from the bytes this response has written to its
+ *  socket (headers included, a few tokens' worth). */
+function deliveredCost(svc: Services, c: CheckedRequest, tier: Tier, res: ServerResponse, est: { inputTokens: number; maxOutput: number }): () => number {
+  const socket = res.socket;
+  const base = socket?.bytesWritten ?? 0;
+  const price = svc.catalog.priceOf(c.model, tier);
+  return () => costOf(price, unpricedUsage({ bytesOut: (socket?.bytesWritten ?? base) - base } as StreamResult, est));
+}
+
 function unpricedUsage(r: StreamResult, est: { inputTokens: number; maxOutput: number }): IRUsage {
   const outputTokens = Math.min(est.maxOutput, Math.ceil(r.bytesOut / 16));
   return { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 };

@@ -62,12 +62,12 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
   }
   try {
     if (path.startsWith('/admin/v1/')) return await handleAdmin(req, res, svc, path, adminToken);
-    if (path === '/v1/organization' || path.startsWith('/v1/organization/')) return await handleManage(req, res, svc, path, orgKey(req, svc));
+    if (path === '/v1/organization' || path.startsWith('/v1/organization/')) return await handleManage(req, res, svc, path, await orgKey(req, svc));
     if (path === '/dashboard' || path.startsWith('/dashboard/')) return serveDashboard(req, res, path);
     if (req.method !== 'GET') throw new GatewayError(path === '/v1/models' || path === '/v1/limits' ? 'method_not_allowed' : 'not_found');
     switch (path) {
       case '/healthz': return sendJson(res, 200, '{"status":"ok"}');
-      case '/readyz': return sendJson(res, svc.shuttingDown ? 503 : 200, svc.shuttingDown ? '{"status":"shutting_down"}' : '{"status":"ready"}');
+      case '/readyz': return readyz(res, svc);
       case '/metrics': {
         const body = await svc.metrics.registry.metrics();
         res.writeHead(200, { 'content-type': svc.metrics.registry.contentType });
@@ -77,15 +77,15 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
       case '/v1/models': {
         const ip = clientIp(req, svc);
         limitIp(svc, ip);
-        authenticateCounted(req, svc, ip);
+        await authenticateCounted(req, svc, ip);
         return sendJson(res, 200, models);
       }
       case '/v1/limits':
         return limits(req, res, svc);
       case '/v1/usage':
-        return await usageReport(req, res, svc, orgKey(req, svc).orgId);
+        return await usageReport(req, res, svc, (await orgKey(req, svc)).orgId);
       case '/v1/usage/requests':
-        return await usageRequests(req, res, svc, orgKey(req, svc).orgId);
+        return await usageRequests(req, res, svc, (await orgKey(req, svc)).orgId);
       default:
         throw new GatewayError('not_found');
     }
@@ -98,10 +98,10 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
 
 /** The organization endpoints beside inference (usage, management): the abuse limits as on
  *  /v1/limits, then the key. */
-function orgKey(req: IncomingMessage, svc: Services): ApiKeyRecord {
+async function orgKey(req: IncomingMessage, svc: Services): Promise<ApiKeyRecord> {
   const ip = clientIp(req, svc);
   limitIp(svc, ip);
-  const key = authenticateCounted(req, svc, ip, 'invalid_api_key');
+  const key = await authenticateCounted(req, svc, ip, 'invalid_api_key');
   limitKey(svc, key);
   return key;
 }
@@ -110,17 +110,17 @@ function orgKey(req: IncomingMessage, svc: Services): ApiKeyRecord {
  *  limits apply as on inference: the client IP's rate and failed-authentication lockout before the
  *  key is read (else this endpoint's 401/200 would be an unlimited key-guessing oracle), then the
  *  organization and key rates. */
-function limits(req: IncomingMessage, res: ServerResponse, svc: Services): void {
+async function limits(req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
   const ip = clientIp(req, svc);
   limitIp(svc, ip);
-  const key = authenticateCounted(req, svc, ip, 'invalid_api_key');
+  const key = await authenticateCounted(req, svc, ip, 'invalid_api_key');
   limitKey(svc, key);
   const now = svc.clock.now();
   const providers = Object.keys(svc.config.managed);
   let snapshot = null;
   if (providers.length) {
     try {
-      snapshot = svc.ledger.snapshot(key.orgId, now);
+      snapshot = await svc.ledger.snapshot(key.orgId, now);
     } catch (err) {
       svc.log.error({ err, org: key.orgId }, 'limits record unreadable');
       throw new GatewayError('limits_unavailable');
@@ -131,4 +131,12 @@ function limits(req: IncomingMessage, res: ServerResponse, svc: Services): void 
     abuse: svc.config.abuse_limits, publishAbuseLimits: svc.config.abuse_limits.publish, trustedProxies: svc.config.trust_proxy.length,
   });
   sendJson(res, 200, serializeLimitsReport(report), { 'cache-control': 'no-store' });
+}
+
+/** Ready when not draining and the store answers; a database that cannot be reached is named, so a
+ *  balancer stops sending managed traffic here while own keys keep working on the cached keys. */
+async function readyz(res: ServerResponse, svc: Services): Promise<void> {
+  if (svc.shuttingDown) return sendJson(res, 503, '{"status":"shutting_down"}');
+  if (!await svc.store.ready()) return sendJson(res, 503, `{"status":"degraded","database":"unreachable","store":"${svc.store.kind}"}`);
+  sendJson(res, 200, '{"status":"ready"}');
 }

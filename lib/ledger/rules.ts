@@ -1,8 +1,10 @@
 // The rules of managed admission that do not depend on storage: the UTC day, the ramp week, the
 // ceilings in force, when a pause lifts by itself, and the spend-remaining figure. The admission
 // step and the snapshot both go through `assess`, so the limits report can never disagree with
-// what admission would do at the same instant. A second adapter (PostgreSQL) reuses this file.
-import type { LedgerConfig, PauseReason, RampStep } from './types.ts';
+// what admission would do at the same instant. Both adapters (SQLite, PostgreSQL) use this file;
+// the PostgreSQL admission function (postgres-schema.ts) restates `assess` in SQL so that admission
+// stays one round trip, and the same contract suite runs against both.
+import type { LedgerConfig, PauseReason, RampStep, SharedPool, Snapshot } from './types.ts';
 
 export const DAY_MS = 86_400_000;
 export const WEEK_MS = 7 * DAY_MS;
@@ -144,4 +146,60 @@ function pauseInForce(org: OrgRecord, nowMs: number, balance: number, dailyLimit
       return raised && dailyLimit > dailyUsed ? null : 'spend_velocity_exceeded';
     }
   }
+}
+
+/** The snapshot every adapter reports, from the same figures admission reads. */
+export function buildSnapshot(org: OrgRecord, usage: Usage, s: Standing, nowMs: number, rates: Snapshot['rates']): Snapshot {
+  const paused = s.pause !== null;
+  return {
+    asOfMs: nowMs,
+    serving: paused ? 'paused' : 'ok',
+    pausedReason: s.pause,
+    // A pause shows as the binding ceiling even for an exempt org: the spec wants the pause shown
+    // "rather than a positive figure that could read as permission to send".
+    binding: paused ? 'paused' : org.exempt ? 'exempt' : s.balance <= s.dailyLimit - s.dailyUsed ? 'balance' : 'daily_spend',
+    // Paused: no request would be admitted, so no positive figure is reported.
+    spendRemainingMicroUsd: paused ? Math.min(s.spendRemaining, 0) : s.spendRemaining,
+    cashMicroUsd: org.cash,
+    creditMicroUsd: org.credit,
+    reservedMicroUsd: usage.reserved,
+    dailyLimitMicroUsd: s.dailyLimit,
+    dailyUsedMicroUsd: s.dailyUsed,
+    dailyResetsAtS: nextUtcMidnightS(nowMs),
+    concurrencyLimit: s.concurrency,
+    inFlight: usage.inFlight,
+    exempt: org.exempt,
+    rampWeek: s.week,
+    rampDefaults: s.defaults,
+    overrideInForce: s.overrideInForce,
+    rates,
+  };
+}
+
+/** The pools' use in the current fixed 60 s window, from each pool's stored window. */
+export function poolRatesAt(
+  pools: readonly SharedPool[], row: (pool: string) => { window_start_ms: number; admitted: number } | undefined, nowMs: number,
+): Snapshot['rates'] {
+  const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
+  return pools.map((p) => {
+    const r = row(p.name);
+    const used = r && r.window_start_ms === windowStart ? r.admitted : 0;
+    return { name: p.name, scope: 'pool', window_seconds: 60, limit: p.per_minute, used };
+  });
+}
+
+/** A ledger entry row as the admin API shows it (null columns left out, detail spread in). */
+export interface EntryRow {
+  id: number; at_ms: number; kind: string; hold_id: string | null; amount_micro_usd: number | null;
+  cash_micro_usd: number | null; credit_micro_usd: number | null; reason: string | null; detail: string | null;
+}
+export function entryView(e: EntryRow): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: e.id, at_ms: e.at_ms, kind: e.kind };
+  if (e.hold_id !== null) out.hold_id = e.hold_id;
+  if (e.amount_micro_usd !== null) out.amount_micro_usd = e.amount_micro_usd;
+  if (e.cash_micro_usd !== null) out.cash_micro_usd = e.cash_micro_usd;
+  if (e.credit_micro_usd !== null) out.credit_micro_usd = e.credit_micro_usd;
+  if (e.reason !== null) out.reason = e.reason;
+  if (e.detail !== null) Object.assign(out, JSON.parse(e.detail) as Record<string, unknown>);
+  return out;
 }

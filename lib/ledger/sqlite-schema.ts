@@ -3,7 +3,7 @@
 // IMMEDIATE transaction, so several processes opening the file at once do not race each other.
 import type { Database } from 'better-sqlite3';
 
-export const LEDGER_SCHEMA_VERSION = 1;
+export const LEDGER_SCHEMA_VERSION = 2;
 
 const DDL_V1 = `
 CREATE TABLE IF NOT EXISTS ledger_orgs (
@@ -65,6 +65,14 @@ CREATE TABLE IF NOT EXISTS ledger_entries (
 CREATE INDEX IF NOT EXISTS ledger_entries_org ON ledger_entries (org_id, id);
 `;
 
+const DDL_V2 = `
+ALTER TABLE ledger_holds ADD COLUMN instance_id TEXT;
+ALTER TABLE ledger_holds ADD COLUMN process_id TEXT;
+ALTER TABLE ledger_holds ADD COLUMN delivered_micro_usd INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ledger_holds ADD COLUMN charged_micro_usd INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS ledger_holds_live_instance ON ledger_holds (instance_id) WHERE expired_at_ms IS NULL;
+`;
+
 /** Creates or checks the ledger tables; throws on a file written by a newer ledger. */
 export function migrateLedger(db: Database): void {
   db.transaction(() => {
@@ -78,6 +86,11 @@ export function migrateLedger(db: Database): void {
       db.exec(DDL_V1);
       db.prepare('INSERT INTO ledger_schema_version (version) VALUES (1)').run();
     }
-    // Future versions: `if (current < 2) { ALTER …; INSERT version 2 }`.
+    if (current < 2) {
+      // Crash recovery: holds carry their instance and process, the cost of the output delivered
+      // by their last renewal (what a lapse charges) and, once expired, what was charged then.
+      db.exec(DDL_V2);
+      db.prepare('INSERT INTO ledger_schema_version (version) VALUES (2)').run();
+    }
   }).immediate();
 }

@@ -6,12 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { RouteName } from '../ir.ts';
-import type { AdmitInput, AdmitResult, Ledger, LedgerConfig, PauseReason, SharedPool, Snapshot } from './types.ts';
+import type { AdmitInput, AdmitResult, HoldOwner, HoldRenewal, Ledger, LedgerConfig, PauseReason, ReleasedHold, SharedPool, Snapshot } from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
 import {
-  assess, checkAmount, checkConfig, debit, nextUtcMidnightS, utcDay, POOL_WINDOW_MS,
-  type OrgRecord, type Standing, type Usage,
+  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, poolRatesAt, utcDay, POOL_WINDOW_MS,
+  type EntryRow, type OrgRecord, type Standing, type Usage,
 } from './rules.ts';
+
+const HOLD_COLS = 'hold_id, org_id, amount_micro_usd, expired_at_ms, delivered_micro_usd, charged_micro_usd';
 
 /** An expired hold is remembered this long so a late settle still charges the real cost. */
 const EXPIRED_HOLD_RETENTION_MS = 7 * 86_400_000;
@@ -21,11 +23,7 @@ interface OrgRow {
   override_concurrency: number | null; override_daily_spend_micro_usd: number | null;
   paused_reason: PauseReason | null; paused_day: number | null; paused_daily_limit_micro_usd: number | null;
 }
-interface HoldRow { hold_id: string; org_id: string; amount_micro_usd: number; expired_at_ms: number | null }
-interface EntryRow {
-  id: number; at_ms: number; kind: string; hold_id: string | null; amount_micro_usd: number | null;
-  cash_micro_usd: number | null; credit_micro_usd: number | null; reason: string | null; detail: string | null;
-}
+interface HoldRow { hold_id: string; org_id: string; amount_micro_usd: number; expired_at_ms: number | null; delivered_micro_usd: number; charged_micro_usd: number }
 interface Entry {
   org: string; at: number; kind: string; hold?: string | null; amount?: number | null;
   cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
@@ -43,7 +41,7 @@ const toRecord = (r: OrgRow): OrgRecord => ({
   pausedDailyLimit: r.paused_daily_limit_micro_usd,
 });
 
-export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
+export function openSqliteLedger(db: Database, config: LedgerConfig, owner: HoldOwner = { instanceId: randomUUID(), processId: randomUUID() }): Ledger {
   const ramp = checkConfig(config);
   migrateLedger(db);
 
@@ -72,20 +70,23 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
     addSpend: db.prepare<[string, number, number]>(`
       INSERT INTO ledger_daily_spend (org_id, day, spent_micro_usd) VALUES (?, ?, ?)
       ON CONFLICT (org_id, day) DO UPDATE SET spent_micro_usd = spent_micro_usd + excluded.spent_micro_usd`),
-    insertHold: db.prepare<[string, string, number, number, number, number]>(`
-      INSERT INTO ledger_holds (hold_id, org_id, amount_micro_usd, created_at_ms, lease_expires_at_ms, day)
-      VALUES (?, ?, ?, ?, ?, ?)`),
-    hold: db.prepare<[string], HoldRow>('SELECT hold_id, org_id, amount_micro_usd, expired_at_ms FROM ledger_holds WHERE hold_id = ?'),
+    insertHold: db.prepare<[string, string, number, number, number, number, string, string]>(`
+      INSERT INTO ledger_holds (hold_id, org_id, amount_micro_usd, created_at_ms, lease_expires_at_ms, day, instance_id, process_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    hold: db.prepare<[string], HoldRow>(`SELECT ${HOLD_COLS} FROM ledger_holds WHERE hold_id = ?`),
     deleteHold: db.prepare<[string]>('DELETE FROM ledger_holds WHERE hold_id = ?'),
-    renewHold: db.prepare<[number, string, number]>(
-      'UPDATE ledger_holds SET lease_expires_at_ms = ? WHERE hold_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?'),
+    renewHold: db.prepare<[number, number, string, number]>(
+      'UPDATE ledger_holds SET lease_expires_at_ms = ?, delivered_micro_usd = ? WHERE hold_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?'),
     staleHolds: db.prepare<[number], HoldRow>(`
-      SELECT hold_id, org_id, amount_micro_usd, expired_at_ms FROM ledger_holds
+      SELECT ${HOLD_COLS} FROM ledger_holds
       WHERE expired_at_ms IS NULL AND lease_expires_at_ms <= ? ORDER BY lease_expires_at_ms`),
     staleHoldsOfOrg: db.prepare<[string, number], HoldRow>(`
-      SELECT hold_id, org_id, amount_micro_usd, expired_at_ms FROM ledger_holds
+      SELECT ${HOLD_COLS} FROM ledger_holds
       WHERE org_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms <= ?`),
-    markExpired: db.prepare<[number, string]>('UPDATE ledger_holds SET expired_at_ms = ? WHERE hold_id = ?'),
+    predecessorHolds: db.prepare<[string, string], HoldRow>(`
+      SELECT ${HOLD_COLS} FROM ledger_holds
+      WHERE instance_id = ? AND process_id <> ? AND expired_at_ms IS NULL`),
+    markExpired: db.prepare<[number, number, string]>('UPDATE ledger_holds SET expired_at_ms = ?, charged_micro_usd = ? WHERE hold_id = ?'),
     forgetExpired: db.prepare<[number]>('DELETE FROM ledger_holds WHERE expired_at_ms IS NOT NULL AND expired_at_ms < ?'),
     pool: db.prepare<[string], { window_start_ms: number; admitted: number }>('SELECT window_start_ms, admitted FROM ledger_pool_windows WHERE pool = ?'),
     countPool: db.prepare<{ pool: string; start: number }>(`
@@ -124,9 +125,26 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
     return { settledToday: q.spent.get(orgId, day) ?? 0, heldToday: h.held_today, reserved: h.reserved, inFlight: h.in_flight };
   };
 
-  const expireHold = (h: HoldRow, nowMs: number): void => {
-    q.markExpired.run(nowMs, h.hold_id);
-    log({ org: h.org_id, at: nowMs, kind: 'lease_expired', hold: h.hold_id, amount: h.amount_micro_usd });
+  /** Releases a hold whose process is gone, charging the output its last renewal recorded (at
+   *  the route's price; 0 for a request that never committed), as a settlement would. */
+  const expireHold = (h: HoldRow, nowMs: number): ReleasedHold => {
+    const charge = h.delivered_micro_usd;
+    let cash = 0;
+    let credit = 0;
+    if (charge > 0) {
+      const org = readOrg(h.org_id);
+      const after = debit(org.cash, org.credit, charge);
+      q.setMoney.run(after.cash, after.credit, h.org_id);
+      q.addSpend.run(h.org_id, utcDay(nowMs), charge);
+      cash = after.cash - org.cash;
+      credit = after.credit - org.credit;
+    }
+    q.markExpired.run(nowMs, charge, h.hold_id);
+    log({
+      org: h.org_id, at: nowMs, kind: 'lease_expired', hold: h.hold_id, amount: h.amount_micro_usd,
+      cash, credit, detail: JSON.stringify({ charged_micro_usd: charge }),
+    });
+    return { holdId: h.hold_id, orgId: h.org_id, amountMicroUsd: h.amount_micro_usd, chargedMicroUsd: charge };
   };
 
   const setPause = (orgId: string, reason: PauseReason, nowMs: number, s: Standing): void => {
@@ -152,14 +170,8 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
     return { org, usage, s };
   };
 
-  const poolRates = (nowMs: number): Snapshot['rates'] => {
-    const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
-    return config.pools.map((p) => {
-      const row = q.pool.get(p.name);
-      const used = row && row.window_start_ms === windowStart ? row.admitted : 0;
-      return { name: p.name, scope: 'pool', window_seconds: 60, limit: p.per_minute, used };
-    });
-  };
+  const poolRates = (nowMs: number): Snapshot['rates'] =>
+    poolRatesAt(config.pools, (name) => q.pool.get(name), nowMs);
 
   /** null when no pool of the route is full; else the seconds until every full one frees. */
   const fullPoolWait = (route: RouteName, nowMs: number): number | null => {
@@ -176,38 +188,11 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
     return wait;
   };
 
-  const buildSnapshot = (org: OrgRecord, usage: Usage, s: Standing, nowMs: number): Snapshot => {
-    const paused = s.pause !== null;
-    return {
-      asOfMs: nowMs,
-      serving: paused ? 'paused' : 'ok',
-      pausedReason: s.pause,
-      // A pause shows as the binding ceiling even for an exempt org: the spec wants the pause shown
-      // "rather than a positive figure that could read as permission to send".
-      binding: paused ? 'paused' : org.exempt ? 'exempt' : s.balance <= s.dailyLimit - s.dailyUsed ? 'balance' : 'daily_spend',
-      // Paused: no request would be admitted, so no positive figure is reported.
-      spendRemainingMicroUsd: paused ? Math.min(s.spendRemaining, 0) : s.spendRemaining,
-      cashMicroUsd: org.cash,
-      creditMicroUsd: org.credit,
-      reservedMicroUsd: usage.reserved,
-      dailyLimitMicroUsd: s.dailyLimit,
-      dailyUsedMicroUsd: s.dailyUsed,
-      dailyResetsAtS: nextUtcMidnightS(nowMs),
-      concurrencyLimit: s.concurrency,
-      inFlight: usage.inFlight,
-      exempt: org.exempt,
-      rampWeek: s.week,
-      rampDefaults: s.defaults,
-      overrideInForce: s.overrideInForce,
-      rates: poolRates(nowMs),
-    };
-  };
-
   /** Snapshot inside an already open transaction (after a write, or in a read transaction). */
   const snapshotNow = (orgId: string, nowMs: number): Snapshot => {
     const org = readOrg(orgId);
     const usage = readUsage(orgId, nowMs);
-    return buildSnapshot(org, usage, assess(org, usage, ramp, nowMs), nowMs);
+    return buildSnapshot(org, usage, assess(org, usage, ramp, nowMs), nowMs, poolRates(nowMs));
   };
 
   // ── admission: pause → balance → daily ceiling → concurrency → pool → hold ─────────────────
@@ -241,7 +226,7 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
     if (poolWait !== null) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: poolWait };
 
     const holdId = randomUUID();
-    q.insertHold.run(holdId, orgId, input.holdMicroUsd, nowMs, nowMs + config.hold_lease_ms, utcDay(nowMs));
+    q.insertHold.run(holdId, orgId, input.holdMicroUsd, nowMs, nowMs + config.hold_lease_ms, utcDay(nowMs), owner.instanceId, owner.processId);
     const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
     for (const p of poolsByRoute.get(route) ?? []) q.countPool.run({ pool: p.name, start: windowStart });
     return { ok: true, holdId, spendRemainingMicroUsd: s.spendRemaining, asOfMs: nowMs, exempt: org.exempt };
@@ -252,27 +237,31 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
   const settleTx = db.transaction((holdId: string, cost: number, nowMs: number): void => {
     const hold = q.hold.get(holdId);
     if (!hold) return; // unknown or already settled: idempotent
+    // A late settlement of a lapsed hold charges only what the lapse did not (never twice).
+    const charge = hold.expired_at_ms === null ? cost : Math.max(0, cost - hold.charged_micro_usd);
     const org = readOrg(hold.org_id);
-    const after = debit(org.cash, org.credit, cost);
+    const after = debit(org.cash, org.credit, charge);
     q.setMoney.run(after.cash, after.credit, hold.org_id);
-    if (cost > 0) q.addSpend.run(hold.org_id, utcDay(nowMs), cost);
+    if (charge > 0) q.addSpend.run(hold.org_id, utcDay(nowMs), charge);
     q.deleteHold.run(holdId);
     log({
       org: hold.org_id, at: nowMs, kind: hold.expired_at_ms === null ? 'settle' : 'settle_after_expiry',
-      hold: holdId, amount: cost, cash: after.cash - org.cash, credit: after.credit - org.credit,
+      hold: holdId, amount: charge, cash: after.cash - org.cash, credit: after.credit - org.credit,
     });
   });
 
-  const renewTx = db.transaction((holdIds: string[], nowMs: number): void => {
-    for (const id of holdIds) q.renewHold.run(nowMs + config.hold_lease_ms, id, nowMs);
+  const renewTx = db.transaction((holds: HoldRenewal[], nowMs: number): void => {
+    for (const h of holds) q.renewHold.run(nowMs + config.hold_lease_ms, h.deliveredMicroUsd, h.holdId, nowMs);
   });
 
-  const expireTx = db.transaction((nowMs: number) => {
-    const released = q.staleHolds.all(nowMs);
-    for (const h of released) expireHold(h, nowMs);
+  const expireTx = db.transaction((nowMs: number): ReleasedHold[] => {
+    const released = q.staleHolds.all(nowMs).map((h) => expireHold(h, nowMs));
     q.forgetExpired.run(nowMs - EXPIRED_HOLD_RETENTION_MS);
-    return released.map((h) => ({ holdId: h.hold_id, orgId: h.org_id, amountMicroUsd: h.amount_micro_usd }));
+    return released;
   });
+
+  const predecessorsTx = db.transaction((nowMs: number): ReleasedHold[] =>
+    q.predecessorHolds.all(owner.instanceId, owner.processId).map((h) => expireHold(h, nowMs)));
 
   // ── administration ─────────────────────────────────────────────────────────────────────────
 
@@ -333,85 +322,82 @@ export function openSqliteLedger(db: Database, config: LedgerConfig): Ledger {
   const readTx = db.transaction((orgId: string, nowMs: number): Snapshot => snapshotNow(orgId, nowMs));
 
   return {
-    ensureOrg(orgId, nowMs) {
+    async ensureOrg(orgId, nowMs) {
       live();
       q.insertOrg.run(orgId, nowMs);
     },
 
-    admit(input) {
+    async admit(input) {
       live();
       checkAmount('holdMicroUsd', input.holdMicroUsd);
       return admitTx.immediate(input);
     },
 
-    settle(holdId, costMicroUsd, nowMs) {
+    async settle(holdId, costMicroUsd, nowMs) {
       live();
       settleTx.immediate(holdId, checkAmount('costMicroUsd', costMicroUsd), nowMs);
     },
 
-    renew(holdIds, nowMs) {
+    async renew(holds, nowMs) {
       live();
-      if (holdIds.length > 0) renewTx.immediate(holdIds, nowMs);
+      for (const h of holds) checkAmount('deliveredMicroUsd', h.deliveredMicroUsd);
+      if (holds.length > 0) renewTx.immediate(holds, nowMs);
     },
 
-    expireLeases(nowMs) {
+    async expireLeases(nowMs) {
       live();
       return expireTx.immediate(nowMs);
     },
 
-    topup(orgId, amounts, nowMs) {
+    async releasePredecessors(nowMs) {
+      live();
+      return predecessorsTx.immediate(nowMs);
+    },
+
+    async topup(orgId, amounts, nowMs) {
       live();
       const cash = checkAmount('cash_micro_usd', amounts.cash_micro_usd ?? 0);
       const credit = checkAmount('credit_micro_usd', amounts.credit_micro_usd ?? 0);
       return topupTx.immediate(orgId, cash, credit, nowMs);
     },
 
-    setOverrides(orgId, o, nowMs) {
+    async setOverrides(orgId, o, nowMs) {
       live();
       if (o.concurrency != null) checkAmount('concurrency', o.concurrency);
       if (o.daily_spend_micro_usd != null) checkAmount('daily_spend_micro_usd', o.daily_spend_micro_usd);
       return overridesTx.immediate(orgId, o, nowMs);
     },
 
-    startReview(orgId, nowMs) {
+    async startReview(orgId, nowMs) {
       live();
       return reviewTx.immediate(orgId, true, nowMs);
     },
 
-    endReview(orgId, nowMs) {
+    async endReview(orgId, nowMs) {
       live();
       return reviewTx.immediate(orgId, false, nowMs);
     },
 
-    setExempt(orgId, exempt, nowMs) {
+    async setExempt(orgId, exempt, nowMs) {
       live();
       return exemptTx.immediate(orgId, exempt, nowMs);
     },
 
-    snapshot(orgId, nowMs) {
+    async snapshot(orgId, nowMs) {
       live();
       // A read transaction: every figure comes from one consistent state of the file.
       return readTx.deferred(orgId, nowMs);
     },
 
-    entries(orgId, limit) {
+    async entries(orgId, limit) {
       live();
       readOrg(orgId);
-      return q.entries.all(orgId, Math.max(0, Math.floor(limit))).map((e) => {
-        const out: Record<string, unknown> = { id: e.id, at_ms: e.at_ms, kind: e.kind };
-        if (e.hold_id !== null) out.hold_id = e.hold_id;
-        if (e.amount_micro_usd !== null) out.amount_micro_usd = e.amount_micro_usd;
-        if (e.cash_micro_usd !== null) out.cash_micro_usd = e.cash_micro_usd;
-        if (e.credit_micro_usd !== null) out.credit_micro_usd = e.credit_micro_usd;
-        if (e.reason !== null) out.reason = e.reason;
-        if (e.detail !== null) Object.assign(out, JSON.parse(e.detail) as Record<string, unknown>);
-        return out;
-      });
+      return q.entries.all(orgId, Math.max(0, Math.floor(limit))).map(entryView);
     },
 
     // The database handle belongs to whoever opened it (other modules share the file), so closing
     // the ledger only stops it from being used; the opener closes the connection.
-    close() {
+    async close() {
       closed = true;
     },
   };

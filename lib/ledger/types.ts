@@ -1,6 +1,7 @@
 // The money ledger of managed serving: balances, holds placed at admission and settled at the end.
-// One interface, adapters behind it (SQLite now, PostgreSQL later). Integer micro-USD only, so sums
-// are exact.
+// One interface, two adapters behind it (SQLite embedded, PostgreSQL shared). Integer micro-USD
+// only, so sums are exact. Every method is asynchronous because the shared adapter is; the SQLite
+// adapter answers from already-resolved promises.
 import type { RouteName } from '../ir.ts';
 
 export type PauseReason = 'account_under_review' | 'spend_velocity_exceeded' | 'insufficient_balance';
@@ -18,10 +19,19 @@ export interface LedgerConfig {
   /** Week → ceilings. Week 0 = never topped up; week n = n-th week since the first top-up
    *  (week 1 is the first 7 days after it). Past the last step the last step applies. */
   ramp: RampStep[];
-  /** A hold not renewed for this long belongs to a dead process and is released (logged). */
+  /** A hold not renewed for this long belongs to a dead process and is released, charged for the
+   *  output its last renewal recorded (logged). */
   hold_lease_ms: number;
+  /** How often a process renews its live holds (default: hold_lease_ms / 3). */
+  hold_renew_ms?: number;
   pools: SharedPool[];
 }
+
+/** Who places holds: the instance (stable across restarts, e.g. host:port) and this process. */
+export interface HoldOwner { instanceId: string; processId: string }
+
+export interface HoldRenewal { holdId: string; deliveredMicroUsd: number }
+export interface ReleasedHold { holdId: string; orgId: string; amountMicroUsd: number; chargedMicroUsd: number }
 
 export interface AdmitInput {
   orgId: string;
@@ -57,24 +67,28 @@ export interface Snapshot {
 
 export interface Ledger {
   /** Creates the org's ledger row if missing (no money, week 0). */
-  ensureOrg(orgId: string, nowMs: number): void;
+  ensureOrg(orgId: string, nowMs: number): Promise<void>;
   /** The one atomic admission step: pause → balance → daily ceiling → concurrency → pool → hold. */
-  admit(input: AdmitInput): AdmitResult;
+  admit(input: AdmitInput): Promise<AdmitResult>;
   /** Debits real cost (cash first, then credit), adds it to today's spend, releases the hold,
    *  decrements in-flight. Idempotent per holdId. */
-  settle(holdId: string, costMicroUsd: number, nowMs: number): void;
-  /** Keeps live holds from expiring (called periodically by the process that owns them). */
-  renew(holdIds: string[], nowMs: number): void;
-  /** Releases holds whose lease ran out; returns what it released. */
-  expireLeases(nowMs: number): Array<{ holdId: string; orgId: string; amountMicroUsd: number }>;
-  topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number): Snapshot;
-  setOverrides(orgId: string, o: { concurrency?: number | null; daily_spend_micro_usd?: number | null }, nowMs: number): Snapshot;
-  startReview(orgId: string, nowMs: number): Snapshot;
-  endReview(orgId: string, nowMs: number): Snapshot;
-  setExempt(orgId: string, exempt: boolean, nowMs: number): Snapshot;
+  settle(holdId: string, costMicroUsd: number, nowMs: number): Promise<void>;
+  /** Keeps live holds from expiring (called periodically by the process that owns them) and
+   *  records, per hold, what the output delivered so far costs: what a lapse charges. */
+  renew(holds: HoldRenewal[], nowMs: number): Promise<void>;
+  /** Releases holds whose lease ran out, each charged what its last renewal recorded. */
+  expireLeases(nowMs: number): Promise<ReleasedHold[]>;
+  /** At start: releases the live holds of this instance's earlier processes (a crash and restart),
+   *  charged as a lapse, without waiting for their leases. */
+  releasePredecessors(nowMs: number): Promise<ReleasedHold[]>;
+  topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number): Promise<Snapshot>;
+  setOverrides(orgId: string, o: { concurrency?: number | null; daily_spend_micro_usd?: number | null }, nowMs: number): Promise<Snapshot>;
+  startReview(orgId: string, nowMs: number): Promise<Snapshot>;
+  endReview(orgId: string, nowMs: number): Promise<Snapshot>;
+  setExempt(orgId: string, exempt: boolean, nowMs: number): Promise<Snapshot>;
   /** What admission would see now; throws if the record cannot be read. */
-  snapshot(orgId: string, nowMs: number): Snapshot;
+  snapshot(orgId: string, nowMs: number): Promise<Snapshot>;
   /** Admin view: snapshot plus recent entries (top-ups, settlements, pauses). */
-  entries(orgId: string, limit: number): Array<Record<string, unknown>>;
-  close(): void;
+  entries(orgId: string, limit: number): Promise<Array<Record<string, unknown>>>;
+  close(): Promise<void>;
 }

@@ -65,6 +65,9 @@ export interface SimulatorStats {
   requests: number;
   /** Requests whose client connection closed before the response finished. */
   aborted: number;
+  /** Provider requests open now, and the most ever open at once (concurrency seen upstream). */
+  open: number;
+  peakOpen: number;
   byRoute: Record<string, number>;
 }
 
@@ -119,7 +122,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const tokens = new TokenIssuer(new Rng(hash32('oauth', seed)));
   const sim: SimState = {
     config,
-    stats: { requests: 0, aborted: 0, byRoute: {} },
+    stats: { requests: 0, aborted: 0, open: 0, peakOpen: 0, byRoute: {} },
     flexRng: new Rng(hash32('flex', seed)),
     uidRng: new Rng(hash32('uid', seed)),
     failures: new FailureSchedule(),
@@ -328,7 +331,15 @@ function markSelfClosed(res: ServerResponse): void { selfClosed.add(res); }
 function watchLifetime(res: ServerResponse, sim: SimState): AbortSignal {
   const ac = new AbortController();
   sim.live.add(ac);
+  // Open from the request's arrival until its last byte is handed to the socket (res.end), not
+  // until 'close', which a busy event loop may deliver after the client already read everything.
+  sim.stats.peakOpen = Math.max(sim.stats.peakOpen, ++sim.stats.open);
+  let open = true;
+  const closed = (): void => { if (open) { open = false; sim.stats.open--; } };
+  const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
+  res.end = ((...a: unknown[]) => { closed(); return end(...a); }) as ServerResponse['end'];
   res.on('close', () => {
+    closed();
     if (!res.writableFinished && !selfClosed.has(res)) sim.stats.aborted++;
     sim.live.delete(ac);
     ac.abort();

@@ -1,8 +1,10 @@
 // Organizations, their API keys (stored only as SHA-256 hashes) and their own provider keys
 // (sealed with SecretBox). Every read is scoped by org id: no query crosses organizations.
+// The rows live in an adapter (SQLite: sqlite-orgs.ts, PostgreSQL: postgres-orgs.ts); this class
+// keeps what is the same for both: key generation, hashing, sealing and the lookup caches.
 import { randomBytes } from 'node:crypto';
 import type { RouteName } from '../ir.ts';
-import type { DB } from './db.ts';
+import { GatewayError } from '../errors.ts';
 import { type SecretBox, sha256 } from './secrets.ts';
 
 export const KEY_PREFIX = 'flex_live_';
@@ -17,134 +19,162 @@ export interface ApiKeyRecord { id: string; orgId: string; defaultStartWithin: s
 
 export interface ApiKeyInfo { id: string; scopes: Scope[]; default_start_within: string | null; created_at: number; revoked_at: number | null }
 
+type MaybePromise<T> = T | Promise<T>;
+
+export interface OrgInfo { id: string; name: string; created_at: number }
+
+/** The rows of one storage engine. Writes that other processes cache (revocation, provider keys)
+ *  tell them so where the engine can (PostgreSQL NOTIFY); the SQLite adapter answers synchronously. */
+export interface OrgRows {
+  insertOrg(id: string, name: string, nowMs: number): MaybePromise<void>;
+  orgExists(id: string): MaybePromise<boolean>;
+  org(id: string): MaybePromise<OrgInfo | undefined>;
+  listOrgs(): MaybePromise<OrgInfo[]>;
+  insertKey(id: string, orgId: string, hash: string, defaultStartWithin: string | null, nowMs: number, scopes: string): MaybePromise<void>;
+  keyByHash(hash: string): MaybePromise<ApiKeyRecord | undefined>;
+  listKeys(orgId: string): MaybePromise<Array<Omit<ApiKeyInfo, 'scopes'> & { scopes: string }>>;
+  revokeKey(keyId: string, nowMs: number): MaybePromise<boolean>;
+  revokeOrgKey(orgId: string, keyId: string, nowMs: number): MaybePromise<boolean>;
+  listProviderKeys(orgId: string): MaybePromise<Array<{ route: RouteName; updated_at: number }>>;
+  putProviderKey(orgId: string, route: RouteName, sealed: string, nowMs: number): MaybePromise<void>;
+  providerKey(orgId: string, route: RouteName): MaybePromise<string | undefined>;
+  providerRoutes(orgId: string): MaybePromise<RouteName[]>;
+  deleteProviderKey(orgId: string, route: RouteName): MaybePromise<boolean>;
+}
+
 const newId = (prefix: string): string => prefix + randomBytes(12).toString('base64url');
 
 /** How long this process trusts a cached key lookup. A revoke or provider-key change made through
- *  this process takes effect at once; one made through another process sharing the data folder,
- *  within this many milliseconds. */
+ *  this process takes effect at once; through another process sharing PostgreSQL, as soon as its
+ *  NOTIFY arrives (well under 1 s); when notifications are not available (SQLite shared by several
+ *  processes, or the listening connection down), within this many milliseconds. */
 export const KEY_CACHE_MS = 5_000;
 const KEY_CACHE_MAX = 100_000;
 
 export class OrgStore {
-  private readonly q;
   private readonly keys = new Map<string, { rec: ApiKeyRecord | undefined; at: number }>();
   private readonly providerKeys = new Map<string, { cred: unknown; at: number }>();
+  /** Lookups in flight: a burst of requests with one uncached key asks the store once. */
+  private readonly pending = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly db: DB, private readonly box: SecretBox) {
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS orgs (id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS api_keys (
-        id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), hash TEXT NOT NULL UNIQUE,
-        default_start_within TEXT, created_at INTEGER NOT NULL, revoked_at INTEGER);
-      CREATE TABLE IF NOT EXISTS provider_keys (
-        org_id TEXT NOT NULL REFERENCES orgs(id), route TEXT NOT NULL, sealed TEXT NOT NULL,
-        updated_at INTEGER NOT NULL, PRIMARY KEY (org_id, route));
-    `);
-    // Scopes came with the management API: older files get the column, their keys stay inference-only.
-    const cols = db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>;
-    if (!cols.some((c) => c.name === 'scopes')) db.exec("ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'inference'");
-    this.q = {
-      insertOrg: db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)'),
-      getOrg: db.prepare('SELECT id, name, created_at FROM orgs WHERE id = ?'),
-      listOrgs: db.prepare('SELECT id, name, created_at FROM orgs ORDER BY created_at, id'),
-      insertKey: db.prepare('INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?)'),
-      keyByHash: db.prepare('SELECT id, org_id AS orgId, default_start_within AS defaultStartWithin, scopes FROM api_keys WHERE hash = ? AND revoked_at IS NULL'),
-      revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-      revokeOrgKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL'),
-      listKeys: db.prepare('SELECT id, scopes, default_start_within, created_at, revoked_at FROM api_keys WHERE org_id = ? ORDER BY created_at DESC, id'),
-      listProviderKeys: db.prepare('SELECT route, updated_at FROM provider_keys WHERE org_id = ? ORDER BY route'),
-      putProviderKey: db.prepare(`INSERT INTO provider_keys (org_id, route, sealed, updated_at) VALUES (?, ?, ?, ?)
-        ON CONFLICT (org_id, route) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`),
-      getProviderKey: db.prepare('SELECT sealed FROM provider_keys WHERE org_id = ? AND route = ?'),
-      listProviderRoutes: db.prepare('SELECT route FROM provider_keys WHERE org_id = ?'),
-      deleteProviderKey: db.prepare('DELETE FROM provider_keys WHERE org_id = ? AND route = ?'),
-    };
-  }
+  constructor(private readonly rows: OrgRows, private readonly box: SecretBox) {}
 
-  createOrg(name: string, nowMs: number): { id: string } {
+  async createOrg(name: string, nowMs: number): Promise<{ id: string }> {
     const id = newId('org_');
-    this.q.insertOrg.run(id, name, nowMs);
+    await this.rows.insertOrg(id, name, nowMs);
     return { id };
   }
 
-  orgExists(id: string): boolean { return this.q.getOrg.get(id) !== undefined; }
+  async orgExists(id: string): Promise<boolean> { return this.rows.orgExists(id); }
 
-  org(id: string): { id: string; name: string; created_at: number } | undefined {
-    return this.q.getOrg.get(id) as { id: string; name: string; created_at: number } | undefined;
-  }
+  async org(id: string): Promise<OrgInfo | undefined> { return this.rows.org(id); }
 
-  listOrgs(): Array<{ id: string; name: string; created_at: number }> {
-    return this.q.listOrgs.all() as Array<{ id: string; name: string; created_at: number }>;
-  }
+  async listOrgs(): Promise<OrgInfo[]> { return this.rows.listOrgs(); }
 
   /** Issues a key; the clear key is returned once and never stored. */
-  createKey(orgId: string, defaultStartWithin: string | null, nowMs: number, scopes: Scope[] = ['inference']): { id: string; key: string; scopes: Scope[] } {
+  async createKey(orgId: string, defaultStartWithin: string | null, nowMs: number, scopes: Scope[] = ['inference']): Promise<{ id: string; key: string; scopes: Scope[] }> {
     const key = KEY_PREFIX + randomBytes(24).toString('base64url');
     const id = newId('key_');
     const sorted = SCOPES.filter((s) => s === 'inference' || scopes.includes(s));
-    this.q.insertKey.run(id, orgId, sha256(key), defaultStartWithin, nowMs, sorted.join(' '));
+    await this.rows.insertKey(id, orgId, sha256(key), defaultStartWithin, nowMs, sorted.join(' '));
     return { id, key, scopes: sorted };
   }
 
   /** The org's keys, newest first: ids and metadata only (the clear key is never stored). */
-  listKeys(orgId: string): ApiKeyInfo[] {
-    return (this.q.listKeys.all(orgId) as Array<Omit<ApiKeyInfo, 'scopes'> & { scopes: string }>)
-      .map((k) => ({ ...k, scopes: k.scopes.split(' ') as Scope[] }));
+  async listKeys(orgId: string): Promise<ApiKeyInfo[]> {
+    return (await this.rows.listKeys(orgId)).map((k) => ({ ...k, scopes: k.scopes.split(' ') as Scope[] }));
   }
 
   /** Revokes a key of this organization only (another org's key id is "not found"). */
-  revokeOrgKey(orgId: string, keyId: string, nowMs: number): boolean {
+  async revokeOrgKey(orgId: string, keyId: string, nowMs: number): Promise<boolean> {
     this.keys.clear();
-    return this.q.revokeOrgKey.run(nowMs, keyId, orgId).changes > 0;
+    return this.rows.revokeOrgKey(orgId, keyId, nowMs);
   }
 
   /** Routes with an own key and when it was last set; never the key. */
-  listProviderKeys(orgId: string): Array<{ route: RouteName; updated_at: number }> {
-    return this.q.listProviderKeys.all(orgId) as Array<{ route: RouteName; updated_at: number }>;
+  async listProviderKeys(orgId: string): Promise<Array<{ route: RouteName; updated_at: number }>> {
+    return this.rows.listProviderKeys(orgId);
   }
 
-  findKey(clearKey: string): ApiKeyRecord | undefined {
+  /** The key's record, from the cache while it is fresh. When the store cannot be read, a cached
+   *  entry of any age still answers (own-key inference keeps working through a database outage);
+   *  a key never seen is refused with 503 `store_unavailable`. */
+  async findKey(clearKey: string): Promise<ApiKeyRecord | undefined> {
     if (!clearKey.startsWith(KEY_PREFIX)) return undefined;
     const hash = sha256(clearKey);
     const now = Date.now();
     const hit = this.keys.get(hash);
     if (hit && now - hit.at < KEY_CACHE_MS) return hit.rec;
-    const rec = this.q.keyByHash.get(hash) as ApiKeyRecord | undefined;
+    let rec: ApiKeyRecord | undefined;
+    try {
+      rec = await this.once('k' + hash, () => this.rows.keyByHash(hash));
+    } catch (err) {
+      if (hit) return hit.rec;
+      throw unavailable(err);
+    }
     if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
     this.keys.set(hash, { rec, at: now });
     return rec;
   }
 
-  revokeKey(keyId: string, nowMs: number): boolean {
+  async revokeKey(keyId: string, nowMs: number): Promise<boolean> {
     this.keys.clear();
-    return this.q.revokeKey.run(nowMs, keyId).changes > 0;
+    return this.rows.revokeKey(keyId, nowMs);
   }
 
   /** Stores a provider key (a string, or a cloud credential object) sealed. */
-  setProviderKey(orgId: string, route: RouteName, credential: unknown, nowMs: number): void {
+  async setProviderKey(orgId: string, route: RouteName, credential: unknown, nowMs: number): Promise<void> {
     this.providerKeys.delete(orgId + '\0' + route);
-    this.q.putProviderKey.run(orgId, route, this.box.seal(JSON.stringify(credential)), nowMs);
+    await this.rows.putProviderKey(orgId, route, this.box.seal(JSON.stringify(credential)), nowMs);
   }
 
-  /** The org's own key for a route, decrypted (cached briefly in memory, never written anywhere). */
-  providerKey(orgId: string, route: RouteName): unknown | undefined {
+  /** The org's own key for a route, decrypted (cached briefly in memory, never written anywhere);
+   *  stale-if-unreadable like findKey. */
+  async providerKey(orgId: string, route: RouteName): Promise<unknown | undefined> {
     const k = orgId + '\0' + route;
     const now = Date.now();
     const hit = this.providerKeys.get(k);
     if (hit && now - hit.at < KEY_CACHE_MS) return hit.cred;
-    const row = this.q.getProviderKey.get(orgId, route) as { sealed: string } | undefined;
-    const cred = row ? JSON.parse(this.box.open(row.sealed)) : undefined;
+    let sealed: string | undefined;
+    try {
+      sealed = await this.once('p' + k, () => this.rows.providerKey(orgId, route));
+    } catch (err) {
+      if (hit) return hit.cred;
+      throw unavailable(err);
+    }
+    const cred = sealed !== undefined ? JSON.parse(this.box.open(sealed)) : undefined;
     if (this.providerKeys.size >= KEY_CACHE_MAX) this.providerKeys.clear();
     this.providerKeys.set(k, { cred, at: now });
     return cred;
   }
 
-  providerRoutes(orgId: string): Set<RouteName> {
-    return new Set((this.q.listProviderRoutes.all(orgId) as Array<{ route: RouteName }>).map((r) => r.route));
+  async providerRoutes(orgId: string): Promise<Set<RouteName>> {
+    return new Set(await this.rows.providerRoutes(orgId));
   }
 
-  deleteProviderKey(orgId: string, route: RouteName): boolean {
+  async deleteProviderKey(orgId: string, route: RouteName): Promise<boolean> {
     this.providerKeys.delete(orgId + '\0' + route);
-    return this.q.deleteProviderKey.run(orgId, route).changes > 0;
+    return this.rows.deleteProviderKey(orgId, route);
   }
+
+  private once<T>(key: string, read: () => T | Promise<T>): T | Promise<T> {
+    const inFlight = this.pending.get(key);
+    if (inFlight) return inFlight as Promise<T>;
+    const r = read();
+    if (!(r instanceof Promise)) return r;    // SQLite answers at once: nothing to share
+    const p = r.finally(() => this.pending.delete(key));
+    this.pending.set(key, p);
+    return p;
+  }
+
+  /** Drops cached lookups changed elsewhere (a NOTIFY from another process). */
+  forgetKeys(): void { this.keys.clear(); }
+  forgetProviderKey(orgId: string, route: string): void { this.providerKeys.delete(orgId + '\0' + route); }
+  forgetAll(): void { this.keys.clear(); this.providerKeys.clear(); }
+}
+
+function unavailable(err: unknown): GatewayError {
+  const e = new GatewayError('store_unavailable');
+  (e as { cause?: unknown }).cause = err;
+  return e;
 }

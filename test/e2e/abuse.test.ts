@@ -138,7 +138,7 @@ test('failed_authentications: the lockout holds on GET /v1/models too', async ()
 
 test('abuse limits are per instance: a second gateway on the same data folder counts its own minute', async () => {
   const g = await gateway({ api_key_requests: 2 });
-  const dataDir = dirname((g.gw.services.orgs as unknown as { db: { name: string } }).db.name);
+  const dataDir = dirname(g.gw.services.store.file!);
   const config = loadConfig(undefined, { abuse_limits: { ...NONE, api_key_requests: 2 } });
   const other = await createGateway({ config, dataDir, adminToken: ADMIN_TOKEN, secret: 'test-secret', port: 0, logger: createLogger('silent'), clock: { now: () => g.clock!.now() }, drainMs: 500 });
   try {

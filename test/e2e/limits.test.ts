@@ -243,7 +243,7 @@ test('abuse_limits: unpublished by default (null), published figures when the co
 
 test('503 limits_unavailable when the ledger record cannot be read; own-key requests keep working; managed requests get no spend headers', async () => {
   const g = await startTestGateway();
-  const file = (g.gw.services.orgs as unknown as { db: { name: string } }).db.name;
+  const file = g.gw.services.store.file!;
   const other = new Database(file);
   try {
     const own = await g.newOrg({ ownKeys: ['vendor_a'], balance: 1_000_000 });

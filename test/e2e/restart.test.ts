@@ -105,7 +105,7 @@ test('a hold left by a dead process counts until its lease runs out, then the ne
     clockA.set(T0);
     const a = await startOn(dataDir, { config, clock: clockA });
     const org = await newOrg(a, 1_000_000);
-    const admitted = a.gw.services.ledger.admit({ orgId: org.orgId, holdMicroUsd: 250_000, route: 'vendor_a', nowMs: T0 });
+    const admitted = await a.gw.services.ledger.admit({ orgId: org.orgId, holdMicroUsd: 250_000, route: 'vendor_a', nowMs: T0 });
     assert.ok(admitted.ok);
     await a.gw.close();                                          // the hold was never settled: a crash
 
@@ -118,7 +118,7 @@ test('a hold left by a dead process counts until its lease runs out, then the ne
       assert.equal(l.managed.daily_spend.used_micro_usd, 250_000);
 
       clockB.set(T0 + 1_000);                                     // the lease runs out
-      await waitFor(() => b.gw.services.ledger.entries(org.orgId, 10).some((e) => e.kind === 'lease_expired'), 'the lease sweep', 3_500);
+      await waitFor(async () => (await b.gw.services.ledger.entries(org.orgId, 10)).some((e) => e.kind === 'lease_expired'), 'the lease sweep', 3_500);
       const { snapshot, entries } = await ledgerOf(b, org.orgId);
       const expired = entries.find((e) => e.kind === 'lease_expired');
       assert.equal(expired.hold_id, admitted.ok ? admitted.holdId : '');

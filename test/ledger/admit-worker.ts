@@ -17,10 +17,10 @@ Atomics.wait(flag, 0, 0); // released by the main thread once every worker is re
 const admitted: string[] = [];
 const refused: Record<string, number> = {};
 for (let i = 0; i < attempts; i++) {
-  const r = ledger.admit({ orgId, holdMicroUsd: hold, route: 'vendor_a', nowMs });
+  const r = await ledger.admit({ orgId, holdMicroUsd: hold, route: 'vendor_a', nowMs });
   if (r.ok) {
     admitted.push(r.holdId);
-    if (settleCost !== null) ledger.settle(r.holdId, settleCost, nowMs);
+    if (settleCost !== null) await ledger.settle(r.holdId, settleCost, nowMs);
   } else {
     refused[r.code] = (refused[r.code] ?? 0) + 1;
   }

@@ -6,39 +6,39 @@ import { Worker } from 'node:worker_threads';
 import { openSqliteLedger } from '../../lib/ledger/sqlite.ts';
 import { fixture, openDb, CONFIG, USD, okHold } from './helpers.ts';
 
-test('two connections interleaved: admitted count and held money are exact at the daily ceiling', () => {
+test('two connections interleaved: admitted count and held money are exact at the daily ceiling', async () => {
   const f = fixture();
   try {
     const now = f.clock.now();
-    f.ledger.ensureOrg('o', now);
-    f.ledger.topup('o', { cash_micro_usd: 1000 * USD }, now);
-    f.ledger.setOverrides('o', { concurrency: 1000 }, now); // the daily ceiling (10 USD) binds
-    const other = f.reopen().ledger;
+    await f.ledger.ensureOrg('o', now);
+    await f.ledger.topup('o', { cash_micro_usd: 1000 * USD }, now);
+    await f.ledger.setOverrides('o', { concurrency: 1000 }, now); // the daily ceiling (10 USD) binds
+    const other = (await f.reopen()).ledger;
     const ledgers = [f.ledger, other];
     const holds: string[] = [];
     const refused: string[] = [];
     for (let i = 0; i < 100; i++) {
-      const r = ledgers[i % 2].admit({ orgId: 'o', holdMicroUsd: 700_000, route: 'vendor_a', nowMs: now });
+      const r = await ledgers[i % 2].admit({ orgId: 'o', holdMicroUsd: 700_000, route: 'vendor_a', nowMs: now });
       if (r.ok) holds.push(r.holdId); else refused.push(r.code);
     }
     // Admitted while used < 10 USD: 0, 0.7, …, 9.8 → 15 holds (the last may overshoot by its hold).
     assert.equal(holds.length, 15);
     assert.ok(refused.every((c) => c === 'spend_velocity_exceeded'));
     for (const l of ledgers) {
-      const s = l.snapshot('o', now);
+      const s = await l.snapshot('o', now);
       assert.equal(s.reservedMicroUsd, 15 * 700_000);
       assert.equal(s.dailyUsedMicroUsd, 15 * 700_000);
       assert.equal(s.inFlight, 15);
       assert.equal(s.pausedReason, 'spend_velocity_exceeded');
     }
-    holds.forEach((h, i) => ledgers[i % 2].settle(h, 600_000, now));
-    holds.forEach((h, i) => ledgers[(i + 1) % 2].settle(h, 600_000, now)); // replays: no-ops
-    const s = other.snapshot('o', now);
+    for (const [i, h] of holds.entries()) await ledgers[i % 2].settle(h, 600_000, now);
+    for (const [i, h] of holds.entries()) await ledgers[(i + 1) % 2].settle(h, 600_000, now); // replays: no-ops
+    const s = await other.snapshot('o', now);
     assert.equal(s.cashMicroUsd, 1000 * USD - 15 * 600_000);
     assert.equal(s.dailyUsedMicroUsd, 15 * 600_000);
     assert.equal(s.inFlight, 0);
   } finally {
-    f.close();
+    await f.close();
   }
 });
 
@@ -70,9 +70,9 @@ test('worker threads racing on one file: never more admitted than the ceiling al
   const f = fixture();
   try {
     const now = f.clock.now();
-    f.ledger.ensureOrg('o', now);
-    f.ledger.topup('o', { cash_micro_usd: 1000 * USD }, now);
-    f.ledger.setOverrides('o', { concurrency: 10_000, daily_spend_micro_usd: 50 * USD }, now);
+    await f.ledger.ensureOrg('o', now);
+    await f.ledger.topup('o', { cash_micro_usd: 1000 * USD }, now);
+    await f.ledger.setOverrides('o', { concurrency: 10_000, daily_spend_micro_usd: 50 * USD }, now);
     const results = await race(f.file, 4, { orgId: 'o', attempts: 60, hold: 300_000, settleCost: null, nowMs: now });
     const admitted = results.flatMap((r) => r.admitted);
     // used < 50 USD at each admission: 0, 0.3, …, 49.8 → ceil(50 / 0.3) = 167 holds.
@@ -80,12 +80,12 @@ test('worker threads racing on one file: never more admitted than the ceiling al
     assert.equal(new Set(admitted).size, 167);
     const refusedVelocity = results.reduce((n, r) => n + (r.refused.spend_velocity_exceeded ?? 0), 0);
     assert.equal(refusedVelocity, 4 * 60 - 167);
-    const s = f.ledger.snapshot('o', now);
+    const s = await f.ledger.snapshot('o', now);
     assert.equal(s.reservedMicroUsd, 167 * 300_000);
     assert.equal(s.inFlight, 167);
     assert.equal(s.cashMicroUsd, 1000 * USD);
   } finally {
-    f.close();
+    await f.close();
   }
 });
 
@@ -93,9 +93,9 @@ test('worker threads admitting and settling against a balance: money is conserve
   const f = fixture();
   try {
     const now = f.clock.now();
-    f.ledger.ensureOrg('o', now);
-    f.ledger.topup('o', { cash_micro_usd: 6 * USD, credit_micro_usd: 4 * USD }, now);
-    f.ledger.setOverrides('o', { concurrency: 10_000, daily_spend_micro_usd: 1_000 * USD }, now);
+    await f.ledger.ensureOrg('o', now);
+    await f.ledger.topup('o', { cash_micro_usd: 6 * USD, credit_micro_usd: 4 * USD }, now);
+    await f.ledger.setOverrides('o', { concurrency: 10_000, daily_spend_micro_usd: 1_000 * USD }, now);
     const workers = 4;
     const results = await race(f.file, workers, { orgId: 'o', attempts: 50, hold: 100_000, settleCost: 130_000, nowMs: now });
     const admitted = results.flatMap((r) => r.admitted).length;
@@ -103,78 +103,78 @@ test('worker threads admitting and settling against a balance: money is conserve
     // worker can overshoot by at most its one request admitted before the last settlement landed.
     const exact = Math.ceil((10 * USD) / 130_000); // 77 when admissions and settlements alternate
     assert.ok(admitted >= exact && admitted <= exact + workers - 1, `admitted ${admitted}`);
-    const s = f.ledger.snapshot('o', now);
+    const s = await f.ledger.snapshot('o', now);
     assert.equal(s.cashMicroUsd + s.creditMicroUsd, 10 * USD - admitted * 130_000);
     assert.equal(s.creditMicroUsd, 0);
     assert.equal(s.dailyUsedMicroUsd, admitted * 130_000);
     assert.equal(s.inFlight, 0);
     assert.equal(s.pausedReason, 'insufficient_balance');
-    const settles = f.ledger.entries('o', 10_000).filter((e) => e.kind === 'settle');
+    const settles = (await f.ledger.entries('o', 10_000)).filter((e) => e.kind === 'settle');
     assert.equal(settles.length, admitted);
     assert.equal(settles.reduce((n, e) => n + (e.amount_micro_usd as number), 0), admitted * 130_000);
   } finally {
-    f.close();
+    await f.close();
   }
 });
 
-test('restart: closing and reopening from the file keeps balances, spend, holds and state', () => {
+test('restart: closing and reopening from the file keeps balances, spend, holds and state', async () => {
   const f = fixture();
   try {
     const now = f.clock.now();
-    f.ledger.ensureOrg('o', now);
-    f.ledger.topup('o', { cash_micro_usd: 20 * USD, credit_micro_usd: 3 * USD }, now);
-    f.ledger.setOverrides('o', { concurrency: 3 }, now);
-    const settled = okHold(f.ledger.admit({ orgId: 'o', holdMicroUsd: 2 * USD, route: 'cloud_a', nowMs: now }));
-    f.ledger.settle(settled, 1_234_567, now);
-    const open = okHold(f.ledger.admit({ orgId: 'o', holdMicroUsd: 4 * USD, route: 'vendor_a', nowMs: now }));
-    f.ledger.ensureOrg('r', now);
-    f.ledger.topup('r', { cash_micro_usd: 1 }, now);
-    f.ledger.startReview('r', now);
-    const before = { o: f.ledger.snapshot('o', now), r: f.ledger.snapshot('r', now), entries: f.ledger.entries('o', 100) };
-    f.ledger.close();
+    await f.ledger.ensureOrg('o', now);
+    await f.ledger.topup('o', { cash_micro_usd: 20 * USD, credit_micro_usd: 3 * USD }, now);
+    await f.ledger.setOverrides('o', { concurrency: 3 }, now);
+    const settled = okHold(await f.ledger.admit({ orgId: 'o', holdMicroUsd: 2 * USD, route: 'cloud_a', nowMs: now }));
+    await f.ledger.settle(settled, 1_234_567, now);
+    const open = okHold(await f.ledger.admit({ orgId: 'o', holdMicroUsd: 4 * USD, route: 'vendor_a', nowMs: now }));
+    await f.ledger.ensureOrg('r', now);
+    await f.ledger.topup('r', { cash_micro_usd: 1 }, now);
+    await f.ledger.startReview('r', now);
+    const before = { o: await f.ledger.snapshot('o', now), r: await f.ledger.snapshot('r', now), entries: await f.ledger.entries('o', 100) };
+    await f.ledger.close();
     f.db.close();
-    assert.throws(() => f.ledger.snapshot('o', now), /closed/);
+    await assert.rejects(() => f.ledger.snapshot('o', now), /closed/);
 
     const db = openDb(f.file);
     try {
       const ledger = openSqliteLedger(db, CONFIG);
-      assert.deepEqual(ledger.snapshot('o', now), before.o);
-      assert.deepEqual(ledger.snapshot('r', now), before.r);
-      assert.deepEqual(ledger.entries('o', 100), before.entries);
+      assert.deepEqual(await ledger.snapshot('o', now), before.o);
+      assert.deepEqual(await ledger.snapshot('r', now), before.r);
+      assert.deepEqual(await ledger.entries('o', 100), before.entries);
       assert.equal(before.o.reservedMicroUsd, 4 * USD);
       assert.equal(before.o.rates.find((r) => r.name === 'cloud')!.used, 1);
-      ledger.settle(open, 1 * USD, now); // a hold placed before the restart settles after it
-      const s = ledger.snapshot('o', now);
+      await ledger.settle(open, 1 * USD, now); // a hold placed before the restart settles after it
+      const s = await ledger.snapshot('o', now);
       assert.equal(s.cashMicroUsd, 20 * USD - 1_234_567 - 1 * USD);
       assert.equal(s.inFlight, 0);
     } finally {
       db.close();
     }
   } finally {
-    f.close();
+    await f.close();
   }
 });
 
-test('opening twice on the same file is idempotent; a newer schema version is refused', () => {
+test('opening twice on the same file is idempotent; a newer schema version is refused', async () => {
   const f = fixture();
   try {
     openSqliteLedger(f.db, CONFIG);
     openSqliteLedger(f.db, CONFIG);
-    assert.equal((f.db.prepare('SELECT COUNT(*) AS n FROM ledger_schema_version').get() as { n: number }).n, 1);
+    assert.equal((f.db.prepare('SELECT COUNT(*) AS n FROM ledger_schema_version').get() as { n: number }).n, 2);
     f.db.prepare('INSERT INTO ledger_schema_version (version) VALUES (99)').run();
     assert.throws(() => openSqliteLedger(f.db, CONFIG), /newer/);
   } finally {
-    f.close();
+    await f.close();
   }
 });
 
-test('a bad configuration is refused at open', () => {
+test('a bad configuration is refused at open', async () => {
   const f = fixture();
   try {
     assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, ramp: [] }), /ramp/);
     assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, hold_lease_ms: 0 }), /hold_lease_ms/);
     assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, ramp: [{ week: 0, concurrency: 1.5, daily_spend_micro_usd: 1 }] }), /integers/);
   } finally {
-    f.close();
+    await f.close();
   }
 });

@@ -26,14 +26,14 @@ function report(snapshot: Snapshot | null, over: Partial<LimitsReportInput> = {}
   return r;
 }
 
-test('an ordinary organization: every figure from the snapshot, spend remaining = admission header', () => {
-  fundedOrg(f, 'o', 7 * USD, 2 * USD);
-  const h = okHold(admit(f, 'o', 1 * USD));
-  f.ledger.settle(h, 500_000, f.clock.now());
-  okHold(admit(f, 'o', 2 * USD));
-  const snap = f.ledger.snapshot('o', f.clock.now());
+test('an ordinary organization: every figure from the snapshot, spend remaining = admission header', async () => {
+  await fundedOrg(f, 'o', 7 * USD, 2 * USD);
+  const h = okHold(await admit(f, 'o', 1 * USD));
+  await f.ledger.settle(h, 500_000, f.clock.now());
+  okHold(await admit(f, 'o', 2 * USD));
+  const snap = await f.ledger.snapshot('o', f.clock.now());
   const r = report(snap);
-  const next = admit(f, 'o', 1);
+  const next = await admit(f, 'o', 1);
   assert.ok(next.ok);
   assert.equal(r.managed!.spend_remaining_micro_usd, next.spendRemainingMicroUsd);
   assert.equal(r.as_of, next.asOfMs);
@@ -76,49 +76,49 @@ test('an ordinary organization: every figure from the snapshot, spend remaining 
   });
 });
 
-test('binding daily_spend when the day has less room than the balance', () => {
-  fundedOrg(f, 'o', 100 * USD);
-  okHold(admit(f, 'o', 4 * USD));
-  const r = report(f.ledger.snapshot('o', f.clock.now()));
+test('binding daily_spend when the day has less room than the balance', async () => {
+  await fundedOrg(f, 'o', 100 * USD);
+  okHold(await admit(f, 'o', 4 * USD));
+  const r = report(await f.ledger.snapshot('o', f.clock.now()));
   assert.equal(r.managed!.binding, 'daily_spend');
   assert.equal(r.managed!.spend_remaining_micro_usd, 6 * USD);
   assert.equal(r.managed!.daily_spend.remaining_micro_usd, 6 * USD);
 });
 
-test('paused: serving paused, binding paused, reason shown, no positive figure', () => {
-  fundedOrg(f, 'o', 100 * USD);
-  f.ledger.startReview('o', f.clock.now());
-  const r = report(f.ledger.snapshot('o', f.clock.now()));
+test('paused: serving paused, binding paused, reason shown, no positive figure', async () => {
+  await fundedOrg(f, 'o', 100 * USD);
+  await f.ledger.startReview('o', f.clock.now());
+  const r = report(await f.ledger.snapshot('o', f.clock.now()));
   assert.equal(r.managed!.serving, 'paused');
   assert.equal(r.managed!.binding, 'paused');
   assert.equal(r.managed!.paused_reason, 'account_under_review');
   assert.equal(r.managed!.spend_remaining_micro_usd, 0);
   assert.equal(r.managed!.balance.remaining_micro_usd, 100 * USD, 'the balance itself is still shown');
 
-  f.ledger.endReview('o', f.clock.now());
-  okHold(admit(f, 'o', 10 * USD));
-  assert.equal((admit(f, 'o', 1) as { code: string }).code, 'spend_velocity_exceeded');
-  const v = report(f.ledger.snapshot('o', f.clock.now()));
+  await f.ledger.endReview('o', f.clock.now());
+  okHold(await admit(f, 'o', 10 * USD));
+  assert.equal((await admit(f, 'o', 1) as { code: string }).code, 'spend_velocity_exceeded');
+  const v = report(await f.ledger.snapshot('o', f.clock.now()));
   assert.equal(v.managed!.paused_reason, 'spend_velocity_exceeded');
   assert.equal(v.managed!.binding, 'paused');
   assert.equal(v.managed!.daily_spend.remaining_micro_usd, 0);
 });
 
-test('a negative balance is reported signed', () => {
-  fundedOrg(f, 'o', 1 * USD);
-  f.ledger.settle(okHold(admit(f, 'o', 1)), 3 * USD, f.clock.now());
-  assert.equal((admit(f, 'o', 1) as { code: string }).code, 'insufficient_balance');
-  const r = report(f.ledger.snapshot('o', f.clock.now()));
+test('a negative balance is reported signed', async () => {
+  await fundedOrg(f, 'o', 1 * USD);
+  await f.ledger.settle(okHold(await admit(f, 'o', 1)), 3 * USD, f.clock.now());
+  assert.equal((await admit(f, 'o', 1) as { code: string }).code, 'insufficient_balance');
+  const r = report(await f.ledger.snapshot('o', f.clock.now()));
   assert.equal(r.managed!.paused_reason, 'insufficient_balance');
   assert.equal(r.managed!.spend_remaining_micro_usd, -2 * USD);
   assert.equal(r.managed!.balance.cash_micro_usd, -2 * USD);
 });
 
-test('exempt: binding exempt, ramp fields null, unbounded ceilings as MAX_SAFE_INTEGER', () => {
-  fundedOrg(f, 'o', 100 * USD);
-  f.ledger.setExempt('o', true, f.clock.now());
-  okHold(admit(f, 'o', 3 * USD));
-  const r = report(f.ledger.snapshot('o', f.clock.now()));
+test('exempt: binding exempt, ramp fields null, unbounded ceilings as MAX_SAFE_INTEGER', async () => {
+  await fundedOrg(f, 'o', 100 * USD);
+  await f.ledger.setExempt('o', true, f.clock.now());
+  okHold(await admit(f, 'o', 3 * USD));
+  const r = report(await f.ledger.snapshot('o', f.clock.now()));
   assert.equal(r.managed!.binding, 'exempt');
   assert.equal(r.managed!.spend_remaining_micro_usd, 100 * USD);
   assert.equal(r.managed!.ramp_week, null);
@@ -129,9 +129,9 @@ test('exempt: binding exempt, ramp fields null, unbounded ceilings as MAX_SAFE_I
   assert.equal(r.managed!.concurrency.limit, Number.MAX_SAFE_INTEGER);
 });
 
-test('managed is null with no managed providers or no snapshot; as_of falls back to the service clock', () => {
-  fundedOrg(f, 'o', 1 * USD);
-  const snap = f.ledger.snapshot('o', f.clock.now());
+test('managed is null with no managed providers or no snapshot; as_of falls back to the service clock', async () => {
+  await fundedOrg(f, 'o', 1 * USD);
+  const snap = await f.ledger.snapshot('o', f.clock.now());
   const none = report(snap, { managedProviders: [] });
   assert.equal(none.managed, null);
   assert.equal(none.as_of, snap.asOfMs);
@@ -140,14 +140,14 @@ test('managed is null with no managed providers or no snapshot; as_of falls back
   assert.equal(unread.as_of, f.clock.now() + 5);
 });
 
-test('abuse limits are published only when asked', () => {
+test('abuse limits are published only when asked', async () => {
   const r = report(null, { publishAbuseLimits: true, abuse: { ...abuse, client_ip_requests: null } });
   assert.deepEqual(r.abuse_limits.rates.map((x) => x.limit), [600, 300, null, 10]);
 });
 
-test('the schema refuses a report that breaks the spec', () => {
-  fundedOrg(f, 'o', 1 * USD);
-  const good = report(f.ledger.snapshot('o', f.clock.now()));
+test('the schema refuses a report that breaks the spec', async () => {
+  await fundedOrg(f, 'o', 1 * USD);
+  const good = report(await f.ledger.snapshot('o', f.clock.now()));
   const bad = structuredClone(good) as unknown as { managed: { serving: string; currency: string } };
   bad.managed.serving = 'maybe';
   assert.equal(validate(bad), false);

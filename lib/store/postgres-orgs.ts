@@ -1,0 +1,76 @@
+// The org rows in the shared PostgreSQL database. A revocation or a provider-key change notifies
+// every process (channel `gateway_cache`) in the same statement as the write, so the others drop
+// their cached lookup as the transaction commits (postgres.ts listens).
+import type { Pool } from 'pg';
+import type { RouteName } from '../ir.ts';
+import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows } from './orgs.ts';
+
+export const CACHE_CHANNEL = 'gateway_cache';
+
+export function postgresOrgRows(pool: Pool): OrgRows {
+  return {
+    async insertOrg(id, name, nowMs) {
+      await pool.query('INSERT INTO orgs (id, name, created_at) VALUES ($1, $2, $3)', [id, name, nowMs]);
+    },
+    async orgExists(id) {
+      return (await pool.query('SELECT 1 FROM orgs WHERE id = $1', [id])).rowCount! > 0;
+    },
+    async org(id) {
+      return (await pool.query<OrgInfo>('SELECT id, name, created_at FROM orgs WHERE id = $1', [id])).rows[0];
+    },
+    async listOrgs() {
+      return (await pool.query<OrgInfo>('SELECT id, name, created_at FROM orgs ORDER BY created_at, id')).rows;
+    },
+    async insertKey(id, orgId, hash, dsw, nowMs, scopes) {
+      await pool.query('INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES ($1, $2, $3, $4, $5, $6)', [id, orgId, hash, dsw, nowMs, scopes]);
+    },
+    async keyByHash(hash) {
+      const r = await pool.query<ApiKeyRecord>({
+        name: 'key_by_hash',
+        text: 'SELECT id, org_id AS "orgId", default_start_within AS "defaultStartWithin", scopes FROM api_keys WHERE hash = $1 AND revoked_at IS NULL',
+        values: [hash],
+      });
+      return r.rows[0];
+    },
+    async listKeys(orgId) {
+      return (await pool.query<Omit<ApiKeyInfo, 'scopes'> & { scopes: string }>(
+        'SELECT id, scopes, default_start_within, created_at, revoked_at FROM api_keys WHERE org_id = $1 ORDER BY created_at DESC, id', [orgId])).rows;
+    },
+    async revokeOrgKey(orgId, keyId, nowMs) {
+      const r = await pool.query<{ n: number }>(`
+        WITH u AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND org_id = $3 AND revoked_at IS NULL RETURNING 1)
+        SELECT count(*)::INT AS n, pg_notify('${CACHE_CHANNEL}', 'keys') FROM u`, [nowMs, keyId, orgId]);
+      return r.rows[0]!.n > 0;
+    },
+    async listProviderKeys(orgId) {
+      return (await pool.query<{ route: RouteName; updated_at: number }>('SELECT route, updated_at FROM provider_keys WHERE org_id = $1 ORDER BY route', [orgId])).rows;
+    },
+    async revokeKey(keyId, nowMs) {
+      const r = await pool.query<{ n: number }>(`
+        WITH u AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING 1)
+        SELECT count(*)::INT AS n, pg_notify('${CACHE_CHANNEL}', 'keys') FROM u`, [nowMs, keyId]);
+      return r.rows[0]!.n > 0;
+    },
+    async putProviderKey(orgId, route, sealed, nowMs) {
+      await pool.query(`
+        WITH u AS (INSERT INTO provider_keys (org_id, route, sealed, updated_at) VALUES ($1, $2, $3, $4)
+          ON CONFLICT (org_id, route) DO UPDATE SET sealed = EXCLUDED.sealed, updated_at = EXCLUDED.updated_at RETURNING 1)
+        SELECT pg_notify('${CACHE_CHANNEL}', 'provider_key ' || $1 || ' ' || $2) FROM u`, [orgId, route, sealed, nowMs]);
+    },
+    async providerKey(orgId, route) {
+      const r = await pool.query<{ sealed: string }>({
+        name: 'provider_key', text: 'SELECT sealed FROM provider_keys WHERE org_id = $1 AND route = $2', values: [orgId, route],
+      });
+      return r.rows[0]?.sealed;
+    },
+    async providerRoutes(orgId) {
+      return (await pool.query<{ route: RouteName }>('SELECT route FROM provider_keys WHERE org_id = $1', [orgId])).rows.map((r) => r.route);
+    },
+    async deleteProviderKey(orgId, route) {
+      const r = await pool.query<{ n: number }>(`
+        WITH u AS (DELETE FROM provider_keys WHERE org_id = $1 AND route = $2 RETURNING 1)
+        SELECT count(*)::INT AS n, pg_notify('${CACHE_CHANNEL}', 'provider_key ' || $1 || ' ' || $2) FROM u`, [orgId, route]);
+      return r.rows[0]!.n > 0;
+    },
+  };
+}

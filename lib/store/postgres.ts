@@ -1,0 +1,138 @@
+// The shared PostgreSQL store: a `pg` connection pool, the versioned migrations run at start under
+// an advisory lock (several processes starting at once apply each migration exactly once), and a
+// LISTEN connection through which a revocation or provider-key change made by any process drops
+// the cached lookups of every other one (within milliseconds; the 5 s cache time is the fallback).
+import pg from 'pg';
+import { openPostgresLedger } from '../ledger/postgres.ts';
+import { OrgStore } from './orgs.ts';
+import { SecretBox } from './secrets.ts';
+import { CACHE_CHANNEL, postgresOrgRows } from './postgres-orgs.ts';
+import { SharedFlexSlots } from './postgres-flex-slots.ts';
+import { MIGRATIONS, MIGRATION_LOCK } from './postgres-schema.ts';
+import type { Store, StoreOptions } from './store.ts';
+
+/** Money, times and counts are BIGINT; every figure the gateway stores is a safe integer. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/** Connection settings shared by the pool and the listener; the URL (which may carry a password)
+ *  is never logged. */
+function clientConfig(url: string): pg.ClientConfig {
+  return { connectionString: url, types, connectionTimeoutMillis: 10_000, query_timeout: 15_000, application_name: 'gateway' };
+}
+
+export async function migrate(pool: pg.Pool): Promise<number> {
+  const c = await pool.connect();
+  const onError = (): void => {}; // see ledger/postgres.ts withOrg
+  c.on('error', onError);
+  try {
+    await c.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await c.query('CREATE TABLE IF NOT EXISTS gateway_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+    const applied = new Set((await c.query<{ version: number }>('SELECT version FROM gateway_schema_migrations')).rows.map((r) => r.version));
+    const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+    const newest = Math.max(0, ...applied);
+    if (newest > latest) throw new Error(`database schema version ${newest} is newer than this build (${latest})`);
+    for (const m of MIGRATIONS) {
+      if (applied.has(m.version)) continue;
+      await c.query('BEGIN');
+      try {
+        await c.query(m.sql);
+        await c.query('INSERT INTO gateway_schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+        await c.query('COMMIT');
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    }
+    return latest;
+  } finally {
+    await c.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    c.off('error', onError);
+    c.release();
+  }
+}
+
+export async function openPostgresStore(opts: StoreOptions & { databaseUrl: string }): Promise<Store> {
+  // Provider keys sealed by one process must open in every other: the sealing key cannot be a
+  // random file in one machine's data folder.
+  if (!opts.secret) throw new Error('GATEWAY_SECRET_KEY is required with GATEWAY_DATABASE_URL (every process must seal provider keys alike)');
+  const { log } = opts;
+  const { processId, instanceId } = opts.owner;
+  const pool = new pg.Pool({ ...clientConfig(opts.databaseUrl), max: Number(process.env.GATEWAY_DATABASE_POOL ?? 10), idleTimeoutMillis: 30_000 });
+  // An idle connection that breaks (server restarted) must not crash the process.
+  pool.on('error', (err) => log.warn({ err: { message: err.message } }, 'database connection lost'));
+  await migrate(pool);
+
+  const orgs = new OrgStore(postgresOrgRows(pool), new SecretBox(opts.secret));
+  const ledger = openPostgresLedger(pool, opts.config.ledger, {
+    processId, instanceId,
+    onSettleDeferred: (hold, cost, err) => log.warn({ hold, cost_micro_usd: cost, err: { message: (err as Error).message } }, 'settlement deferred: database unreachable, retrying'),
+  });
+  const flexSlots = new SharedFlexSlots(pool, opts.config.flex_race_slots, processId, opts.clock,
+    (err) => log.warn({ err: { message: (err as Error).message } }, 'flex race slots: database unreachable'));
+  const listener = listen(opts.databaseUrl, orgs, log);
+  log.info({ process: processId }, 'store: PostgreSQL');
+
+  return {
+    kind: 'postgres',
+    orgs, ledger, flexSlots,
+    async ready() {
+      try {
+        await pool.query({ text: 'SELECT 1', query_timeout: 1_000 } as pg.QueryConfig);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      flexSlots.stop();
+      await ledger.close();
+      await listener.close();
+      await pool.end();
+    },
+  };
+}
+
+/** One connection that LISTENs for cache invalidations; reconnects by itself, and forgets every
+ *  cached lookup when it (re)connects, since notifications sent meanwhile were lost. */
+function listen(url: string, orgs: OrgStore, log: StoreOptions['log']): { close(): Promise<void> } {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = (): void => {
+    if (stopped) return;
+    const c = new pg.Client(clientConfig(url));
+    client = c;
+    let failed = false;
+    const fail = (err: unknown): void => {
+      if (failed) return;
+      failed = true;
+      c.end().catch(() => {});
+      if (stopped) return;
+      log.warn({ err: { message: (err as Error)?.message } }, 'cache listener: connection lost, reconnecting');
+      retry = setTimeout(connect, 500);
+      retry.unref();
+    };
+    c.on('error', fail);
+    c.on('end', () => fail(new Error('connection ended')));
+    c.on('notification', (n) => {
+      const [kind, org, route] = (n.payload ?? '').split(' ');
+      if (kind === 'keys') orgs.forgetKeys();
+      else if (kind === 'provider_key' && org && route) orgs.forgetProviderKey(org, route);
+      else orgs.forgetAll();
+    });
+    c.connect()
+      .then(() => c.query(`LISTEN ${CACHE_CHANNEL}`))
+      .then(() => orgs.forgetAll(), fail);
+  };
+  connect();
+  return {
+    async close() {
+      stopped = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// The org rows in the embedded SQLite file (prepared once; every call answers synchronously).
+import type { RouteName } from '../ir.ts';
+import type { DB } from './db.ts';
+import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows } from './orgs.ts';
+
+type KeyRow = Omit<ApiKeyInfo, 'scopes'> & { scopes: string };
+
+export function sqliteOrgRows(db: DB): OrgRows {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS orgs (id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS api_keys (
+      id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), hash TEXT NOT NULL UNIQUE,
+      default_start_within TEXT, created_at INTEGER NOT NULL, revoked_at INTEGER);
+    CREATE TABLE IF NOT EXISTS provider_keys (
+      org_id TEXT NOT NULL REFERENCES orgs(id), route TEXT NOT NULL, sealed TEXT NOT NULL,
+      updated_at INTEGER NOT NULL, PRIMARY KEY (org_id, route));
+  `);
+  // Scopes came with the management API: older files get the column, their keys stay inference-only.
+  const cols = db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>;
+  if (!cols.some((c) => c.name === 'scopes')) db.exec("ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'inference'");
+  const q = {
+    insertOrg: db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)'),
+    getOrg: db.prepare('SELECT id, name, created_at FROM orgs WHERE id = ?'),
+    listOrgs: db.prepare('SELECT id, name, created_at FROM orgs ORDER BY created_at, id'),
+    insertKey: db.prepare('INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?)'),
+    keyByHash: db.prepare('SELECT id, org_id AS orgId, default_start_within AS defaultStartWithin, scopes FROM api_keys WHERE hash = ? AND revoked_at IS NULL'),
+    revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    revokeOrgKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL'),
+    listKeys: db.prepare('SELECT id, scopes, default_start_within, created_at, revoked_at FROM api_keys WHERE org_id = ? ORDER BY created_at DESC, id'),
+    listProviderKeys: db.prepare('SELECT route, updated_at FROM provider_keys WHERE org_id = ? ORDER BY route'),
+    putProviderKey: db.prepare(`INSERT INTO provider_keys (org_id, route, sealed, updated_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (org_id, route) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`),
+    getProviderKey: db.prepare('SELECT sealed FROM provider_keys WHERE org_id = ? AND route = ?').pluck(),
+    listProviderRoutes: db.prepare('SELECT route FROM provider_keys WHERE org_id = ?').pluck(),
+    deleteProviderKey: db.prepare('DELETE FROM provider_keys WHERE org_id = ? AND route = ?'),
+  };
+  return {
+    insertOrg(id, name, nowMs) { q.insertOrg.run(id, name, nowMs); },
+    orgExists: (id) => q.getOrg.get(id) !== undefined,
+    org: (id) => q.getOrg.get(id) as OrgInfo | undefined,
+    listOrgs: () => q.listOrgs.all() as OrgInfo[],
+    insertKey(id, orgId, hash, dsw, nowMs, scopes) { q.insertKey.run(id, orgId, hash, dsw, nowMs, scopes); },
+    keyByHash: (hash) => q.keyByHash.get(hash) as ApiKeyRecord | undefined,
+    listKeys: (orgId) => q.listKeys.all(orgId) as KeyRow[],
+    revokeKey: (keyId, nowMs) => q.revokeKey.run(nowMs, keyId).changes > 0,
+    revokeOrgKey: (orgId, keyId, nowMs) => q.revokeOrgKey.run(nowMs, keyId, orgId).changes > 0,
+    listProviderKeys: (orgId) => q.listProviderKeys.all(orgId) as Array<{ route: RouteName; updated_at: number }>,
+    putProviderKey(orgId, route, sealed, nowMs) { q.putProviderKey.run(orgId, route, sealed, nowMs); },
+    providerKey: (orgId, route) => q.getProviderKey.get(orgId, route) as string | undefined,
+    providerRoutes: (orgId) => q.listProviderRoutes.all(orgId) as RouteName[],
+    deleteProviderKey: (orgId, route) => q.deleteProviderKey.run(orgId, route).changes > 0,
+  };
+}
