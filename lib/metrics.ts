@@ -13,7 +13,7 @@ export function createMetrics() {
     flexRaces: new Counter({ name: 'gateway_flex_races_total', help: 'Committed flex races by route, model and the tier that served (flex share = tier="flex" / all)', labelNames: ['route', 'model', 'tier'], registers: [registry] }),
     retries: new Counter({ name: 'gateway_retries_total', help: 'Retries performed before commit', registers: [registry] }),
     fallbacks: new Counter({ name: 'gateway_fallbacks_total', help: 'Fallback routes tried', registers: [registry] }),
-    timeouts: new Counter({ name: 'gateway_timeouts_total', help: 'Timeouts by edge: request_headers, request_body, request_body_idle, upstream_connect, upstream_first_byte, upstream_idle', labelNames: ['edge'], registers: [registry] }),
+    timeouts: new Counter({ name: 'gateway_timeouts_total', help: 'Timeouts by edge: request_headers, request_body, request_body_idle, upstream_connect, upstream_first_byte, upstream_idle, caller_idle', labelNames: ['edge'], registers: [registry] }),
     capacityRefusals: new Counter({ name: 'gateway_capacity_refusals_total', help: 'Upstream connection slots refused, by route and reason (org_share, queue_full, wait_timeout, busy)', labelNames: ['route', 'reason'], registers: [registry] }),
     spend: new Counter({ name: 'gateway_spend_micro_usd_total', help: 'Cost of served requests, micro-USD', labelNames: ['mode'], registers: [registry] }),
     usageDropped: new Counter({ name: 'gateway_usage_records_dropped_total', help: 'Usage records dropped (queue full or store unwritable)', registers: [registry] }),
@@ -26,6 +26,8 @@ export function createMetrics() {
   return {
     registry,
     ...m,
+    /** A caller cut off for reading nothing (timeouts.caller_idle_ms). */
+    callerIdle(): void { m.timeouts.inc({ edge: 'caller_idle' }); },
     /** Hot-path children, by label values in labelNames order. */
     requestsBy: labelled(m.requests),
     outcomesBy: labelled(m.outcomes),

@@ -177,7 +177,7 @@ async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): P
       passthrough: served.passthrough, stream: c.stream, includeCost: c.includeCost, includeUsage: c.includeUsage,
       headers, ctx: { id: '', model: c.body.model, createdAt: Math.floor(t0 / 1000), tier: winner.tier, includeUsage: c.includeUsage },
       pricing: pricing(svc, plan, served, outcome),
-      callerIdleMs: svc.config.timeouts.caller_idle_ms,
+      callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
     });
     if (!result.complete && !c.stream && !res.headersSent) {
       status = 502;

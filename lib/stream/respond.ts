@@ -33,6 +33,7 @@ export interface RespondArgs {
   includeUsage: boolean;         // Chat: the caller asked stream_options.include_usage
   headers: Headers;              // x-service-* headers decided at commit
   callerIdleMs?: number;         // a caller that reads nothing this long is cut off (0: never)
+  onCallerIdle?: () => void;     // … and this is told (a metric)
   ctx: EncodeContext;
   pricing: Pricing;
 }
@@ -53,29 +54,34 @@ export async function respond(a: RespondArgs): Promise<StreamResult> {
 /** Feeds the committed body to `onChunk` (the bytes read before commit first, then each chunk as
  *  it arrives) and resolves at the clean end. A caller whose socket is full pauses the upstream
  *  until it drains (backpressure): memory per slow caller is bounded by the socket buffers. */
-function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => void, callerIdleMs = 0): Promise<void> {
+function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => void, idle?: CallerIdle): Promise<void> {
   return new Promise((resolve, reject) => {
     let failed = false;
-    let idle: NodeJS.Timeout | undefined;
+    let waiting = false;             // paused until the caller's socket drains
+    let timer: NodeJS.Timeout | undefined;
     const fail = (err: Error): void => { if (!failed) { failed = true; reject(err); } };
     const onDrain = (): void => {
-      if (idle) { clearTimeout(idle); idle = undefined; }
+      waiting = false;
+      if (timer) { clearTimeout(timer); timer = undefined; }
       c.resume();
     };
     // A caller that reads nothing for callerIdleMs is cut off like one that went away: its socket
     // is destroyed, which stops the request (upstream aborted, hold settled for what was delivered).
-    const cutOff = (): void => { res.destroy(); };
+    const cutOff = (): void => { idle?.onCallerIdle?.(); res.destroy(); };
     const step = (chunk: Buffer): boolean => {
       if (failed) return true;
       try { onChunk(chunk); } catch (err) { fail(err as Error); return true; }
       if (!res.writableNeedDrain) return true;
-      res.once('drain', onDrain);
-      if (callerIdleMs > 0) idle = setTimeout(cutOff, callerIdleMs);
+      if (!waiting) {
+        waiting = true;
+        res.once('drain', onDrain);
+        if (idle?.callerIdleMs) timer = setTimeout(cutOff, idle.callerIdleMs);
+      }
       return false;
     };
     const done = (): void => {
       res.off('drain', onDrain);
-      if (idle) clearTimeout(idle);
+      if (timer) clearTimeout(timer);
     };
     if (c.head.length) step(c.head);
     c.pipe({
@@ -86,10 +92,13 @@ function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => vo
   });
 }
 
+/** How long a caller may read nothing before it is cut off, and who hears of it. */
+type CallerIdle = Pick<RespondArgs, 'callerIdleMs' | 'onCallerIdle'>;
+
 /** drain(), decoded: the stream's frames in order, the framer's tail at the end. */
-async function drainFrames(c: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void, callerIdleMs?: number): Promise<void> {
+async function drainFrames(c: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void, idle?: CallerIdle): Promise<void> {
   if (c.frames.length) onFrames(c.frames);
-  await drain(c, res, (chunk) => onFrames(c.framer.push(chunk)), callerIdleMs);
+  await drain(c, res, (chunk) => onFrames(c.framer.push(chunk)), idle);
   const tail = c.framer.end();
   if (tail.length) onFrames(tail);
 }
@@ -134,10 +143,10 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
       await drainFrames(committed, res, (frames) => {
         const out = frames.map((f) => onUsageFrame(f) ?? f.raw);
         write(out.length === 1 ? out[0]! : Buffer.concat(out));
-      }, a.callerIdleMs);
+      }, a);
     } else {
       const scanner = new PassthroughScanner(tap.markers);
-      await drain(committed, res, (chunk) => write(scanner.push(chunk, onUsageFrame)), a.callerIdleMs);
+      await drain(committed, res, (chunk) => write(scanner.push(chunk, onUsageFrame)), a);
       write(scanner.end(onUsageFrame));
     }
   } catch (err) {
@@ -189,7 +198,7 @@ async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
   };
   startStream(a);
   try {
-    await drainFrames(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); flush(); }, a.callerIdleMs);
+    await drainFrames(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); flush(); }, a);
     emit(decoder.end());
   } catch (err) {
     failed = (err as Error).message;

@@ -9,6 +9,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { DEFAULT_TIMEOUTS } from '../../lib/config.ts';
 
 const TOTAL = 64 * 2 ** 20;   // far more than every socket buffer between provider and caller
 const DELTA = `event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'x'.repeat(900) })}\n\n`;
@@ -16,26 +17,37 @@ const HEAD = `event: response.created\ndata: ${JSON.stringify({ type: 'response.
 const TAIL = `event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response: { id: 'resp_1', status: 'completed', service_tier: 'default', usage: { input_tokens: 5, output_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } } } })}\n\n`;
 
 /** A provider that streams TOTAL bytes of deltas, waiting on 'drain' like any well-behaved server. */
-async function longStreamProvider(): Promise<{ url: string; written(): number; done: Promise<void>; close(): void }> {
+async function longStreamProvider(): Promise<{ url: string; written(): number; done: Promise<void>; aborted: Promise<void>; close(): void }> {
   let written = 0;
+  let cut!: () => void;
+  const aborted = new Promise<void>((r) => { cut = r; });
   let finished!: () => void;
   const done = new Promise<void>((r) => { finished = r; });
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     req.resume();
+    res.on('close', () => { if (!res.writableFinished) cut(); });
     req.on('end', async () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(HEAD);
       const delta = Buffer.from(DELTA);
       while (written < TOTAL && !res.destroyed) {
         written += delta.length;
-        if (!res.write(delta)) await once(res, 'drain');
+        if (!res.write(delta)) await Promise.race([once(res, 'drain'), aborted]);
       }
-      res.end(TAIL, finished);
+      if (!res.destroyed) res.end(TAIL, finished);
     });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, written: () => written, done, close: () => { server.closeAllConnections(); server.close(); } };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, written: () => written, done, aborted, close: () => { server.closeAllConnections(); server.close(); } };
+}
+
+function openStream(url: string, key: string): Promise<IncomingMessage> {
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = httpRequest(`${url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, resolve);
+    req.on('error', reject);
+    req.end(JSON.stringify({ model: 'gpt-5.4-mini', input: 'long', stream: true, start_within: 'now' }));
+  });
 }
 
 const settle = async (read: () => number): Promise<number> => {
@@ -53,11 +65,7 @@ test('a caller that stops reading pauses the provider; reading again resumes the
   const t = await startTestGateway({ config: { routes: { vendor_a: { base_url: provider.url } }, managed: {}, useSimulator: false } });
   try {
     const { key } = await t.newOrg({ ownKeys: ['vendor_a'] });
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = httpRequest(`${t.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, resolve);
-      req.on('error', reject);
-      req.end(JSON.stringify({ model: 'gpt-5.4-mini', input: 'long', stream: true, start_within: 'now' }));
-    });
+    const res = await openStream(t.url, key);
     assert.equal(res.statusCode, 200);
     // The caller reads nothing: the provider's writes stall once the buffers between are full.
     const stalledAt = await settle(provider.written);
@@ -72,6 +80,27 @@ test('a caller that stops reading pauses the provider; reading again resumes the
     assert.ok(provider.written() >= TOTAL);
     assert.equal(received, Buffer.byteLength(HEAD) + provider.written() + Buffer.byteLength(TAIL));
     assert.ok(tail.endsWith(TAIL), 'the stream ends with the provider\'s response.completed');
+  } finally {
+    await t.close();
+    provider.close();
+  }
+});
+
+test('a caller that reads nothing for timeouts.caller_idle_ms is cut off: the upstream is aborted and the cut counted', async () => {
+  const provider = await longStreamProvider();
+  const t = await startTestGateway({ config: { routes: { vendor_a: { base_url: provider.url } }, managed: {}, useSimulator: false, timeouts: { ...DEFAULT_TIMEOUTS, caller_idle_ms: 400 } } });
+  try {
+    const { key } = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const res = await openStream(t.url, key);
+    assert.equal(res.statusCode, 200);
+    res.on('error', () => {});
+    // Nothing is read: once the buffers fill and 400 ms pass, the gateway closes the caller's
+    // socket (a caller that reads nothing does not see that until it reads) and aborts upstream.
+    await provider.aborted;
+    res.destroy();
+    assert.ok(provider.written() < TOTAL, 'the provider was cut before the end of its stream');
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    assert.match(metrics, /gateway_timeouts_total\{edge="caller_idle"\} 1/);
   } finally {
     await t.close();
     provider.close();
