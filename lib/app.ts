@@ -11,7 +11,6 @@ import { type Clock, systemClock } from './clock.ts';
 import { type GatewayConfig, ROUTES } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { openStore } from './store/store.ts';
-import { openDatabase } from './store/db.ts';
 import { AbuseLimiter } from './limits/abuse.ts';
 import { vendorA } from './providers/openai-style.ts';
 import { vendorB } from './providers/gemini.ts';
@@ -26,6 +25,7 @@ import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { Usage } from './usage/service.ts';
 import { openSqliteUsageStore } from './usage/sqlite.ts';
+import { openPostgresUsageStore } from './usage/postgres.ts';
 import { createHttpServer } from './http/server.ts';
 import { clientIpResolver } from './http/client-ip.ts';
 import type { Simulator } from './simulator/server.ts';
@@ -83,9 +83,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   const owner = { instanceId: opts.instanceId ?? randomUUID(), processId: randomUUID() };
   const store = await openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir, secret: opts.secret, config, clock, log, owner });
   const { orgs, ledger } = store;
-  // Usage records stay in a SQLite file (the store's own, or one in the data folder beside a
-  // PostgreSQL store: per process until the usage store has a PostgreSQL adapter).
-  const usageDb = store.sqlite ?? openDatabase(opts.dataDir);
+  // Usage records go to the same store as the ledger: the SQLite file, or the shared PostgreSQL
+  // database (through the store's pool), where every process sees every process's records.
+  const usageStore = store.pool ? openPostgresUsageStore(store.pool) : openSqliteUsageStore(store.sqlite!);
   const metrics = createMetrics();
   const services: Services = {
     config, clock, timerClock: opts.timerClock, random: opts.random ?? Math.random,
@@ -99,7 +99,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     flexSlots: store.flexSlots,
     log,
     metrics,
-    usage: new Usage(openSqliteUsageStore(usageDb), config.usage, metrics, log, clock),
+    usage: new Usage(usageStore, config.usage, metrics, log, clock),
     clientIp: clientIpResolver(config.trust_proxy),
     inflight: new Set(),
     shuttingDown: false,
@@ -150,7 +150,6 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       await services.pools.close();
       await services.usage.close();   // every request has ended: its record is queued; write them all
       await store.close();
-      if (usageDb !== store.sqlite) usageDb.close();
       await simulator?.close();
     },
   };

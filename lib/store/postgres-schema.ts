@@ -4,6 +4,8 @@
 // each is one round trip and one transaction: `ledger_admit` restates ledger/rules.ts `assess`
 // (the contract suite runs the same tests against both adapters to keep them equal).
 
+import { USAGE_DDL } from '../usage/postgres.ts';
+
 export interface Migration { version: number; name: string; sql: string }
 
 const V1_TABLES = `
@@ -302,6 +304,8 @@ END $$;
 
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_RELEASE + V1_ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
+  // Usage records shared by every process (issue 10; lib/usage/postgres.ts).
+  { version: 2, name: 'usage records', sql: USAGE_DDL },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

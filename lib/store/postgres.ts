@@ -77,6 +77,7 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
 
   return {
     kind: 'postgres',
+    pool,
     orgs, ledger, flexSlots,
     async ready() {
       try {

@@ -1,6 +1,7 @@
 // One store interface, two adapters (design.md "Ledger storage"): organizations, API keys, provider
 // keys, the ledger and flex race slots. Without GATEWAY_DATABASE_URL the embedded SQLite file in
 // the data folder; with `postgres://…` the shared PostgreSQL database, for several gateways.
+import type pg from 'pg';
 import type { Clock } from '../clock.ts';
 import type { GatewayConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
@@ -17,6 +18,8 @@ export interface Store {
   /** The SQLite file and connection (embedded adapter only). */
   file?: string;
   sqlite?: DB;
+  /** The shared database's connection pool (PostgreSQL adapter only; the usage store writes through it). */
+  pool?: pg.Pool;
   orgs: OrgStore;
   ledger: Ledger;
   flexSlots: FlexSlotCounter;

@@ -1,6 +1,6 @@
 // Where usage records live: the same store as the ledger (one database to run and back up). One small
-// interface, one adapter per store (SQLite now; PostgreSQL is the same four operations over `pg`,
-// see docs/usage.md). Every method is async so an adapter over the network fits as is; the SQLite
+// interface, one adapter per store (sqlite.ts; postgres.ts on the shared database, chosen with
+// GATEWAY_DATABASE_URL; docs/usage.md). Every method is async for the network adapter; the SQLite
 // one answers synchronously inside.
 import type { UsageRecord } from './record.ts';
 
