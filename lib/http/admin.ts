@@ -145,7 +145,7 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, svc
 }
 
 /** Percent-decoding that never throws (`%ZZ`, a lone surrogate): a malformed one is the caller's 400. */
-function decodeParam(raw: string): string {
+export function decodeParam(raw: string): string {
   try { return decodeURIComponent(raw); } catch { throw bad('a path segment is not valid percent-encoding'); }
 }
 

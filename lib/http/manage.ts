@@ -10,7 +10,7 @@ import { SCOPES } from '../store/orgs.ts';
 import { parseJsonObject, readBody } from './body.ts';
 import { sendJson } from './reply.ts';
 import { parseStartWithin } from '../routing/start-within.ts';
-import { providerCredential, requireRoute } from './admin.ts';
+import { decodeParam, providerCredential, requireRoute } from './admin.ts';
 
 const BODY_CAP = 1_000_000;
 
@@ -44,7 +44,7 @@ export async function handleManage(req: IncomingMessage, res: ServerResponse, sv
   let m = /^\/v1\/organization\/keys\/([^/]+)$/.exec(path);
   if (m) {
     if (req.method !== 'DELETE') throw new GatewayError('method_not_allowed');
-    const id = decodeURIComponent(m[1]!);
+    const id = decodeParam(m[1]!);
     if (!await svc.orgs.revokeOrgKey(orgId, id, now)) throw new GatewayError('key_not_found');
     svc.log.info({ org: orgId, key_id: id, by_key: key.id }, 'api key revoked');
     return reply(200, { id, revoked: true });
@@ -55,7 +55,7 @@ export async function handleManage(req: IncomingMessage, res: ServerResponse, sv
   }
   m = /^\/v1\/organization\/provider-keys\/([^/]+)$/.exec(path);
   if (m) {
-    const route = requireRoute(decodeURIComponent(m[1]!));
+    const route = requireRoute(decodeParam(m[1]!));
     if (req.method === 'PUT') {
       await svc.orgs.setProviderKey(orgId, route, providerCredential(route, await body()), now);
       svc.log.info({ org: orgId, route, by_key: key.id }, 'provider key set');

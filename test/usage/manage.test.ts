@@ -138,3 +138,13 @@ test('a full usage queue never fails a request: the drops show in /metrics (the 
     assert.equal(((await r.json()) as any).totals.requests, 2);
   } finally { await g.close(); }
 });
+
+test('malformed percent-encoding in a management path is the caller\'s 400, not a 500', async () => {
+  const org = await t.newOrg({ balance: 1_000_000 });
+  const mk = await manageKey(org.orgId);
+  for (const path of ['/v1/organization/keys/%ZZ', '/v1/organization/provider-keys/%E0%A4%A']) {
+    const r = await call(mk, 'DELETE', path);
+    assert.equal(r.status, 400, path);
+    assert.equal(r.json.error.code, 'invalid_request', path);
+  }
+});
