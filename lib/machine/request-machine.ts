@@ -58,7 +58,7 @@ type FlexState = 'off' | 'racing' | 'failed' | 'stopped';
 type StandardState = 'idle' | 'running' | 'backoff' | 'failed';
 
 /** The live attempts of one request, beside the actor: aborting them is the lifetime's job. */
-interface Attempts { flex: Attempt | null; standard: Attempt | null }
+type Attempts = Record<Tier, Attempt | null>;
 
 interface Ctx {
   input: MachineInput;
@@ -90,18 +90,18 @@ type Emitted = { type: 'settled' };
 function launchAttempt(ctx: Ctx, self: { send(e: Ev): void }, tier: Tier): void {
   const route = ctx.input.routes[ctx.routeIndex]!;
   const attempt = ctx.input.launch(route, tier);
-  ctx.attempts[tier === 'flex' ? 'flex' : 'standard'] = attempt;
+  ctx.attempts[tier] = attempt;
   attempt.committed.then(
-    (committed) => { if (ctx.attempts[tier === 'flex' ? 'flex' : 'standard'] === attempt) self.send({ type: 'attempt.committed', tier, committed }); },
+    (committed) => { if (ctx.attempts[tier] === attempt) self.send({ type: 'attempt.committed', tier, committed }); },
     (err) => {
-      if (ctx.attempts[tier === 'flex' ? 'flex' : 'standard'] !== attempt) return;   // stopped: nobody waits for it
+      if (ctx.attempts[tier] !== attempt) return;   // stopped: nobody waits for it
       const failure: Failure = err instanceof AttemptFailed ? err.failure : { kind: 'transient', status: 502, message: String(err?.message ?? err) };
       self.send({ type: 'attempt.failed', tier, failure });
     },
   );
 }
 
-function stopAttempt(a: Attempts, tier: 'flex' | 'standard'): void {
+function stopAttempt(a: Attempts, tier: Tier): void {
   const attempt = a[tier];
   a[tier] = null;
   attempt?.abort();

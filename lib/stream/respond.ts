@@ -116,9 +116,9 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
   const dropUsageChunk = a.caller.name === 'chat' && !a.includeUsage;
   let final = false;
   let bytesOut = 0;
-  /** A frame that may carry usage: read it; returns what replaces it, if anything. */
   // Reading usage (no rewrite asked) needs no bulk: the frame is parsed with it emptied.
   const bulk = a.includeCost ? undefined : tap.bulk;
+  /** A frame that may carry usage: read it; returns what replaces it, if anything. */
   const onUsageFrame = (f: RawFrame): Buffer | undefined => {
     if (!tap.carriesUsage(f)) return undefined;
     let data: any;

@@ -6,14 +6,8 @@
 // same UTC day and hour strings, the same rows and cursors.
 import type pg from 'pg';
 import type { UsageRecord } from './record.ts';
-import { type Cursor, type Dimension, type UsageFilter, type UsageStore, finishTotals } from './store.ts';
+import { COLUMNS, type Cursor, type Dimension, type UsageFilter, type UsageStore, finishTotals } from './store.ts';
 
-const COLUMNS = [
-  'id', 'org_id', 'key_id', 'at_ms', 'started_at_ms', 'format', 'model', 'requested_route', 'served_route', 'tier',
-  'reason', 'retries', 'fallbacks', 'status', 'error_code', 'input_tokens', 'cached_input_tokens', 'cache_write_tokens',
-  'output_tokens', 'reasoning_tokens', 'usage_estimated', 'cost_micro_usd', 'standard_cost_micro_usd', 'key_mode',
-  'time_to_commit_ms', 'duration_ms', 'client_closed', 'deadline_met',
-] as const;
 /** Columns read back as numbers whatever the pool's BIGINT parser (the store's reads them as numbers). */
 const NUMERIC = ['seq', 'at_ms', 'started_at_ms', 'retries', 'fallbacks', 'status', 'input_tokens', 'cached_input_tokens',
   'cache_write_tokens', 'output_tokens', 'reasoning_tokens', 'cost_micro_usd', 'standard_cost_micro_usd',

@@ -3,14 +3,8 @@
 // summed where it lies instead of being read into memory.
 import type { Database, Statement } from 'better-sqlite3';
 import type { UsageRecord } from './record.ts';
-import { type Cursor, type Dimension, type UsageFilter, type UsageStore, finishTotals } from './store.ts';
+import { COLUMNS, type Cursor, type Dimension, type UsageFilter, type UsageStore, finishTotals } from './store.ts';
 
-const COLUMNS = [
-  'id', 'org_id', 'key_id', 'at_ms', 'started_at_ms', 'format', 'model', 'requested_route', 'served_route', 'tier',
-  'reason', 'retries', 'fallbacks', 'status', 'error_code', 'input_tokens', 'cached_input_tokens', 'cache_write_tokens',
-  'output_tokens', 'reasoning_tokens', 'usage_estimated', 'cost_micro_usd', 'standard_cost_micro_usd', 'key_mode',
-  'time_to_commit_ms', 'duration_ms', 'client_closed', 'deadline_met',
-] as const;
 const BOOLEAN = ['usage_estimated', 'client_closed', 'deadline_met'] as const;
 
 const DDL = `

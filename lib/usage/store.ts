@@ -71,3 +71,11 @@ export function finishTotals(row: Record<string, unknown>): UsageTotals {
     deadline_requests: n('deadline_requests'), deadline_met: n('deadline_met'),
   };
 }
+
+/** The record columns of the `usage_records` table, in insert order (both adapters). */
+export const COLUMNS = [
+  'id', 'org_id', 'key_id', 'at_ms', 'started_at_ms', 'format', 'model', 'requested_route', 'served_route', 'tier',
+  'reason', 'retries', 'fallbacks', 'status', 'error_code', 'input_tokens', 'cached_input_tokens', 'cache_write_tokens',
+  'output_tokens', 'reasoning_tokens', 'usage_estimated', 'cost_micro_usd', 'standard_cost_micro_usd', 'key_mode',
+  'time_to_commit_ms', 'duration_ms', 'client_closed', 'deadline_met',
+] as const;

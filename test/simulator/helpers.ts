@@ -2,6 +2,8 @@
 // validate against JSON Schema (ajv), and build the credentials each route wants.
 import { createHmac } from 'node:crypto';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { Sha256 } from '@aws-crypto/sha256-js';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import AjvModule from 'ajv';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../lib/simulator/server.ts';
@@ -74,3 +76,15 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const eventually = (cond: () => boolean, timeoutMs = 2000): Promise<void> => waitFor(cond, 'condition', timeoutMs);
 
 export { sim as directive } from '../helpers/wait.ts';
+
+/** A signed Bedrock streaming call whose user text is `text` (a directive): the text of each
+ *  event-stream chunk, decoded from its base64 `bytes`. */
+export async function bedrockChunkTexts(sim: Simulator, text: string): Promise<string[]> {
+  const url = new URL(`${sim.url}/model/claude/invoke-with-response-stream`);
+  const payload = JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 5, messages: [{ role: 'user', content: text }] });
+  const signed = await new SignatureV4({ service: 'bedrock', region: 'us-east-1', sha256: Sha256, credentials: { accessKeyId: 'AK', secretAccessKey: 's' } })
+    .sign({ method: 'POST', protocol: 'http:', hostname: url.hostname, path: url.pathname, query: {}, headers: { host: url.host }, body: payload });
+  const res = await fetch(url, { method: 'POST', headers: signed.headers as Record<string, string>, body: payload });
+  return decodeEventStream(new Uint8Array(await res.arrayBuffer()))
+    .map((m) => Buffer.from((JSON.parse(m.body) as { bytes: string }).bytes, 'base64').toString('utf8'));
+}

@@ -7,10 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import type { Simulator } from '../../lib/simulator/server.ts';
-import { decodeEventStream, directive, parseSSE, start, vertexToken } from './helpers.ts';
+import { bedrockChunkTexts, directive, parseSSE, start, vertexToken } from './helpers.ts';
 import { OWN_FIXTURES } from '../helpers/recorded.ts';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Sha256 } from '@aws-crypto/sha256-js';
 
 let sim: Simulator;
 before(async () => { sim = await start({ fixturesDir: OWN_FIXTURES }); });
@@ -73,14 +71,7 @@ test('Vertex: data-only frames, no terminator', async () => {
 
 test('Bedrock: one event-stream chunk per line, its base64 bytes equal to the line', async () => {
   const file = 'anthropic-messages/text.chunks.txt';
-  const url = new URL(`${sim.url}/model/claude/invoke-with-response-stream`);
-  const payload = JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 5, messages: [{ role: 'user', content: replay(file) }] });
-  const signed = await new SignatureV4({ service: 'bedrock', region: 'us-east-1', sha256: Sha256, credentials: { accessKeyId: 'AK', secretAccessKey: 's' } })
-    .sign({ method: 'POST', protocol: 'http:', hostname: url.hostname, path: url.pathname, query: {}, headers: { host: url.host }, body: payload });
-  const res = await fetch(url, { method: 'POST', headers: signed.headers as Record<string, string>, body: payload });
-  const decoded = decodeEventStream(new Uint8Array(await res.arrayBuffer()))
-    .map((m) => Buffer.from((JSON.parse(m.body) as { bytes: string }).bytes, 'base64').toString('utf8'));
-  assert.deepEqual(decoded, lines(file));
+  assert.deepEqual(await bedrockChunkTexts(sim, replay(file)), lines(file));
 });
 
 test('paths that leave the folder are refused with 400, and nothing of the target is sent', async () => {

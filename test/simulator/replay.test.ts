@@ -5,10 +5,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
-import { SignatureV4 } from '@smithy/signature-v4';
-import { Sha256 } from '@aws-crypto/sha256-js';
 import type { Simulator } from '../../lib/simulator/server.ts';
-import { decodeEventStream, directive, parseSSE, start, vertexToken } from './helpers.ts';
+import { bedrockChunkTexts, directive, parseSSE, start, vertexToken } from './helpers.ts';
 import { HAS_RECORDED, RECORDED, recordedOnly } from '../helpers/recorded.ts';
 
 const FIXTURES = `${RECORDED}/`;
@@ -84,12 +82,5 @@ test('cloud_a Vertex: data-only lines, no terminator', recordedOnly, async () =>
 
 test('cloud_b Bedrock: each recorded Anthropic line becomes one chunk, base64 bytes equal to the line', recordedOnly, async () => {
   const file = 'anthropic-messages/anthropic-json-tool.1.chunks.txt';
-  const url = new URL(`${sim.url}/model/claude/invoke-with-response-stream`);
-  const payload = JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 5, messages: [{ role: 'user', content: replay(file) }] });
-  const signed = await new SignatureV4({ service: 'bedrock', region: 'us-east-1', sha256: Sha256, credentials: { accessKeyId: 'AK', secretAccessKey: 's' } })
-    .sign({ method: 'POST', protocol: 'http:', hostname: url.hostname, path: url.pathname, query: {}, headers: { host: url.host }, body: payload });
-  const res = await fetch(url, { method: 'POST', headers: signed.headers as Record<string, string>, body: payload });
-  const decoded = decodeEventStream(new Uint8Array(await res.arrayBuffer()))
-    .map((m) => Buffer.from((JSON.parse(m.body) as { bytes: string }).bytes, 'base64').toString('utf8'));
-  assert.deepEqual(decoded, lines(file));
+  assert.deepEqual(await bedrockChunkTexts(sim, replay(file)), lines(file));
 });
