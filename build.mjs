@@ -1,6 +1,7 @@
 // `make install` / `npm run build`: bundles the two entry points into dist/ as plain ES modules.
 // Kept outside the bundle: better-sqlite3 (a native addon) and google-auth-library + gaxios (loaded
-// on the first cloud_a call only, so a start never parses them). Names are kept for stack traces.
+// on the first cloud_a call only, so a start never parses them). Identifiers are not minified, so
+// stack traces keep every name without esbuild's keepNames (which wraps each closure as it is made).
 //
 // The bundles sit in dist/lib/ and the static files modules read relative to their own URL
 // (lib/dashboard/) are copied to the same place under dist/, so `new URL('../dashboard/',
@@ -18,7 +19,6 @@ export const BUNDLE_OPTIONS = {
   external: ['better-sqlite3', 'google-auth-library', 'gaxios'],
   minifyWhitespace: true,
   minifySyntax: true,
-  keepNames: true,
   // CommonJS dependencies inside an ES module bundle still call require().
   banner: { js: "import { createRequire as __gatewayRequire } from 'node:module'; const require = __gatewayRequire(import.meta.url);" },
   logLevel: 'warning',

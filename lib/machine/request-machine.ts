@@ -9,12 +9,13 @@
 //      │  flex refusal → standard now; standard failure → retry after backoff, then the next route
 //      └── no attempt left ──► failed
 //
-// Kept cheap because every request pays for it (bench/README.md, "the machine"): attempts are
-// plain handles held beside the actor (not child actors); the actor emits `settled` once, at commit
-// or failure, instead of a snapshot subscription; timers exist only for a race (the hedge) or a
-// retry (the backoff); guards, actions and delays are named in setup(), so nothing is allocated per
-// transition but xstate's own snapshot.
-import { and, cancel, createActor, emit, enqueueActions, raise, setup } from 'xstate';
+// Kept cheap because every request pays for it (bench/README.md, "the machine"): xstate's own
+// algorithm computes each transition, run by a small per-request runner (RequestRun, below)
+// instead of an actor with its system and mailbox; attempts are plain handles held beside the
+// snapshot (not child actors); the machine emits `settled` once, at commit or failure; timers
+// exist only for a race (the hedge) or a retry (the backoff); guards, actions and delays are named
+// in setup(), so nothing is allocated per transition but xstate's own snapshot.
+import { and, cancel, emit, enqueueActions, raise, setup, type SnapshotFrom } from 'xstate';
 import type { RouteName, Tier } from '../ir.ts';
 import type { Failure } from '../providers/types.ts';
 import { AttemptFailed, type Attempt, type Committed } from '../stream/attempt.ts';
@@ -245,22 +246,111 @@ export interface RunningRequest {
   stop(): void;
 }
 
-export function startRequest(input: MachineInput, clock?: TimerClock): RunningRequest {
-  const actor = createActor(requestMachine, clock ? { input, clock } : { input });
-  const ctx = actor.getSnapshot().context;
+export function startRequest(input: MachineInput, clock: TimerClock = globalThis): RunningRequest {
   let resolve!: (o: Outcome) => void;
   const outcome = new Promise<Outcome>((r) => { resolve = r; });
-  const settle = (): void => resolve({ winner: ctx.winner, reason: ctx.reason, routeIndex: ctx.routeIndex, retries: ctx.retries, fallbacks: ctx.fallbacks, failure: ctx.failure });
-  actor.on('settled', settle);
-  actor.start();
+  const run = new RequestRun(clock, () => {
+    const ctx = run.context;
+    resolve({ winner: ctx.winner, reason: ctx.reason, routeIndex: ctx.routeIndex, retries: ctx.retries, fallbacks: ctx.fallbacks, failure: ctx.failure });
+  });
+  run.start(input);
   return {
     outcome,
-    end: () => actor.send({ type: 'stream.end' }),
-    stop() {
-      stopAttempt(ctx.attempts, 'flex');
-      stopAttempt(ctx.attempts, 'standard');
-      actor.stop();
-      settle();   // no-op once settled; a request stopped before commit settles with no winner
-    },
+    end: () => run.send({ type: 'stream.end' }),
+    stop: () => run.stop(),
   };
+}
+
+type Snapshot = SnapshotFrom<typeof requestMachine>;
+type Scope = Parameters<typeof requestMachine.transition>[2];
+const noop = (): void => {};
+
+/** The actor system xstate's transition algorithm asks for: delayed events only, each on the
+ *  request's own clock (inspection is off). One object for every request. */
+const SYSTEM = {
+  scheduler: {
+    schedule: (_source: RequestRun, target: RequestRun, event: Ev, delay: number, id: string) => target.schedule(event, delay, id),
+    cancel: (source: RequestRun, id: string) => source.cancel(id),
+  },
+  _sendInspectionEvent: noop,
+};
+
+/** One request's run of the machine. xstate's own algorithm computes every transition
+ *  (`requestMachine.transition`); this holds the snapshot, runs what a transition defers (delayed
+ *  events, `settled`) and owns the timers. It stands in for createActor, whose actor, system,
+ *  mailbox and listener maps cost a request more than its whole race (bench/README "the
+ *  machine"): events here only ever come from timers, attempt promises and the responder, never
+ *  from inside a transition, so there is nothing for a mailbox to order. */
+class RequestRun {
+  private snapshot!: Snapshot;
+  private readonly deferred: (() => void)[] = [];
+  private readonly timers = new Map<string, unknown>();
+  private readonly scope: Scope;
+  private settledOnce = false;
+  private stopped = false;
+
+  constructor(private readonly clock: TimerClock, private readonly onSettled: () => void) {
+    this.scope = {
+      self: this, id: 'request', sessionId: '', logger: noop, system: SYSTEM, stopChild: noop,
+      defer: (fn: () => void) => { this.deferred.push(fn); },
+      emit: () => this.settle(),                       // the machine emits one event: settled
+      actionExecutor: (a: { exec?: (info: unknown, params: unknown) => void; info: unknown; params: unknown }) => a.exec?.(a.info, a.params),
+    } as unknown as Scope;
+  }
+
+  get context(): Ctx { return this.snapshot.context; }
+
+  start(input: MachineInput): void {
+    this.step(() => requestMachine.getInitialSnapshot(this.scope, input));
+  }
+
+  send(event: Ev): void {
+    if (!this.stopped && this.snapshot.status === 'active') this.step(() => requestMachine.transition(this.snapshot, event, this.scope));
+  }
+
+  /** Ends the request: stops every attempt (aborting upstream calls, the winner's too) and the machine. */
+  stop(): void {
+    this.stopped = true;
+    const attempts = this.snapshot?.context.attempts;
+    if (attempts) { stopAttempt(attempts, 'flex'); stopAttempt(attempts, 'standard'); }
+    this.clearTimers();
+    this.settle();   // no-op once settled; a request stopped before commit settles with no winner
+  }
+
+  schedule(event: Ev, delay: number, id: string): void {
+    this.cancel(id);
+    this.timers.set(id, this.clock.setTimeout(() => { this.timers.delete(id); this.send(event); }, delay));
+  }
+
+  cancel(id: string): void {
+    if (!this.timers.has(id)) return;
+    this.clock.clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
+  }
+
+  private step(transition: () => Snapshot): void {
+    try {
+      this.snapshot = transition();
+      if (this.snapshot.status === 'error') throw this.snapshot.error;
+    } catch (err) {
+      // A throwing guard or action (a bug, or a launch that threw) fails the request, not the process.
+      const ctx: Partial<Ctx> = this.snapshot?.context ?? {};
+      ctx.failure ??= { kind: 'transient', status: 502, message: String((err as Error)?.message ?? err) };
+      this.stop();
+      return;
+    }
+    while (this.deferred.length) this.deferred.shift()!();
+    if (this.snapshot.status !== 'active') this.clearTimers();
+  }
+
+  private clearTimers(): void {
+    for (const t of this.timers.values()) this.clock.clearTimeout(t);
+    this.timers.clear();
+  }
+
+  private settle(): void {
+    if (this.settledOnce) return;
+    this.settledOnce = true;
+    this.onSettled();
+  }
 }
