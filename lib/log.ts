@@ -11,7 +11,10 @@ export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destinatio
       censor: '[redacted]',
     },
   };
-  return destination ? pino(opts, destination) : pino(opts);
+  // Standard output written asynchronously: under load the lines of many requests leave in one
+  // write instead of a blocking write each; idle, a line still leaves at once. pino flushes what
+  // is pending when the process exits.
+  return pino(opts, destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
 export type { Logger };

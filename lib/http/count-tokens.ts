@@ -7,17 +7,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { authenticateCounted, clientIp, limitIp, limitKey } from './pipeline.ts';
+import { guard } from './auth.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { asGatewayError, sendError, sendJson } from './reply.ts';
 import { checkCountTokens } from '../routing/validate.ts';
 
 export async function handleCountTokens(req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
   try {
-    const ip = clientIp(req, svc);
-    limitIp(svc, ip);
-    const key = await authenticateCounted(req, svc, ip);
-    limitKey(svc, key);
+    const key = await guard(req, svc);
     const bytes = await readBody(req, requestBodyLimits(svc));
     const { model, body, betas } = checkCountTokens(parseJsonObject(bytes), svc.catalog, req.headers['anthropic-beta']);
     const own = model.family === 'vendor_c' ? await svc.orgs.providerKey(key.orgId, 'vendor_c') : undefined;

@@ -1,6 +1,8 @@
-// The life of an inference request, top to bottom, in the order it happens:
-// limit IP → authenticate → limit key → read body → validate → plan → admit → race (machine)
-// → respond → settle. Each step is a named function; every exit releases what the request held.
+// The life of an inference request, as named steps over one request context, in the order they
+// happen: guard (address rate, key, key rate) → check (body, validation) → plan (routes, the
+// deadline, the flex mode, streamed or not upstream) → admit (the ledger, managed routes only) →
+// race (the request machine) → respond → finish. Each step records what it decided on the
+// context; finish() reads it on every path, refused or served, and releases what was held.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { CostExtras, IRUsage, RouteName, Tier } from '../ir.ts';
@@ -9,12 +11,13 @@ import { GatewayError } from '../errors.ts';
 import type { InFlight, Services } from '../services.ts';
 import { managedCredential } from '../config.ts';
 import { costOf } from '../catalog/catalog.ts';
-import { authenticate } from './auth.ts';
+import { guard } from './auth.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { asGatewayError, sendError, type Headers } from './reply.ts';
 import { checkRequest, type CallerFormat, type CheckedRequest } from '../routing/validate.ts';
 import { planRequest, requestedMaxOutput, type Plan, type RoutePlan } from '../routing/plan.ts';
-import { startRequest, type FlexMode, type Outcome } from '../machine/request-machine.ts';
+import { startRequest, type FlexMode, type Outcome, type RunningRequest } from '../machine/request-machine.ts';
+import type { Failure } from '../providers/types.ts';
 import { runAttempt, type Attempt } from '../stream/attempt.ts';
 import type { UpstreamTerms } from '../stream/pools.ts';
 import { respond, type Pricing, type StreamResult } from '../stream/respond.ts';
@@ -22,75 +25,249 @@ import type { ApiKeyRecord } from '../store/orgs.ts';
 import type { Logger } from '../log.ts';
 
 type Admitted = { holdId: string; spendRemainingMicroUsd: number; asOfMs: number };
+type HoldEstimate = { inputTokens: number; maxOutput: number; micro: number };
+
+/** One inference request, from arrival to its record. Steps fill it in as they decide; finish()
+ *  reads whatever they got to. */
+interface RequestContext {
+  readonly id: string;
+  readonly format: CallerFormat;
+  readonly t0: number;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly svc: Services;
+  key?: ApiKeyRecord;                 // guard
+  bytes?: Buffer;                     // check: the body as the caller sent it
+  checked?: CheckedRequest;           // check
+  plan?: Plan;                        // plan: the route chain, each with its credential
+  deadlineAt: number;                 // plan: start_within from arrival (arrival itself for "now")
+  flex: FlexMode;                     // plan
+  holdsSlot: boolean;                 // plan: a flex race slot of the org's is held
+  streamedUpstream: boolean[];        // plan: per route of the chain, whether the upstream call streams
+  estimate?: HoldEstimate;            // admit
+  admitted?: Admitted;                // admit: the ledger's hold (managed routes)
+  routes: RoutePlan[];                // admit: the routes that may run (own-key only when the ledger refused)
+  run?: RunningRequest;               // race
+  inflight?: InFlight & { finished(): void };
+  onClose?: () => void;
+  outcome?: Outcome;                  // race
+  result?: StreamResult;              // respond
+  status: number;
+  errorCode: string | null;
+  clientClosed: boolean;
+  usage?: IRUsage;
+  costMicroUsd: number;
+}
 
 export async function handleInference(format: CallerFormat, req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
-  const t0 = svc.clock.now();
-  const reqId = randomUUID();
-  res.setHeader('x-request-id', reqId);
-  const log: LogBinding = { log: svc.log, bind: { req: reqId, endpoint: format } };
-  let authed: ApiKeyRecord | undefined;
+  const ctx: RequestContext = {
+    id: randomUUID(), format, t0: svc.clock.now(), req, res, svc, deadlineAt: 0, flex: 'off', holdsSlot: false,
+    streamedUpstream: [], routes: [], status: 200, errorCode: null, clientClosed: false, costMicroUsd: 0,
+  };
+  res.setHeader('x-request-id', ctx.id);
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
-    const ip = clientIp(req, svc);
-    limitIp(svc, ip);
-    const key = authed = await authenticateCounted(req, svc, ip);
-    limitKey(svc, key);
-    const bytes = await readBody(req, requestBodyLimits(svc));
-    const raw = parseJsonObject(bytes);
-    const checked = checkRequest(format, raw, svc.catalog, key.defaultStartWithin, req.headers['anthropic-beta']);
-    const ownKeys = await Promise.all(checked.routes.map((r) => svc.orgs.providerKey(key.orgId, r)));
-    const plan = planRequest(checked, {
-      adapters: svc.adapters,
-      codecs: svc.codecs,
-      ownKey: (r) => ownKeys[checked.routes.indexOf(r)],
-      managedKey: (r) => managedCredential(svc.config, r),
-    });
-    for (const rp of plan.routes) plan.upstreamBody(rp);   // translation errors are the caller's 400, before anything is sent
-    log.bind.org = key.orgId;
-    log.bind.model = checked.model.id;
-    await runInference({ req, res, svc, key, plan, log, t0, bytes });
+    ctx.key = await guard(req, svc);
+    await check(ctx);
+    await plan(ctx);
+    await admit(ctx);
+    await race(ctx);
+    await respondStep(ctx);
   } catch (err) {
-    const ge = asGatewayError(err);
-    if (ge.code === 'internal_error') log.log.error({ ...log.bind, err }, 'internal error');
-    else log.log.info({ ...log.bind, code: ge.code, status: ge.status }, 'refused');
-    // A refused oversize or timed-out body is not drained: the connection closes after the answer.
-    if (!res.headersSent && !res.destroyed) sendError(res, format, ge, ge.code === 'request_too_large' || ge.code === 'request_timeout' ? { connection: 'close' } : {});
-    svc.metrics.requestsBy(format, ge.status).inc();
-    // Refused after authentication (validation, admission, limits): still the org's request.
-    if (authed && !log.recorded) {
-      svc.usage.push({ id: reqId, orgId: authed.orgId, keyId: authed.id, startedAt: t0, endedAt: svc.clock.now(), format,
-        model: (log.bind.model as string | undefined) ?? null, status: ge.status, errorCode: ge.code, costMicroUsd: 0, clientClosed: ge.code === 'client_closed_request' });
-    }
+    refuse(ctx, err);
+  } finally {
+    await finish(ctx);
   }
 }
 
-export function clientIp(req: IncomingMessage, svc: Services): string {
-  return svc.clientIp(req);
+/** Read, parse and validate the body. */
+async function check(ctx: RequestContext): Promise<void> {
+  const { req, svc, format } = ctx;
+  const bytes = ctx.bytes = await readBody(req, requestBodyLimits(svc));
+  const raw = parseJsonObject(bytes);
+  ctx.checked = checkRequest(format, raw, svc.catalog, ctx.key!.defaultStartWithin, req.headers['anthropic-beta']);
 }
 
-export function limitIp(svc: Services, ip: string): void {
-  const r = svc.abuse.checkIp(ip);
-  if (!r.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: r.retryAfterS });
+/** The route chain with its credentials and upstream bodies (a body that cannot be translated is
+ *  the caller's 400, before anything is sent), the deadline, the flex mode, and per route whether
+ *  the upstream call streams. */
+async function plan(ctx: RequestContext): Promise<void> {
+  const { svc } = ctx;
+  const c = ctx.checked!;
+  const orgId = ctx.key!.orgId;
+  const ownKeys = await Promise.all(c.routes.map((r) => svc.orgs.providerKey(orgId, r)));
+  const p = ctx.plan = planRequest(c, {
+    adapters: svc.adapters,
+    codecs: svc.codecs,
+    ownKey: (r) => ownKeys[c.routes.indexOf(r)],
+    managedKey: (r) => managedCredential(svc.config, r),
+  });
+  for (const rp of p.routes) p.upstreamBody(rp);
+  ctx.routes = p.routes;
+  ctx.deadlineAt = ctx.t0 + (c.startWithin.kind === 'duration' ? c.startWithin.ms : 0);
+  // A "now" request whose caller wants one body may call upstream non-streamed: there is no race,
+  // so nothing needs to observe the first event (translated bodies are decoded whole and
+  // re-encoded in the caller's format). A route with its own framing always streams.
+  ctx.streamedUpstream = p.routes.map((rp) => !(c.startWithin.kind === 'now' && !c.stream && !svc.adapters[rp.route].framer));
+  // The race slots limit own-key races (managed races are bounded by the ledger's concurrency).
+  if (c.startWithin.kind === 'duration') {
+    ctx.flex = p.routes[0]!.mode !== 'byok' ? 'race' : (ctx.holdsSlot = await svc.flexSlots.tryAcquire(orgId)) ? 'race' : 'slots_full';
+  }
 }
 
-/** Authenticates; a failed attempt counts against the client IP before the key is known. */
-export async function authenticateCounted(req: IncomingMessage, svc: Services, ip: string, missing: 'missing_api_key' | 'invalid_api_key' = 'missing_api_key'): Promise<ApiKeyRecord> {
+/** Managed routes need the ledger's admission: one atomic step, whose hold is the input size
+ *  (≈ 4 bytes a token) plus the output cap at the standard price; the shared pool is that of the
+ *  first managed route. When it refuses but the chain starts on the org's own key, the request
+ *  runs on its own-key routes alone (a managed pause never stops own keys). */
+async function admit(ctx: RequestContext): Promise<void> {
+  const { svc } = ctx;
+  const p = ctx.plan!;
+  const c = p.checked;
+  const inputTokens = Math.ceil(ctx.bytes!.length / 4);
+  const maxOutput = requestedMaxOutput(c.body) ?? svc.config.hold.default_max_output_tokens;
+  const micro = costOf(c.model.prices.standard, { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: maxOutput, reasoningTokens: 0 });
+  ctx.estimate = { inputTokens, maxOutput, micro };
+  if (!p.anyManaged) return;
   try {
-    return await authenticate(req, svc.orgs, missing);
+    ctx.admitted = await admitToLedger(svc, ctx.key!.orgId, p.routes.find((r) => r.mode === 'managed')!.route, micro);
   } catch (err) {
-    // A store that cannot be read is not a failed attempt of the caller's.
-    if (!(err instanceof GatewayError) || err.code !== 'store_unavailable') svc.abuse.recordFailedAuth(ip);
-    throw err;
+    if (!(err instanceof GatewayError) || p.routes[0]!.mode !== 'byok') throw err;
+    ctx.routes = p.routes.filter((r) => r.mode === 'byok');
   }
 }
 
-export function limitKey(svc: Services, key: ApiKeyRecord): void {
-  const r = svc.abuse.checkKey(key.orgId, key.id);
-  if (!r.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: r.retryAfterS });
+/** Runs the request machine over the chain until a tier commits or nothing is left. A caller
+ *  that goes away stops it (and with it every upstream call); a draining process can abort it. */
+async function race(ctx: RequestContext): Promise<void> {
+  const { svc, res } = ctx;
+  const p = ctx.plan!;
+  const c = p.checked;
+  const run = ctx.run = startRequest({
+    routes: ctx.routes.map((r) => r.route),
+    flex: ctx.flex,
+    deadlineAt: ctx.deadlineAt,
+    hedge: svc.scheduler.advisor(p.routes[0]!.route, c.model.id, svc.clock.now(), ctx.deadlineAt),
+    retry: c.retry,
+    now: () => svc.clock.now(),
+    random: svc.random,
+    launch: (route, tier) => launchAttempt(ctx, route, tier),
+  }, svc.timerClock);
+  ctx.onClose = () => { if (!res.writableFinished) { ctx.clientClosed = true; run.stop(); } };
+  res.on('close', ctx.onClose);
+  let finished!: () => void;
+  const done = new Promise<void>((r) => { finished = r; });
+  ctx.inflight = { abort: () => run.stop(), done, finished, holdId: ctx.admitted?.holdId };
+  svc.inflight.add(ctx.inflight);
+  ctx.outcome = await run.outcome;
 }
 
-/** One request's log context: the fields every line of this request carries (no child logger per request). */
-interface LogBinding { log: Logger; bind: Record<string, unknown>; recorded?: boolean }
+/** After the race: the caller's error when nothing committed, else the committed stream drained
+ *  into the caller's format and priced. */
+async function respondStep(ctx: RequestContext): Promise<void> {
+  const { svc, res } = ctx;
+  const p = ctx.plan!;
+  const c = p.checked;
+  const outcome = ctx.outcome!;
+  const winner = outcome.winner;
+  if (ctx.clientClosed) return;
+  if (!winner) {
+    const err = failureError(outcome.failure);
+    ctx.status = err.status;
+    ctx.errorCode = err.code;
+    const last = ctx.routes[outcome.routeIndex]!;
+    sendError(res, c.format, err, { ...routingHeaders(c, last, outcome, 'standard'), ...spendHeaders(last, ctx.admitted) });
+    return;
+  }
+  const served = servedRoute(ctx)!;
+  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, c, winner.tier, res, ctx.estimate!);
+  svc.metrics.observeCommit({ route: winner.route, model: c.model.id, tier: winner.tier, reason: outcome.reason }, winner.committedAt - ctx.t0, ctx.flex === 'race', winner.committedAt > ctx.deadlineAt);
+  svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
+  if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
+  if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
+  const headers = { ...routingHeaders(c, served, outcome, winner.tier), ...spendHeaders(served, ctx.admitted) };
+  const result = ctx.result = await respond({
+    res, committed: winner, caller: svc.codecs[c.format], wire: svc.codecs[winner.wire],
+    passthrough: served.passthrough, stream: c.stream, includeCost: c.includeCost, includeUsage: c.includeUsage,
+    headers, ctx: { id: '', model: c.body.model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: c.includeUsage },
+    pricing: pricing(svc, p, served, outcome),
+    callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
+  });
+  if (!result.complete && !c.stream && !res.headersSent) {
+    ctx.status = 502;
+    sendError(res, c.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
+  }
+  ctx.usage = result.usage ?? unpricedUsage(result, ctx.estimate!);
+  ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(c.model, result.tier), ctx.usage);
+}
+
+/** A step threw: the caller gets the error in its format (a refused oversize or timed-out body is
+ *  not drained: the connection closes after the answer). */
+function refuse(ctx: RequestContext, err: unknown): void {
+  const { res, svc } = ctx;
+  const ge = asGatewayError(err);
+  if (ge.code === 'internal_error') svc.log.error({ req: ctx.id, endpoint: ctx.format, org: ctx.key?.orgId, err }, 'internal error');
+  if (!res.headersSent && !res.destroyed) {
+    sendError(res, ctx.format, ge, ge.code === 'request_too_large' || ge.code === 'request_timeout' ? { connection: 'close' } : {});
+  }
+  ctx.status = ge.status;
+  ctx.errorCode = ge.code;
+  if (ge.code === 'client_closed_request') ctx.clientClosed = true;
+}
+
+/** Every path ends here: the machine ended or stopped (which aborts what is still open), the
+ *  race slot released, the hold settled for what a managed route served, the in-flight entry
+ *  dropped, the metrics counted, one usage record (for an authenticated caller) and one summary
+ *  line written. */
+async function finish(ctx: RequestContext): Promise<void> {
+  const { svc, res, outcome, result, key } = ctx;
+  if (ctx.onClose) res.off('close', ctx.onClose);
+  // A stream that ran to its end ends the machine (stream.end → done); anything else stops it.
+  if (ctx.run) { if (result?.complete && !ctx.clientClosed) ctx.run.end(); else ctx.run.stop(); }
+  if (ctx.holdsSlot) void svc.flexSlots.release(key!.orgId);
+  if (ctx.clientClosed) { ctx.status = 499; ctx.errorCode = 'client_closed_request'; }
+  else if (!ctx.errorCode && result && !result.complete) ctx.errorCode = 'provider_error';
+  // The balance pays only for what a managed route served; an own-key route's cost is the org's own.
+  const mode = servedRoute(ctx)?.mode;
+  const cost = ctx.costMicroUsd;
+  if (ctx.admitted) await settle(ctx, mode === 'managed' ? cost : 0);
+  if (ctx.inflight) { svc.inflight.delete(ctx.inflight); ctx.inflight.finished(); }
+  if (mode && cost) svc.metrics.spendBy(mode).inc(cost);
+  svc.metrics.requestsBy(ctx.format, ctx.status).inc();
+  const c = ctx.checked;
+  const tier = result?.tier ?? outcome?.winner?.tier;
+  const now = svc.clock.now();
+  if (key) {
+    svc.usage.push({
+      id: ctx.id, orgId: key.orgId, keyId: key.id, startedAt: ctx.t0, endedAt: now, format: ctx.format,
+      model: c?.model ?? null, requestedRoute: ctx.plan?.routes[0]!.route, servedRoute: outcome?.winner?.route, tier,
+      reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks, status: ctx.status, errorCode: ctx.errorCode,
+      usage: ctx.usage, usageEstimated: !!ctx.usage && !result?.usage, costMicroUsd: cost, mode, committedAt: outcome?.winner?.committedAt,
+      deadlineAt: c?.startWithin.kind === 'duration' ? ctx.deadlineAt : undefined, clientClosed: ctx.clientClosed,
+    });
+  }
+  // One summary line per request, of fixed shape and scalar fields only (pino skips undefined).
+  summaryLog(svc.log).info({
+    req: ctx.id, endpoint: ctx.format, org: key?.orgId, model: c?.model.id, status: ctx.status,
+    route: outcome?.winner?.route, tier, reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks,
+    cost_micro_usd: cost, ms: now - ctx.t0, code: ctx.errorCode ?? undefined, stream_error: result?.error,
+  }, ctx.clientClosed ? 'client_closed_request' : outcome ? 'request' : 'refused');
+}
+
+/** The route that served, when one committed. */
+function servedRoute(ctx: RequestContext): RoutePlan | undefined {
+  const route = ctx.outcome?.winner?.route;
+  return route === undefined ? undefined : ctx.plan!.routes.find((r) => r.route === route);
+}
+
+/** Nothing committed: the caller's error from the last failure (a gateway-side refusal such as a
+ *  full route keeps its own code; a provider's 4xx is passed on; anything else is provider_error). */
+function failureError(f: Failure | undefined): GatewayError {
+  if (f?.gatewayCode) return new GatewayError(f.gatewayCode, undefined, { retryAfterS: Math.ceil((f.retryAfterMs ?? 1_000) / 1000) });
+  if (f?.kind === 'fatal') {
+    return new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status: f.status >= 400 && f.status < 500 ? f.status : 400 });
+  }
+  return new GatewayError('provider_error', f ? `The provider failed (${f.status}): ${f.message}` : undefined);
+}
 
 const summaryLoggers = new WeakMap<Logger, Logger>();
 /** The request summary line carries scalars of a fixed shape, none of them secret: its logger
@@ -105,133 +282,25 @@ function summaryLog(log: Logger): Logger {
   return s;
 }
 
-interface RunArgs { req: IncomingMessage; res: ServerResponse; svc: Services; key: ApiKeyRecord; plan: Plan; log: LogBinding; t0: number; bytes: Buffer }
-
-async function runInference({ res, svc, key, plan, log, t0, bytes }: RunArgs): Promise<void> {
-  const c = plan.checked;
-  const estimate = holdEstimate(svc, c, bytes.length);
-  // Managed routes need the ledger's admission. When it refuses but the chain starts on the org's
-  // own key, the request runs on its own-key routes alone (a managed pause never stops own keys).
-  let routes = plan.routes;
-  let admitted: Admitted | undefined;
-  if (plan.anyManaged) {
-    try {
-      admitted = await admit(svc, key.orgId, plan.routes.find((r) => r.mode === 'managed')!.route, estimate);
-    } catch (err) {
-      if (!(err instanceof GatewayError) || plan.routes[0]!.mode !== 'byok') throw err;
-      routes = plan.routes.filter((r) => r.mode === 'byok');
-    }
-  }
-  const flex = await flexMode(svc, key.orgId, plan);
-  const holdsSlot = flex === 'race' && plan.routes[0]!.mode === 'byok';
-  const deadlineAt = t0 + (c.startWithin.kind === 'duration' ? c.startWithin.ms : 0);
-  const run = startRequest({
-    routes: routes.map((r) => r.route),
-    flex,
-    deadlineAt,
-    hedge: svc.scheduler.advisor(plan.routes[0]!.route, c.model.id, svc.clock.now(), deadlineAt),
-    retry: c.retry,
-    now: () => svc.clock.now(),
-    random: svc.random,
-    launch: (route, tier) => launchAttempt(svc, plan, plan.routes.find((r) => r.route === route)!, tier, bytes, key.orgId, deadlineAt),
-  }, svc.timerClock);
-
-  let clientClosed = false;
-  const onClose = (): void => { if (!res.writableFinished) { clientClosed = true; run.stop(); } };
-  res.on('close', onClose);
-  let finished!: () => void;
-  const entry: InFlight = { abort: () => run.stop(), done: new Promise<void>((r) => { finished = r; }), holdId: admitted?.holdId };
-  svc.inflight.add(entry);
-
-  let outcome: Outcome | undefined;
-  let result: StreamResult | undefined;
-  let costMicroUsd = 0;
-  let usage: IRUsage | undefined;
-  let status = 200;
-  let errorCode: string | null = null;
-  try {
-    outcome = await run.outcome;
-    const winner = outcome.winner;
-    if (clientClosed) { status = 499; return; }
-    if (!winner) {
-      const f = outcome.failure;
-      const err = f?.gatewayCode ? new GatewayError(f.gatewayCode, undefined, { retryAfterS: Math.ceil((f.retryAfterMs ?? 1_000) / 1000) })
-        : f?.kind === 'fatal'
-        ? new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status: f.status >= 400 && f.status < 500 ? f.status : 400 })
-        : new GatewayError('provider_error', f ? `The provider failed (${f.status}): ${f.message}` : undefined);
-      status = err.status;
-      errorCode = err.code;
-      const last = routes[outcome.routeIndex]!;
-      sendError(res, c.format, err, { ...routingHeaders(c, last, outcome, 'standard'), ...spendHeaders(last, admitted) });
-      return;
-    }
-    const served = plan.routes.find((r) => r.route === winner.route)!;
-    if (admitted && served.mode === 'managed') entry.delivered = deliveredCost(svc, c, winner.tier, res, estimate);
-    svc.metrics.observeCommit({ route: winner.route, model: c.model.id, tier: winner.tier, reason: outcome.reason }, winner.committedAt - t0, flex === 'race', winner.committedAt > deadlineAt);
-    svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
-    if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
-    if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
-    const headers = { ...routingHeaders(c, served, outcome, winner.tier), ...spendHeaders(served, admitted) };
-    result = await respond({
-      res, committed: winner, caller: svc.codecs[c.format], wire: svc.codecs[winner.wire],
-      passthrough: served.passthrough, stream: c.stream, includeCost: c.includeCost, includeUsage: c.includeUsage,
-      headers, ctx: { id: '', model: c.body.model, createdAt: Math.floor(t0 / 1000), tier: winner.tier, includeUsage: c.includeUsage },
-      pricing: pricing(svc, plan, served, outcome),
-      callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
-    });
-    if (!result.complete && !c.stream && !res.headersSent) {
-      status = 502;
-      sendError(res, c.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
-    }
-    if (clientClosed) status = 499;
-    usage = result.usage ?? unpricedUsage(result, estimate);
-    costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(c.model, result.tier), usage);
-  } finally {
-    res.off('close', onClose);
-    // A stream that ran to its end ends the machine (stream.end → done); anything else stops it,
-    // which aborts whatever upstream call is still open.
-    if (result?.complete && !clientClosed) run.end(); else run.stop();
-    if (holdsSlot) void svc.flexSlots.release(key.orgId);
-    // The balance pays only for what a managed route served; an own-key route's cost is the org's own.
-    const servedMode = outcome?.winner ? plan.routes.find((r) => r.route === outcome!.winner!.route)?.mode : undefined;
-    if (admitted) await settle(svc, log, admitted.holdId, servedMode === 'managed' ? costMicroUsd : 0);
-    svc.inflight.delete(entry);
-    finished();
-    if (servedMode && costMicroUsd) svc.metrics.spendBy(servedMode).inc(costMicroUsd);
-    svc.metrics.requestsBy(c.format, status).inc();
-    log.recorded = true;
-    svc.usage.push({
-      id: log.bind.req as string, orgId: key.orgId, keyId: key.id, startedAt: t0, endedAt: svc.clock.now(), format: c.format,
-      model: c.model, requestedRoute: plan.routes[0]!.route, servedRoute: outcome?.winner?.route, tier: result?.tier ?? outcome?.winner?.tier,
-      reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks, status,
-      errorCode: status === 499 ? 'client_closed_request' : errorCode ?? (result && !result.complete ? 'provider_error' : null),
-      usage, usageEstimated: !!usage && !result?.usage, costMicroUsd, mode: servedMode, committedAt: outcome?.winner?.committedAt,
-      deadlineAt: c.startWithin.kind === 'duration' ? deadlineAt : undefined, clientClosed,
-    });
-    // One summary line per request, of fixed shape and scalar fields only (pino skips undefined).
-    summaryLog(svc.log).info({
-      req: log.bind.req, endpoint: c.format, org: key.orgId, model: c.model.id, status,
-      route: outcome?.winner?.route, tier: result?.tier ?? outcome?.winner?.tier, reason: outcome?.reason,
-      retries: outcome?.retries, fallbacks: outcome?.fallbacks, cost_micro_usd: costMicroUsd, ms: svc.clock.now() - t0,
-      code: status === 499 ? 'client_closed_request' : undefined, stream_error: result?.error,
-    }, clientClosed ? 'client_closed_request' : 'request');
-  }
-}
-
-function launchAttempt(svc: Services, plan: Plan, rp: RoutePlan, tier: Tier, bytes: Buffer, orgId: string, deadlineAt: number): Attempt {
-  const c = plan.checked;
-  const adapter = svc.adapters[rp.route];
-  // A "now" request whose caller wants one body may call upstream non-streamed: there is no race,
-  // so nothing needs to observe the first event (translated bodies are decoded whole and
-  // re-encoded in the caller's format).
-  const streamed = !(c.startWithin.kind === 'now' && !c.stream && !adapter.framer);
+/** One upstream attempt of the race, on a route of the chain and a tier. */
+function launchAttempt(ctx: RequestContext, route: RouteName, tier: Tier): Attempt {
+  const { svc } = ctx;
+  const p = ctx.plan!;
+  const c = p.checked;
+  const i = p.routes.findIndex((r) => r.route === route);
+  const rp = p.routes[i]!;
+  const adapter = svc.adapters[route];
+  const streamed = ctx.streamedUpstream[i]!;
   const attempt = runAttempt({
-    route: rp.route, tier, wire: rp.wire, adapter, streamed,
-    request: () => adapter.build({ wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential, translated: !rp.passthrough, raw: rp.passthrough ? bytes : undefined, betas: c.betas }),
-    upstream: upstreamTerms(svc, orgId, tier, streamed, deadlineAt - svc.clock.now()),
+    route, tier, wire: rp.wire, adapter, streamed,
+    request: () => adapter.build({
+      wire: rp.wire, body: p.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential,
+      translated: !rp.passthrough, raw: rp.passthrough ? ctx.bytes : undefined, betas: c.betas,
+    }),
+    upstream: upstreamTerms(svc, ctx.key!.orgId, tier, streamed, ctx.deadlineAt - svc.clock.now()),
   }, svc.pools, () => svc.clock.now());
   // Only a streamed attempt commits at its first event: that is the time the race estimates learn.
-  return streamed ? svc.scheduler.track(rp.route, c.model.id, tier, svc.clock.now(), attempt) : attempt;
+  return streamed ? svc.scheduler.track(route, c.model.id, tier, svc.clock.now(), attempt) : attempt;
 }
 
 /** A flex attempt never waits for a connection (not getting one is a flex failure, so the hedge
@@ -245,26 +314,12 @@ function upstreamTerms(svc: Services, org: string, tier: Tier, streamed: boolean
   return { org, waitMs: tier === 'flex' ? 0 : svc.config.capacity.wait_ms, firstByteMs };
 }
 
-async function flexMode(svc: Services, orgId: string, plan: Plan): Promise<FlexMode> {
-  if (plan.checked.startWithin.kind !== 'duration') return 'off';
-  if (plan.routes[0]!.mode !== 'byok') return 'race';
-  return (await svc.flexSlots.tryAcquire(orgId)) ? 'race' : 'slots_full';
-}
-
-/** The hold: input size (≈ 4 bytes a token) plus the output cap, at the standard price. */
-function holdEstimate(svc: Services, c: CheckedRequest, bodyBytes: number): { inputTokens: number; maxOutput: number; micro: number } {
-  const inputTokens = Math.ceil(bodyBytes / 4);
-  const maxOutput = requestedMaxOutput(c.body) ?? svc.config.hold.default_max_output_tokens;
-  const micro = costOf(c.model.prices.standard, { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: maxOutput, reasoningTokens: 0 });
-  return { inputTokens, maxOutput, micro };
-}
-
-/** One atomic ledger step; the shared pool is that of the first managed route of the chain. */
-async function admit(svc: Services, orgId: string, route: RouteName, estimate: { micro: number }): Promise<Admitted> {
+/** One atomic ledger step; an unreadable ledger refuses managed traffic (limits_unavailable). */
+async function admitToLedger(svc: Services, orgId: string, route: RouteName, holdMicroUsd: number): Promise<Admitted> {
   const now = svc.clock.now();
   let r;
   try {
-    r = await svc.ledger.admit({ orgId, holdMicroUsd: estimate.micro, route, nowMs: now });
+    r = await svc.ledger.admit({ orgId, holdMicroUsd, route, nowMs: now });
   } catch (err) {
     svc.log.error({ err, org: orgId }, 'ledger unreadable at admission');
     throw new GatewayError('limits_unavailable');
@@ -277,19 +332,17 @@ async function admit(svc: Services, orgId: string, route: RouteName, estimate: {
   return r;
 }
 
-async function settle(svc: Services, log: LogBinding, holdId: string, cost: number): Promise<void> {
+async function settle(ctx: RequestContext, cost: number): Promise<void> {
+  const { svc } = ctx;
+  const holdId = ctx.admitted!.holdId;
   try {
     await svc.ledger.settle(holdId, cost, svc.clock.now());
   } catch (err) {
     // The hold stays and its lease expiry releases it; the cost is logged for reconciliation.
-    log.log.error({ ...log.bind, err, hold: holdId, cost_micro_usd: cost }, 'settlement failed');
+    svc.log.error({ req: ctx.id, org: ctx.key?.orgId, err, hold: holdId, cost_micro_usd: cost }, 'settlement failed');
   }
 }
 
-/** A committed request that ended without the provider's usage (client gone, upstream broke): the
- *  provider bills the prompt once generation started, so charge the estimated input plus an output
- *  estimate from the bytes that reached the caller (≈16 bytes of event framing per token), capped
- *  by the hold's output cap. */
 /** What the output that reached the caller so far costs, for the lease renewal (a crash is then
  *  charged this by whichever process releases the hold): the same estimate as a committed request
  *  that ended without the provider's usage, from the bytes this response has written to its
@@ -301,6 +354,10 @@ function deliveredCost(svc: Services, c: CheckedRequest, tier: Tier, res: Server
   return () => costOf(price, unpricedUsage({ bytesOut: (socket?.bytesWritten ?? base) - base } as StreamResult, est));
 }
 
+/** A committed request that ended without the provider's usage (client gone, upstream broke): the
+ *  provider bills the prompt once generation started, so charge the estimated input plus an output
+ *  estimate from the bytes that reached the caller (≈16 bytes of event framing per token), capped
+ *  by the hold's output cap. */
 function unpricedUsage(r: StreamResult, est: { inputTokens: number; maxOutput: number }): IRUsage {
   const outputTokens = Math.min(est.maxOutput, Math.ceil(r.bytesOut / 16));
   return { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 };

@@ -2,7 +2,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { errorBody, GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { handleInference, authenticateCounted, clientIp, limitIp, limitKey } from './pipeline.ts';
+import { handleInference } from './pipeline.ts';
+import { guard } from './auth.ts';
 import { handleAdmin } from './admin.ts';
 import { handleCountTokens } from './count-tokens.ts';
 import { asGatewayError, sendError, sendJson } from './reply.ts';
@@ -75,9 +76,7 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
         return;
       }
       case '/v1/models': {
-        const ip = clientIp(req, svc);
-        limitIp(svc, ip);
-        await authenticateCounted(req, svc, ip);
+        await guard(req, svc, { keyRate: false });
         return sendJson(res, 200, models);
       }
       case '/v1/limits':
@@ -96,14 +95,10 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
   }
 }
 
-/** The organization endpoints beside inference (usage, management): the abuse limits as on
- *  /v1/limits, then the key. */
-async function orgKey(req: IncomingMessage, svc: Services): Promise<ApiKeyRecord> {
-  const ip = clientIp(req, svc);
-  limitIp(svc, ip);
-  const key = await authenticateCounted(req, svc, ip, 'invalid_api_key');
-  limitKey(svc, key);
-  return key;
+/** The organization endpoints beside inference (limits, usage, management): the guard as on
+ *  inference, with a missing key answered as invalid_api_key (spec, GET /v1/limits). */
+function orgKey(req: IncomingMessage, svc: Services): Promise<ApiKeyRecord> {
+  return guard(req, svc, { missing: 'invalid_api_key' });
 }
 
 /** GET /v1/limits: read the record that admits requests, never a cached figure (spec). The abuse
@@ -111,10 +106,7 @@ async function orgKey(req: IncomingMessage, svc: Services): Promise<ApiKeyRecord
  *  key is read (else this endpoint's 401/200 would be an unlimited key-guessing oracle), then the
  *  organization and key rates. */
 async function limits(req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
-  const ip = clientIp(req, svc);
-  limitIp(svc, ip);
-  const key = await authenticateCounted(req, svc, ip, 'invalid_api_key');
-  limitKey(svc, key);
+  const key = await orgKey(req, svc);
   const now = svc.clock.now();
   const providers = Object.keys(svc.config.managed);
   let snapshot = null;
