@@ -26,7 +26,9 @@ export async function authenticate(req: IncomingMessage, orgs: OrgStore, missing
  *  failed-authentication lockout (before the key is read, so 401s are no unlimited key-guessing
  *  oracle), the key, then the key's and organization's rates (`keyRate: false` skips those, for
  *  listings that cost nothing). A failed attempt counts against the address. */
-export async function guard(req: IncomingMessage, svc: Services, opts: { missing?: MissingCode; keyRate?: boolean } = {}): Promise<ApiKeyRecord> {
+export async function guard(
+  req: IncomingMessage, svc: Services, opts: { missing?: MissingCode; keyRate?: boolean } = {},
+): Promise<ApiKeyRecord> {
   const ip = svc.clientIp(req);
   const byIp = svc.abuse.checkIp(ip);
   if (!byIp.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: byIp.retryAfterS });

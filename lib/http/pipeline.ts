@@ -69,7 +69,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
     ctx.key = await guard(req, svc);
     await check(ctx);
-    await plan(ctx);
+    await makePlan(ctx);
     await admit(ctx);
     await race(ctx);
     await respondStep(ctx);
@@ -91,27 +91,28 @@ async function check(ctx: RequestContext): Promise<void> {
 /** The route chain with its credentials and upstream bodies (a body that cannot be translated is
  *  the caller's 400, before anything is sent), the deadline, the flex mode, and per route whether
  *  the upstream call streams. */
-async function plan(ctx: RequestContext): Promise<void> {
+async function makePlan(ctx: RequestContext): Promise<void> {
   const { svc } = ctx;
-  const c = ctx.checked!;
+  const checked = ctx.checked!;
   const orgId = ctx.key!.orgId;
-  const ownKeys = await Promise.all(c.routes.map((r) => svc.orgs.providerKey(orgId, r)));
-  const p = ctx.plan = planRequest(c, {
+  const ownKeys = await Promise.all(checked.routes.map((r) => svc.orgs.providerKey(orgId, r)));
+  const plan = ctx.plan = planRequest(checked, {
     adapters: svc.adapters,
     codecs: svc.codecs,
-    ownKey: (r) => ownKeys[c.routes.indexOf(r)],
+    ownKey: (r) => ownKeys[checked.routes.indexOf(r)],
     managedKey: (r) => managedCredential(svc.config, r),
   });
-  for (const rp of p.routes) p.upstreamBody(rp);
-  ctx.routes = p.routes;
-  ctx.deadlineAt = ctx.t0 + (c.startWithin.kind === 'duration' ? c.startWithin.ms : 0);
+  for (const rp of plan.routes) plan.upstreamBody(rp);
+  ctx.routes = plan.routes;
+  ctx.deadlineAt = ctx.t0 + (checked.startWithin.kind === 'duration' ? checked.startWithin.ms : 0);
   // A "now" request whose caller wants one body may call upstream non-streamed: there is no race,
   // so nothing needs to observe the first event (translated bodies are decoded whole and
   // re-encoded in the caller's format). A route with its own framing always streams.
-  ctx.streamedUpstream = p.routes.map((rp) => !(c.startWithin.kind === 'now' && !c.stream && !svc.adapters[rp.route].framer));
+  const wantsOneBody = checked.startWithin.kind === 'now' && !checked.stream;
+  ctx.streamedUpstream = plan.routes.map((rp) => !(wantsOneBody && !svc.adapters[rp.route].framer));
   // The race slots limit own-key races (managed races are bounded by the ledger's concurrency).
-  if (c.startWithin.kind === 'duration') {
-    ctx.flex = p.routes[0]!.mode !== 'byok' ? 'race' : (ctx.holdsSlot = await svc.flexSlots.tryAcquire(orgId)) ? 'race' : 'slots_full';
+  if (checked.startWithin.kind === 'duration') {
+    ctx.flex = plan.routes[0]!.mode !== 'byok' ? 'race' : (ctx.holdsSlot = await svc.flexSlots.tryAcquire(orgId)) ? 'race' : 'slots_full';
   }
 }
 
@@ -121,18 +122,20 @@ async function plan(ctx: RequestContext): Promise<void> {
  *  runs on its own-key routes alone (a managed pause never stops own keys). */
 async function admit(ctx: RequestContext): Promise<void> {
   const { svc } = ctx;
-  const p = ctx.plan!;
-  const c = p.checked;
+  const plan = ctx.plan!;
+  const checked = plan.checked;
   const inputTokens = Math.ceil(ctx.bytes!.length / 4);
-  const maxOutput = requestedMaxOutput(c.body) ?? svc.config.hold.default_max_output_tokens;
-  const micro = costOf(c.model.prices.standard, { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: maxOutput, reasoningTokens: 0 });
+  const maxOutput = requestedMaxOutput(checked.body) ?? svc.config.hold.default_max_output_tokens;
+  const micro = costOf(checked.model.prices.standard, {
+    inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: maxOutput, reasoningTokens: 0,
+  });
   ctx.estimate = { inputTokens, maxOutput, micro };
-  if (!p.anyManaged) return;
+  if (!plan.anyManaged) return;
   try {
-    ctx.admitted = await admitToLedger(svc, ctx.key!.orgId, p.routes.find((r) => r.mode === 'managed')!.route, micro);
+    ctx.admitted = await admitToLedger(svc, ctx.key!.orgId, plan.routes.find((r) => r.mode === 'managed')!.route, micro);
   } catch (err) {
-    if (!(err instanceof GatewayError) || p.routes[0]!.mode !== 'byok') throw err;
-    ctx.routes = p.routes.filter((r) => r.mode === 'byok');
+    if (!(err instanceof GatewayError) || plan.routes[0]!.mode !== 'byok') throw err;
+    ctx.routes = plan.routes.filter((r) => r.mode === 'byok');
   }
 }
 
@@ -140,14 +143,14 @@ async function admit(ctx: RequestContext): Promise<void> {
  *  that goes away stops it (and with it every upstream call); a draining process can abort it. */
 async function race(ctx: RequestContext): Promise<void> {
   const { svc, res } = ctx;
-  const p = ctx.plan!;
-  const c = p.checked;
+  const plan = ctx.plan!;
+  const checked = plan.checked;
   const run = ctx.run = startRequest({
     routes: ctx.routes.map((r) => r.route),
     flex: ctx.flex,
     deadlineAt: ctx.deadlineAt,
-    hedge: svc.scheduler.advisor(p.routes[0]!.route, c.model.id, svc.clock.now(), ctx.deadlineAt),
-    retry: c.retry,
+    hedge: svc.scheduler.advisor(plan.routes[0]!.route, checked.model.id, svc.clock.now(), ctx.deadlineAt),
+    retry: checked.retry,
     now: () => svc.clock.now(),
     random: svc.random,
     launch: (route, tier) => launchAttempt(ctx, route, tier),
@@ -165,8 +168,8 @@ async function race(ctx: RequestContext): Promise<void> {
  *  into the caller's format and priced. */
 async function respondStep(ctx: RequestContext): Promise<void> {
   const { svc, res } = ctx;
-  const p = ctx.plan!;
-  const c = p.checked;
+  const plan = ctx.plan!;
+  const checked = plan.checked;
   const outcome = ctx.outcome!;
   const winner = outcome.winner;
   if (ctx.clientClosed) return;
@@ -175,29 +178,31 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     ctx.status = err.status;
     ctx.errorCode = err.code;
     const last = ctx.routes[outcome.routeIndex]!;
-    sendError(res, c.format, err, { ...routingHeaders(c, last, outcome, 'standard'), ...spendHeaders(last, ctx.admitted) });
+    sendError(res, checked.format, err, { ...routingHeaders(checked, last, outcome, 'standard'), ...spendHeaders(last, ctx.admitted) });
     return;
   }
   const served = servedRoute(ctx)!;
-  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, c, winner.tier, res, ctx.estimate!);
-  svc.metrics.observeCommit({ route: winner.route, model: c.model.id, tier: winner.tier, reason: outcome.reason }, winner.committedAt - ctx.t0, ctx.flex === 'race', winner.committedAt > ctx.deadlineAt);
+  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, res, ctx.estimate!);
+  const labels = { route: winner.route, model: checked.model.id, tier: winner.tier, reason: outcome.reason };
+  svc.metrics.observeCommit(labels, winner.committedAt - ctx.t0, ctx.flex === 'race', winner.committedAt > ctx.deadlineAt);
   svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
   if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
   if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
-  const headers = { ...routingHeaders(c, served, outcome, winner.tier), ...spendHeaders(served, ctx.admitted) };
+  const headers = { ...routingHeaders(checked, served, outcome, winner.tier), ...spendHeaders(served, ctx.admitted) };
   const result = ctx.result = await respond({
-    res, committed: winner, caller: svc.codecs[c.format], wire: svc.codecs[winner.wire],
-    passthrough: served.passthrough, stream: c.stream, includeCost: c.includeCost, includeUsage: c.includeUsage,
-    headers, ctx: { id: '', model: c.body.model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: c.includeUsage },
-    pricing: pricing(svc, p, served, outcome),
+    res, committed: winner, caller: svc.codecs[checked.format], wire: svc.codecs[winner.wire],
+    passthrough: served.passthrough, stream: checked.stream, includeCost: checked.includeCost, includeUsage: checked.includeUsage,
+    headers,
+    ctx: { id: '', model: checked.body.model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage },
+    pricing: pricing(svc, plan, served, outcome),
     callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
   });
-  if (!result.complete && !c.stream && !res.headersSent) {
+  if (!result.complete && !checked.stream && !res.headersSent) {
     ctx.status = 502;
-    sendError(res, c.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
+    sendError(res, checked.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
   }
   ctx.usage = result.usage ?? unpricedUsage(result, ctx.estimate!);
-  ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(c.model, result.tier), ctx.usage);
+  ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier), ctx.usage);
 }
 
 /** A step threw: the caller gets the error in its format (a refused oversize or timed-out body is
@@ -233,21 +238,21 @@ async function finish(ctx: RequestContext): Promise<void> {
   if (ctx.inflight) { svc.inflight.delete(ctx.inflight); ctx.inflight.finished(); }
   if (mode && cost) svc.metrics.spendBy(mode).inc(cost);
   svc.metrics.requestsBy(ctx.format, ctx.status).inc();
-  const c = ctx.checked;
+  const checked = ctx.checked;
   const tier = result?.tier ?? outcome?.winner?.tier;
   const now = svc.clock.now();
   if (key) {
     svc.usage.push({
       id: ctx.id, orgId: key.orgId, keyId: key.id, startedAt: ctx.t0, endedAt: now, format: ctx.format,
-      model: c?.model ?? null, requestedRoute: ctx.plan?.routes[0]!.route, servedRoute: outcome?.winner?.route, tier,
+      model: checked?.model ?? null, requestedRoute: ctx.plan?.routes[0]!.route, servedRoute: outcome?.winner?.route, tier,
       reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks, status: ctx.status, errorCode: ctx.errorCode,
       usage: ctx.usage, usageEstimated: !!ctx.usage && !result?.usage, costMicroUsd: cost, mode, committedAt: outcome?.winner?.committedAt,
-      deadlineAt: c?.startWithin.kind === 'duration' ? ctx.deadlineAt : undefined, clientClosed: ctx.clientClosed,
+      deadlineAt: checked?.startWithin.kind === 'duration' ? ctx.deadlineAt : undefined, clientClosed: ctx.clientClosed,
     });
   }
   // One summary line per request, of fixed shape and scalar fields only (pino skips undefined).
   summaryLog(svc.log).info({
-    req: ctx.id, endpoint: ctx.format, org: key?.orgId, model: c?.model.id, status: ctx.status,
+    req: ctx.id, endpoint: ctx.format, org: key?.orgId, model: checked?.model.id, status: ctx.status,
     route: outcome?.winner?.route, tier, reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks,
     cost_micro_usd: cost, ms: now - ctx.t0, code: ctx.errorCode ?? undefined, stream_error: result?.error,
   }, ctx.clientClosed ? 'client_closed_request' : outcome ? 'request' : 'refused');
@@ -264,7 +269,8 @@ function servedRoute(ctx: RequestContext): RoutePlan | undefined {
 function failureError(f: Failure | undefined): GatewayError {
   if (f?.gatewayCode) return new GatewayError(f.gatewayCode, undefined, { retryAfterS: Math.ceil((f.retryAfterMs ?? 1_000) / 1000) });
   if (f?.kind === 'fatal') {
-    return new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status: f.status >= 400 && f.status < 500 ? f.status : 400 });
+    const status = f.status >= 400 && f.status < 500 ? f.status : 400;
+    return new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status });
   }
   return new GatewayError('provider_error', f ? `The provider failed (${f.status}): ${f.message}` : undefined);
 }
@@ -285,22 +291,22 @@ function summaryLog(log: Logger): Logger {
 /** One upstream attempt of the race, on a route of the chain and a tier. */
 function launchAttempt(ctx: RequestContext, route: RouteName, tier: Tier): Attempt {
   const { svc } = ctx;
-  const p = ctx.plan!;
-  const c = p.checked;
-  const i = p.routes.findIndex((r) => r.route === route);
-  const rp = p.routes[i]!;
+  const plan = ctx.plan!;
+  const checked = plan.checked;
+  const i = plan.routes.findIndex((r) => r.route === route);
+  const rp = plan.routes[i]!;
   const adapter = svc.adapters[route];
   const streamed = ctx.streamedUpstream[i]!;
   const attempt = runAttempt({
     route, tier, wire: rp.wire, adapter, streamed,
     request: () => adapter.build({
-      wire: rp.wire, body: p.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential,
-      translated: !rp.passthrough, raw: rp.passthrough ? ctx.bytes : undefined, betas: c.betas,
+      wire: rp.wire, body: plan.upstreamBody(rp), model: rp.modelId, tier, stream: streamed, credential: rp.credential,
+      translated: !rp.passthrough, raw: rp.passthrough ? ctx.bytes : undefined, betas: checked.betas,
     }),
     upstream: upstreamTerms(svc, ctx.key!.orgId, tier, streamed, ctx.deadlineAt - svc.clock.now()),
   }, svc.pools, () => svc.clock.now());
   // Only a streamed attempt commits at its first event: that is the time the race estimates learn.
-  return streamed ? svc.scheduler.track(route, c.model.id, tier, svc.clock.now(), attempt) : attempt;
+  return streamed ? svc.scheduler.track(route, checked.model.id, tier, svc.clock.now(), attempt) : attempt;
 }
 
 /** A flex attempt never waits for a connection (not getting one is a flex failure, so the hedge
@@ -347,10 +353,10 @@ async function settle(ctx: RequestContext, cost: number): Promise<void> {
  *  charged this by whichever process releases the hold): the same estimate as a committed request
  *  that ended without the provider's usage, from the bytes this response has written to its
  *  socket (headers included, a few tokens' worth). */
-function deliveredCost(svc: Services, c: CheckedRequest, tier: Tier, res: ServerResponse, est: { inputTokens: number; maxOutput: number }): () => number {
+function deliveredCost(svc: Services, checked: CheckedRequest, tier: Tier, res: ServerResponse, est: HoldEstimate): () => number {
   const socket = res.socket;
   const base = socket?.bytesWritten ?? 0;
-  const price = svc.catalog.priceOf(c.model, tier);
+  const price = svc.catalog.priceOf(checked.model, tier);
   return () => costOf(price, unpricedUsage({ bytesOut: (socket?.bytesWritten ?? base) - base } as StreamResult, est));
 }
 
@@ -364,10 +370,10 @@ function unpricedUsage(r: StreamResult, est: { inputTokens: number; maxOutput: n
 }
 
 function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome): Pricing {
-  const c = plan.checked;
+  const checked = plan.checked;
   return {
     price(usage: IRUsage, tier: Tier) {
-      const costMicroUsd = costOf(svc.catalog.priceOf(c.model, tier), usage);
+      const costMicroUsd = costOf(svc.catalog.priceOf(checked.model, tier), usage);
       const extras: CostExtras = {
         cost: { total_micro_usd: costMicroUsd, currency: 'USD' },
         routing: {
@@ -380,14 +386,15 @@ function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome)
   };
 }
 
-function routingHeaders(c: CheckedRequest, served: RoutePlan, o: Outcome, tier: Tier): Headers {
+function routingHeaders(checked: CheckedRequest, served: RoutePlan, o: Outcome, tier: Tier): Headers {
   const h: Headers = {
     'x-service-served-provider': served.route,
-    'x-service-routing-reason': o.routeIndex > 0 ? 'fallback' : c.pinnedBy ? 'pinned' : c.explicitProvider ? 'requested' : 'native',
+    'x-service-routing-reason': o.routeIndex > 0 ? 'fallback'
+      : checked.pinnedBy ? 'pinned' : checked.explicitProvider ? 'requested' : 'native',
     'x-service-flex-applied': tier === 'flex' ? 'true' : 'false',
     'x-service-flex-reason': o.reason,
   };
-  if (c.retry) h['x-service-retries'] = o.retries;
+  if (checked.retry) h['x-service-retries'] = o.retries;
   return h;
 }
 

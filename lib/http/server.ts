@@ -32,7 +32,7 @@ export function createHttpServer(svc: Services, adminToken: string | undefined):
     keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: headersMs,
     connectionsCheckingInterval: headersMs ? Math.max(100, Math.min(1_000, Math.floor(headersMs / 4))) : 30_000,
   }, (req, res) => {
-    route(req, res, svc, adminToken, models).catch((err) => {
+    dispatch(req, res, svc, adminToken, models).catch((err) => {
       svc.log.error({ err }, 'unhandled');
       if (!res.headersSent) sendError(res, 'plain', asGatewayError(err)); else res.destroy();
     });
@@ -43,14 +43,17 @@ export function createHttpServer(svc: Services, adminToken: string | undefined):
     // As node answers by default (no error text is echoed), with our body for the timeout.
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       const body = JSON.stringify(errorBody('plain', new GatewayError('request_timeout', 'The request headers did not arrive in time.')));
-      socket.end(`HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const head = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json';
+      socket.end(`${head}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
     } else if (err.code === 'HPE_HEADER_OVERFLOW') socket.end('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n');
     else socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
   });
   return server;
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, svc: Services, adminToken: string | undefined, models: string): Promise<void> {
+async function dispatch(
+  req: IncomingMessage, res: ServerResponse, svc: Services, adminToken: string | undefined, models: string,
+): Promise<void> {
   const path = (req.url ?? '/').split('?', 1)[0]!;
   const format = INFERENCE[path];
   if (format) {
@@ -63,7 +66,9 @@ async function route(req: IncomingMessage, res: ServerResponse, svc: Services, a
   }
   try {
     if (path.startsWith('/admin/v1/')) return await handleAdmin(req, res, svc, path, adminToken);
-    if (path === '/v1/organization' || path.startsWith('/v1/organization/')) return await handleManage(req, res, svc, path, await orgKey(req, svc));
+    if (path === '/v1/organization' || path.startsWith('/v1/organization/')) {
+      return await handleManage(req, res, svc, path, await orgKey(req, svc));
+    }
     if (path === '/dashboard' || path.startsWith('/dashboard/')) return serveDashboard(req, res, path);
     if (req.method !== 'GET') throw new GatewayError(path === '/v1/models' || path === '/v1/limits' ? 'method_not_allowed' : 'not_found');
     switch (path) {

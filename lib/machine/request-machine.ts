@@ -96,7 +96,8 @@ function launchAttempt(ctx: Ctx, self: { send(e: Ev): void }, tier: Tier): void 
     (committed) => { if (ctx.attempts[tier] === attempt) self.send({ type: 'attempt.committed', tier, committed }); },
     (err) => {
       if (ctx.attempts[tier] !== attempt) return;   // stopped: nobody waits for it
-      const failure: Failure = err instanceof AttemptFailed ? err.failure : { kind: 'transient', status: 502, message: String(err?.message ?? err) };
+      const failure: Failure = err instanceof AttemptFailed ? err.failure
+        : { kind: 'transient', status: 502, message: String(err?.message ?? err) };
       self.send({ type: 'attempt.failed', tier, failure });
     },
   );
@@ -129,7 +130,8 @@ export const requestMachine = setup({
     racing: ({ context }) => context.input.flex === 'race',
     untimed: ({ context }) => context.input.flex !== 'race' && !context.input.retry,
     standardIdle: ({ context }) => context.standard === 'idle',
-    flexFailedNothingLeft: ({ context, event }) => event.type === 'attempt.failed' && event.tier === 'flex' && context.standard === 'failed',
+    flexFailedNothingLeft: ({ context, event }) =>
+      event.type === 'attempt.failed' && event.tier === 'flex' && context.standard === 'failed',
     flexFailed: ({ event }) => event.type === 'attempt.failed' && event.tier === 'flex',
     fatal: ({ event }) => event.type === 'attempt.failed' && event.failure.kind === 'fatal',
     retriesLeft: ({ context }) => !!context.input.retry && context.retriesOnRoute < context.input.retry.count,
@@ -138,7 +140,8 @@ export const requestMachine = setup({
   },
   delays: {
     hedgeAt: ({ context }) => Math.max(0, context.hedgeAt - context.input.now()),
-    backoff: ({ context }) => backoffDelay(context.input.retry!, context.retriesOnRoute, context.failure?.retryAfterMs, context.input.random),
+    backoff: ({ context }) =>
+      backoffDelay(context.input.retry!, context.retriesOnRoute, context.failure?.retryAfterMs, context.input.random),
   },
   actions: {
     // The context is this request's own and never compared or persisted: actions update it in place.
@@ -250,8 +253,8 @@ export function startRequest(input: MachineInput, clock: TimerClock = globalThis
   let resolve!: (o: Outcome) => void;
   const outcome = new Promise<Outcome>((r) => { resolve = r; });
   const run = new RequestRun(clock, () => {
-    const ctx = run.context;
-    resolve({ winner: ctx.winner, reason: ctx.reason, routeIndex: ctx.routeIndex, retries: ctx.retries, fallbacks: ctx.fallbacks, failure: ctx.failure });
+    const { winner, reason, routeIndex, retries, fallbacks, failure } = run.context;
+    resolve({ winner, reason, routeIndex, retries, fallbacks, failure });
   });
   run.start(input);
   return {
@@ -264,6 +267,8 @@ export function startRequest(input: MachineInput, clock: TimerClock = globalThis
 type Snapshot = SnapshotFrom<typeof requestMachine>;
 type Scope = Parameters<typeof requestMachine.transition>[2];
 const noop = (): void => {};
+/** What a transition hands its actor to run: a custom action and its arguments. */
+type ExecutableAction = { exec?: (info: unknown, params: unknown) => void; info: unknown; params: unknown };
 
 /** The actor system xstate's transition algorithm asks for: delayed events only, each on the
  *  request's own clock (inspection is off). One object for every request. */
@@ -294,7 +299,7 @@ class RequestRun {
       self: this, id: 'request', sessionId: '', logger: noop, system: SYSTEM, stopChild: noop,
       defer: (fn: () => void) => { this.deferred.push(fn); },
       emit: () => this.settle(),                       // the machine emits one event: settled
-      actionExecutor: (a: { exec?: (info: unknown, params: unknown) => void; info: unknown; params: unknown }) => a.exec?.(a.info, a.params),
+      actionExecutor: (action: ExecutableAction) => action.exec?.(action.info, action.params),
     } as unknown as Scope;
   }
 
