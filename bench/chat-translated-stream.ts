@@ -5,7 +5,7 @@
 import { isMain } from './processes.ts';
 import { runMain } from './harness.ts';
 import { CODECS } from '../lib/formats/index.ts';
-import { vendorA } from '../lib/providers/openai-style.ts';
+import { vendorA } from '../lib/providers/openai.ts';
 import { checkChatStream, checkResponsesStream, MODEL, PROMPT, type Scenario } from './scenario.ts';
 
 const caller = { model: MODEL, messages: [{ role: 'user', content: PROMPT }], stream: true };

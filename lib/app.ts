@@ -12,7 +12,7 @@ import { type GatewayConfig, ROUTES } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { openStore } from './store/store.ts';
 import { AbuseLimiter } from './limits/abuse.ts';
-import { vendorA } from './providers/openai-style.ts';
+import { vendorA } from './providers/openai.ts';
 import { vendorB } from './providers/gemini.ts';
 import { vendorC } from './providers/anthropic.ts';
 import { cloudA } from './providers/vertex.ts';

@@ -1,6 +1,9 @@
 // A route adapter is mostly data: which wire formats it speaks, where, how it authenticates, how
 // the flex tier is asked for, and how its stream is framed. Shared code (lib/stream/attempt.ts)
 // executes; it never branches on a route's name, so adding a route touches only its adapter.
+// One file per provider API, named after the API it speaks (openai, gemini, anthropic, vertex,
+// bedrock); each exports the adapter of the route that speaks it (vendorA, vendorB, vendorC,
+// cloudA, cloudB).
 import type { FormatName, RouteName, Tier } from '../ir.ts';
 import type { RawFrame } from '../stream/sse.ts';
 

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSimulator, type Simulator } from '../../lib/simulator/server.ts';
 import { simulatorCredentials } from '../../lib/app.ts';
-import { vendorA } from '../../lib/providers/openai-style.ts';
+import { vendorA } from '../../lib/providers/openai.ts';
 import { vendorB } from '../../lib/providers/gemini.ts';
 import { vendorC, ANTHROPIC_VERSION } from '../../lib/providers/anthropic.ts';
 import { cloudA } from '../../lib/providers/vertex.ts';

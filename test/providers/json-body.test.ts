@@ -3,7 +3,7 @@
 // own fields and those the route sets are cut, and the route's members are added.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { vendorA } from '../../lib/providers/openai-style.ts';
+import { vendorA } from '../../lib/providers/openai.ts';
 import { vendorC } from '../../lib/providers/anthropic.ts';
 
 const raw = Buffer.from('{"model":"gpt-5.4-mini","input":[{"role":"user","content":"caf\\u00e9 1.50"}],"temperature":1.0,'

@@ -8,7 +8,7 @@ import { planRequest, requestedMaxOutput, type PlanDeps } from '../../lib/routin
 import { checkRequest, type CallerFormat } from '../../lib/routing/validate.ts';
 import { Catalog, DEFAULT_MODELS } from '../../lib/catalog/catalog.ts';
 import { CODECS } from '../../lib/formats/index.ts';
-import { vendorA } from '../../lib/providers/openai-style.ts';
+import { vendorA } from '../../lib/providers/openai.ts';
 import { vendorB } from '../../lib/providers/gemini.ts';
 import { vendorC } from '../../lib/providers/anthropic.ts';
 import { cloudA } from '../../lib/providers/vertex.ts';
