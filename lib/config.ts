@@ -2,15 +2,19 @@
 // Without a file every route points at the built-in simulator and is served as managed.
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
-import type { RouteName } from './ir.ts';
+import { ROUTES, type RouteName } from './ir.ts';
 import { DEFAULT_MODELS, type ModelEntry } from './catalog/catalog.ts';
 import type { LedgerConfig } from './ledger/types.ts';
 import type { SimulatorOptions } from './simulator/server.ts';
 import { DEFAULT_FLEX_POLICY, type FlexPolicyConfig } from './routing/flex-policy.ts';
 import { DEFAULT_USAGE, type UsageConfig } from './usage/service.ts';
+import { DEFAULT_TIMEOUTS, type TimeoutsConfig } from './timeouts.ts';
+import { DEFAULT_CAPACITY, type CapacityConfig } from './providers/capacity.ts';
 import configSchema from '../schemas/config.json' with { type: 'json' };
 
-export const ROUTES: RouteName[] = ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b'];
+// Each floor owns its settings and their defaults; this module assembles them (and re-exports the
+// edge settings, which tests and the benchmarks tune).
+export { DEFAULT_CAPACITY, DEFAULT_TIMEOUTS, ROUTES, type CapacityConfig, type TimeoutsConfig };
 
 export interface AbuseConfig {
   organization_requests: number | null;
@@ -19,55 +23,6 @@ export interface AbuseConfig {
   failed_authentications: number | null;
   publish: boolean;
 }
-
-/** Every edge's time limit, in ms (0 = none). Defaults in DEFAULT_TIMEOUTS; README "Timeouts". */
-export interface TimeoutsConfig {
-  /** From connection (or the previous request on it) to the end of the request headers. */
-  request_headers_ms: number;
-  /** From the end of the headers to the last byte of the request body. */
-  request_body_ms: number;
-  /** Longest gap between two chunks of the request body. */
-  request_body_idle_ms: number;
-  /** TCP (and TLS) connect to a provider. */
-  upstream_connect_ms: number;
-  /** From sending a streamed upstream request to its response headers. */
-  upstream_first_byte_ms: number;
-  /** Longest gap between two chunks of an upstream body (also bounds headers → first event). */
-  upstream_idle_ms: number;
-  /** A non-streamed upstream call (the "now" fast path) waits this long for its whole answer. */
-  upstream_nonstream_ms: number;
-  /** A caller that reads nothing of a streamed answer this long is cut off like a disconnect
-   *  (the responder's backpressure cut-off, lib/stream/respond.ts). */
-  caller_idle_ms: number;
-  /** On SIGTERM: how long streams in flight may run before they are aborted. */
-  shutdown_drain_ms: number;
-}
-
-export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
-  request_headers_ms: 30_000,
-  request_body_ms: 60_000,
-  request_body_idle_ms: 15_000,
-  upstream_connect_ms: 10_000,
-  upstream_first_byte_ms: 60_000,
-  upstream_idle_ms: 120_000,
-  upstream_nonstream_ms: 600_000,
-  caller_idle_ms: 60_000,
-  shutdown_drain_ms: 10_000,
-};
-
-/** Upstream connections per route, the wait for one, and each organization's share. */
-export interface CapacityConfig {
-  /** Connections of a route's pool when routes.<route>.connections is not set. */
-  connections: number;
-  /** Requests that may wait for a connection of one route; past it, refused at once. */
-  queue: number;
-  /** Longest wait for a connection; then refused. */
-  wait_ms: number;
-  /** Largest share (0–1] of a route's connections one organization may hold or wait for. */
-  org_share: number;
-}
-
-export const DEFAULT_CAPACITY: CapacityConfig = { connections: 256, queue: 512, wait_ms: 5_000, org_share: 0.5 };
 
 export interface GatewayConfig {
   /** Base URL per route; undefined means "the built-in simulator". */

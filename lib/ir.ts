@@ -10,6 +10,7 @@
 
 export type Tier = 'flex' | 'standard';
 export type RouteName = 'vendor_a' | 'vendor_b' | 'vendor_c' | 'cloud_a' | 'cloud_b';
+export const ROUTES: RouteName[] = ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b'];
 /** Wire formats: the four caller formats plus Vertex generateContent (cloud_a's wire). */
 export type FormatName = 'responses' | 'chat' | 'messages' | 'interactions' | 'vertex';
 

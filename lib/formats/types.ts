@@ -1,7 +1,7 @@
 import type { FormatName, IREvent, IRRequest, IRResponse, IRUsage, CostExtras, Tier } from '../ir.ts';
+import type { SSEFrame } from '../sse.ts';
 
-/** One server-sent event as it came off the wire. `event` is absent for data-only formats. */
-export interface SSEFrame { event?: string; data: string }
+export type { SSEFrame };
 
 /** What an encoder needs to know about the response it writes. */
 export interface EncodeContext {

@@ -2,8 +2,9 @@
 import type { ServerResponse } from 'node:http';
 import type { FormatName } from '../ir.ts';
 import { errorBody, GatewayError } from '../errors.ts';
+import type { Headers } from '../headers.ts';
 
-export type Headers = Record<string, string | number>;
+export type { Headers };
 
 export function sendJson(res: ServerResponse, status: number, body: string, headers: Headers = {}): void {
   if (res.headersSent) { res.end(); return; }

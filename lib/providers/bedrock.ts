@@ -9,7 +9,7 @@ import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import type { Framer, RouteAdapter } from './types.ts';
 import { originAndBase } from './url.ts';
-import { formatFrame, type RawFrame } from '../stream/sse.ts';
+import { formatFrame, type RawFrame } from '../sse.ts';
 import { GatewayError } from '../errors.ts';
 import { MESSAGES_BETAS } from '../formats/messages/betas.ts';
 

@@ -7,6 +7,20 @@
 
 import type { Failure } from './types.ts';
 
+/** Upstream connections per route, the wait for one, and each organization's share. */
+export interface CapacityConfig {
+  /** Connections of a route's pool when routes.<route>.connections is not set. */
+  connections: number;
+  /** Requests that may wait for a connection of one route; past it, refused at once. */
+  queue: number;
+  /** Longest wait for a connection; then refused. */
+  wait_ms: number;
+  /** Largest share (0–1] of a route's connections one organization may hold or wait for. */
+  org_share: number;
+}
+
+export const DEFAULT_CAPACITY: CapacityConfig = { connections: 256, queue: 512, wait_ms: 5_000, org_share: 0.5 };
+
 export type Refusal = 'org_share' | 'queue_full' | 'wait_timeout' | 'busy';
 
 export class CapacityRefused extends Error {

@@ -5,7 +5,7 @@
 // bedrock); each exports the adapter of the route that speaks it (vendorA, vendorB, vendorC,
 // cloudA, cloudB).
 import type { FormatName, RouteName, Tier } from '../ir.ts';
-import type { RawFrame } from '../stream/sse.ts';
+import type { RawFrame } from '../sse.ts';
 
 export interface UpstreamRequest {
   origin: string;              // scheme://host:port — selects the undici pool

@@ -12,7 +12,7 @@ import type { FormatName, RouteName, Tier } from '../ir.ts';
 import type { Failure, Framer, RouteAdapter, UpstreamRequest } from '../providers/types.ts';
 import type { Pools, UpstreamTerms } from './pools.ts';
 import { CapacityRefused, capacityFailure } from '../providers/capacity.ts';
-import { parseFrame, SSEParser, type RawFrame } from './sse.ts';
+import { parseFrame, SSEParser, type RawFrame } from '../sse.ts';
 import { classify, connectionFailure } from './failure.ts';
 
 export class AttemptFailed extends Error {

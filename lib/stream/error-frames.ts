@@ -2,7 +2,7 @@
 // a failure becomes the format's own error event, never a fake clean end a client would trust). Used on passthrough
 // streams, whose encoders never ran; translated streams get theirs from the encoder.
 import type { FormatName } from '../ir.ts';
-import { formatFrame } from './sse.ts';
+import { formatFrame } from '../sse.ts';
 
 export function errorFrame(format: FormatName, code: string, message: string): string {
   switch (format) {

@@ -6,8 +6,8 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { RouteName } from '../ir.ts';
 import type { UpstreamRequest } from '../providers/types.ts';
-import { RouteGate } from '../providers/capacity.ts';
-import { DEFAULT_CAPACITY, DEFAULT_TIMEOUTS, type CapacityConfig, type GatewayConfig, type TimeoutsConfig } from '../config.ts';
+import { DEFAULT_CAPACITY, RouteGate, type CapacityConfig } from '../providers/capacity.ts';
+import { DEFAULT_TIMEOUTS, type TimeoutsConfig } from '../timeouts.ts';
 import type { Metrics } from '../metrics.ts';
 
 /** What one attempt may use: whose request it is, how long it may wait for a slot, and how long
@@ -20,13 +20,20 @@ const TIMEOUT_EDGE: Record<string, string> = {
   UND_ERR_BODY_TIMEOUT: 'upstream_idle',
 };
 
+/** The settings the pools read (lib/config.ts GatewayConfig is one). */
+export interface PoolSettings {
+  routes: Partial<Record<RouteName, { connections?: number }>>;
+  timeouts?: TimeoutsConfig;
+  capacity?: CapacityConfig;
+}
+
 export class Pools {
   private readonly pools = new Map<string, Pool>();
   private readonly gates = new Map<RouteName, RouteGate>();
   private readonly timeouts: TimeoutsConfig;
   private readonly capacity: CapacityConfig;
 
-  constructor(private readonly config: Pick<GatewayConfig, 'routes'> & Partial<Pick<GatewayConfig, 'timeouts' | 'capacity'>> = { routes: {} }, private readonly metrics?: Metrics) {
+  constructor(private readonly config: PoolSettings = { routes: {} }, private readonly metrics?: Metrics) {
     this.timeouts = config.timeouts ?? DEFAULT_TIMEOUTS;
     this.capacity = config.capacity ?? DEFAULT_CAPACITY;
   }

@@ -9,12 +9,12 @@ import { zeroUsage } from '../ir.ts';
 import type { EncodeContext, FormatCodec, TapState } from '../formats/types.ts';
 import { ResponseCollector } from '../formats/collect.ts';
 import type { Committed } from './attempt.ts';
-import type { RawFrame } from './sse.ts';
-import { formatFrame } from './sse.ts';
+import type { RawFrame } from '../sse.ts';
+import { formatFrame } from '../sse.ts';
 import { PassthroughScanner } from './sse-scan.ts';
 import { withoutBulk } from '../json-skip.ts';
 import { errorFrame } from './error-frames.ts';
-import type { Headers } from '../http/reply.ts';
+import type { Headers } from '../headers.ts';
 import { addCostExtras } from '../formats/cost-extras.ts';
 
 export interface Pricing {

@@ -4,7 +4,7 @@
 // search from the end of the chunk; finding the frame that carries usage is a native substring
 // search for the tap's markers. Only a frame that contains a marker is decoded (text, fields,
 // JSON); every other frame passes as bytes, with no string or object made for it.
-import { parseFrame, type RawFrame } from './sse.ts';
+import { parseFrame, type RawFrame } from '../sse.ts';
 
 const LF2 = Buffer.from('\n\n');
 const CRLF2 = Buffer.from('\r\n\r\n');

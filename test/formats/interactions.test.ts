@@ -7,7 +7,7 @@ import { interactionsCodec } from '../../lib/formats/interactions/index.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
 import { type IREvent, type IRRequest, type IRUsage, zeroUsage } from '../../lib/ir.ts';
 import { GatewayError } from '../../lib/errors.ts';
-import { parseFrame } from '../../lib/stream/sse.ts';
+import { parseFrame } from '../../lib/sse.ts';
 import { decodeAll } from '../helpers/decode.ts';
 import { RECORDED, recordedOnly } from '../helpers/recorded.ts';
 

@@ -7,7 +7,7 @@ import { messagesCodec } from '../../lib/formats/messages/index.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
 import { type IREvent, type IRRequest, zeroUsage } from '../../lib/ir.ts';
 import { GatewayError } from '../../lib/errors.ts';
-import { parseFrame } from '../../lib/stream/sse.ts';
+import { parseFrame } from '../../lib/sse.ts';
 import { decodeAll } from '../helpers/decode.ts';
 import { RECORDED, recordedOnly } from '../helpers/recorded.ts';
 

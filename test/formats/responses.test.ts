@@ -10,7 +10,7 @@ import { GatewayError } from '../../lib/errors.ts';
 import { responsesCodec } from '../../lib/formats/responses/index.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
 import { type CostExtras, type IREvent, type IRRequest, zeroUsage } from '../../lib/ir.ts';
-import { SSEParser } from '../../lib/stream/sse.ts';
+import { SSEParser } from '../../lib/sse.ts';
 import { collect } from '../helpers/decode.ts';
 import { RECORDED, recordedFiles, recordedOnly } from '../helpers/recorded.ts';
 

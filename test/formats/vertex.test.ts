@@ -7,7 +7,7 @@ import { vertexCodec } from '../../lib/formats/vertex/index.ts';
 import { parsePath, PartialArgs } from '../../lib/formats/vertex/partial-args.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
 import { type IREvent, type IRRequest, type IRUsage, zeroUsage } from '../../lib/ir.ts';
-import { parseFrame } from '../../lib/stream/sse.ts';
+import { parseFrame } from '../../lib/sse.ts';
 import { decodeAll } from '../helpers/decode.ts';
 import { RECORDED, recordedOnly } from '../helpers/recorded.ts';
 

@@ -7,7 +7,7 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import AjvModule from 'ajv';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../lib/simulator/server.ts';
-import { SSEParser } from '../../lib/stream/sse.ts';
+import { SSEParser } from '../../lib/sse.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { OWN_FIXTURES } from '../helpers/recorded.ts';
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassthroughScanner } from '../../lib/stream/sse-scan.ts';
-import type { RawFrame } from '../../lib/stream/sse.ts';
+import type { RawFrame } from '../../lib/sse.ts';
 
 const STREAM = 'event: response.created\ndata: {"type":"response.created"}\n\n'
   + ': keep-alive\n\n'

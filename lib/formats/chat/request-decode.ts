@@ -4,7 +4,8 @@
 // native, so only a Chat passthrough to vendor A sends them.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolDef } from '../../ir.ts';
-import { isPlainObject, parseDataUrl } from '../responses/native.ts';
+import { isPlainObject } from '../../json-util.ts';
+import { parseDataUrl } from '../openai-shared.ts';
 
 const MAPPED = new Set([
   'model', 'messages', 'tools', 'tool_choice', 'max_completion_tokens', 'max_tokens', 'temperature',

@@ -3,7 +3,7 @@
 // parts are dropped; tool results become role "tool" messages right after the assistant turn.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest } from '../../ir.ts';
-import { dataUrl, mergeNative } from '../responses/native.ts';
+import { dataUrl, mergeNative } from '../openai-shared.ts';
 
 export function encodeChatRequest(ir: IRRequest): Record<string, any> {
   const messages: Record<string, unknown>[] = [];

@@ -1,7 +1,6 @@
 // Non-streamed Chat Completions bodies: vendor A's body → IRResponse, IRResponse → the caller's body.
 import type { IRBlock, IRResponse, IRStopReason } from '../../ir.ts';
-import { newId } from '../responses/ids.ts';
-import { serviceTierOf } from '../responses/usage.ts';
+import { newId, serviceTierOf } from '../openai-shared.ts';
 import type { EncodeContext } from '../types.ts';
 import { tierOfChunk, usageFromChat, usageToChat } from './usage.ts';
 

@@ -2,7 +2,7 @@
 // model, service_tier) and, when the caller asked include_usage, the `"usage":null` tail, so both
 // are built once per stream and a content delta is three string concatenations.
 import type { IREvent } from '../../ir.ts';
-import { serviceTierOf } from '../responses/usage.ts';
+import { serviceTierOf } from '../openai-shared.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { chatId, finishFromStop } from './response.ts';
 import { usageToChat } from './usage.ts';

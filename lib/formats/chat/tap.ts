@@ -2,7 +2,7 @@
 // with a non-null usage (and the finish chunk, for the tier) is parsed. Chat writes compact JSON,
 // so `"usage":{` marks real usage: inside a content string the quotes would be escaped.
 import type { CostExtras } from '../../ir.ts';
-import { isPlainObject } from '../responses/native.ts';
+import { isPlainObject } from '../../json-util.ts';
 import type { SSEFrame, TapState, UsageTap } from '../types.ts';
 import { addChatExtras, tierOfChunk, usageFromChat } from './usage.ts';
 

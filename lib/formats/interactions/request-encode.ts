@@ -4,7 +4,7 @@
 // the function's name, found from the earlier call with the same id).
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRToolChoice } from '../../ir.ts';
-import { argumentsObject } from './ids.ts';
+import { argumentsObject } from '../tool-args.ts';
 
 type Item = Record<string, unknown>;
 

@@ -2,7 +2,8 @@
 // caller sees.
 import type { IRBlock, IRResponse } from '../../ir.ts';
 import type { EncodeContext } from '../types.ts';
-import { argumentsObject, newInteractionId } from './ids.ts';
+import { newInteractionId } from './ids.ts';
+import { argumentsObject } from '../tool-args.ts';
 import { statusFromStop, stopFromStatus } from './status.ts';
 import { isoSeconds, tierFromInteractions, usageFromInteractions, usageToInteractions } from './usage.ts';
 import { addCostExtras } from '../cost-extras.ts';

@@ -1,7 +1,7 @@
 // IR events → Interactions SSE (steps schema), as the API sends it and @google/genai parses it:
 // interaction.created, interaction.status_update, step.start/delta/stop per block,
 // interaction.completed, then `event: done` / `data: [DONE]`.
-import { formatFrame } from '../../stream/sse.ts';
+import { formatFrame } from '../../sse.ts';
 import type { IREvent } from '../../ir.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { newInteractionId } from './ids.ts';

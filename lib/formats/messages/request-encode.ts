@@ -3,7 +3,7 @@
 // tool results lead their user turn, and reasoning only survives when it carries a signature.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice } from '../../ir.ts';
-import { toolInput } from './ids.ts';
+import { argumentsObject } from '../tool-args.ts';
 
 type Block = Record<string, unknown>;
 interface WireMessage { role: 'user' | 'assistant'; content: Block[] }
@@ -84,7 +84,7 @@ function assistantBlock(p: IRPart): Block[] {
       // redacted_thinking decodes to a reasoning part without text; give it back the same way.
       return [p.text === undefined ? { type: 'redacted_thinking', data: p.signature } : { type: 'thinking', thinking: p.text, signature: p.signature }];
     case 'tool_call': {
-      const input = toolInput(p.arguments);
+      const input = argumentsObject(p.arguments);
       if (!input) throw new GatewayError('invalid_request', `The arguments of tool call ${p.id} are not valid JSON.`, { param: 'messages' });
       return [{ type: 'tool_use', id: p.id, name: p.name, input }];
     }

@@ -1,7 +1,8 @@
 // Non-streamed Messages bodies: an Anthropic Message → IR, and IR → the Message a caller sees.
 import type { IRBlock, IRResponse } from '../../ir.ts';
 import type { EncodeContext } from '../types.ts';
-import { newMessageId, toolInput } from './ids.ts';
+import { newMessageId } from './ids.ts';
+import { argumentsObject } from '../tool-args.ts';
 import { stopFromAnthropic, stopToAnthropic } from './stop-reason.ts';
 import { anthropicUsage, countersToIR, mergeAnthropicUsage, tierFromAnthropic, zeroCounters } from './usage.ts';
 import { addCostExtras } from '../cost-extras.ts';
@@ -39,7 +40,7 @@ export function encodeMessagesResponse(res: IRResponse, ctx: EncodeContext): Rec
       // A Gemini thought signature on a function call has no tool_use field; it rides in a
       // thinking block just before the call, which the Gemini encoders put back on the call.
       if (b.signature) content.push({ type: 'thinking', thinking: '', signature: b.signature });
-      content.push({ type: 'tool_use', id: b.id, name: b.name, input: toolInput(b.arguments) ?? {} });
+      content.push({ type: 'tool_use', id: b.id, name: b.name, input: argumentsObject(b.arguments) ?? {} });
     }
   }
   const usage: Record<string, unknown> = { ...anthropicUsage(res.usage), service_tier: ctx.tier };

@@ -1,7 +1,7 @@
 // IR events → the Messages SSE text the Anthropic SDKs parse. The SDK keys content blocks by
 // array position, so IR block indexes (which may skip numbers) are renumbered 0, 1, 2, … in the
 // order blocks open.
-import { formatFrame } from '../../stream/sse.ts';
+import { formatFrame } from '../../sse.ts';
 import { type IREvent, type IRUsage, zeroUsage } from '../../ir.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { newMessageId } from './ids.ts';

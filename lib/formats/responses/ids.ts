@@ -1,9 +1,7 @@
 // Ids in OpenAI's shapes. Output item ids derive from the response id and the item's position, so
 // the streamed items and the terminal response object name the same item the same way without
 // sharing state.
-import { randomBytes } from 'node:crypto';
-
-export const newId = (prefix: string): string => prefix + randomBytes(24).toString('hex');
+import { newId } from '../openai-shared.ts';
 
 export const responseId = (id: string): string =>
   !id ? newId('resp_') : id.startsWith('resp_') ? id : `resp_${id}`;

@@ -3,7 +3,8 @@
 // results that answer it each read as one message, as the other formats expect.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
-import { isPlainObject, parseDataUrl } from './native.ts';
+import { isPlainObject } from '../../json-util.ts';
+import { parseDataUrl } from '../openai-shared.ts';
 
 /** Fields this decoder maps into the IR; every other field travels in native. */
 const MAPPED = new Set([

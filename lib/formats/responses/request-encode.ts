@@ -4,7 +4,7 @@
 // reasoning item so the model keeps its chain of thought across tool calls.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest } from '../../ir.ts';
-import { dataUrl, mergeNative } from './native.ts';
+import { dataUrl, mergeNative } from '../openai-shared.ts';
 
 export function encodeResponsesRequest(ir: IRRequest): Record<string, any> {
   const body: Record<string, any> = { model: ir.model };

@@ -4,7 +4,8 @@
 import type { IRBlock, IRResponse, IRStopReason } from '../../ir.ts';
 import type { EncodeContext } from '../types.ts';
 import { itemId, responseId } from './ids.ts';
-import { serviceTierOf, tierFromServiceTier, usageFromResponses, usageToResponses } from './usage.ts';
+import { usageFromResponses, usageToResponses } from './usage.ts';
+import { serviceTierOf, tierFromServiceTier } from '../openai-shared.ts';
 
 export function decodeResponsesResponse(body: any): IRResponse {
   const blocks: IRBlock[] = [];

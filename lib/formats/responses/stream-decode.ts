@@ -6,7 +6,8 @@ import { withoutBulk } from '../../json-skip.ts';
 import { type IREvent, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
 import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { decodeResponsesResponse, stopReasonOf } from './response.ts';
-import { tierFromServiceTier, usageFromResponses } from './usage.ts';
+import { usageFromResponses } from './usage.ts';
+import { tierFromServiceTier } from '../openai-shared.ts';
 
 interface OpenBlock { index: number; kind: 'text' | 'reasoning' | 'tool_call'; streamed: boolean; open: boolean }
 

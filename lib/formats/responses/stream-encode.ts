@@ -4,7 +4,7 @@
 // non-streamed callers read the same object). Deltas, the hot path, are concatenated from
 // per-block prefixes instead of serialising an object per token.
 import { type IRBlock, type IREvent, type IRResponse, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
-import { formatFrame } from '../../stream/sse.ts';
+import { formatFrame } from '../../sse.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { itemId, responseId } from './ids.ts';
 import { encodeResponsesResponse, outputItem, responseShell } from './response.ts';

@@ -2,8 +2,9 @@
 // and parses only the terminal event, the one that carries usage and the tier that served.
 import type { CostExtras } from '../../ir.ts';
 import type { SSEFrame, TapState, UsageTap } from '../types.ts';
-import { isPlainObject } from './native.ts';
-import { tierFromServiceTier, usageFromResponses } from './usage.ts';
+import { isPlainObject } from '../../json-util.ts';
+import { usageFromResponses } from './usage.ts';
+import { tierFromServiceTier } from '../openai-shared.ts';
 import { addCostExtras } from '../cost-extras.ts';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);

@@ -1,7 +1,8 @@
-// Usage and tier as the OpenAI Responses wire writes them, to and from the IR's normalised shape.
+// Usage as the OpenAI Responses wire writes it, to and from the IR's normalised shape (the tier
+// names, shared with Chat, are in ../openai-shared.ts).
 // Responses already counts cache reads inside input_tokens and reasoning inside output_tokens, so
 // normalising is a rename; only missing detail objects need defaults.
-import type { CostExtras, IRUsage, Tier } from '../../ir.ts';
+import type { CostExtras, IRUsage } from '../../ir.ts';
 import { addCostExtras } from '../cost-extras.ts';
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -31,7 +32,3 @@ export function usageToResponses(u: IRUsage, extras?: CostExtras): Record<string
   return usage;
 }
 
-
-/** The tier OpenAI reports as served: "flex" is flex; default, scale, priority… are standard. */
-export const tierFromServiceTier = (t: unknown): Tier => (t === 'flex' ? 'flex' : 'standard');
-export const serviceTierOf = (t: Tier): 'flex' | 'default' => (t === 'flex' ? 'flex' : 'default');

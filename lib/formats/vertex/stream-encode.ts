@@ -1,7 +1,7 @@
 // IR events → Vertex streamGenerateContent chunks (data-only SSE), a best effort: Vertex is
 // rarely a caller format. Text and thoughts stream as they come; a function call goes out whole
 // when its block stops; the last chunk has finishReason and the token counts.
-import { formatFrame } from '../../stream/sse.ts';
+import { formatFrame } from '../../sse.ts';
 import type { IREvent } from '../../ir.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { finishFromStop } from './finish-reason.ts';

@@ -1,7 +1,10 @@
 // Incremental SSE framing at the byte level (no decode to text and back): find the blank line that ends a
 // frame with Buffer.indexOf, keep the tail for the next chunk, and hand out each frame with its
-// raw bytes so a passthrough can forward them untouched.
-import type { SSEFrame } from '../formats/types.ts';
+// raw bytes so a passthrough can forward them untouched. Ground floor: the codecs write frames, the
+// provider adapters and the stream floor read them.
+
+/** One server-sent event as it came off the wire. `event` is absent for data-only formats. */
+export interface SSEFrame { event?: string; data: string }
 
 export interface RawFrame extends SSEFrame { raw: Buffer }
 

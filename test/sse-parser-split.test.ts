@@ -2,7 +2,7 @@
 // whether frames end with LF LF or CRLF CRLF (mixed in one stream).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SSEParser } from '../../lib/stream/sse.ts';
+import { SSEParser } from '../lib/sse.ts';
 
 const STREAM = 'event: a\ndata: {"x":1}\n\n: comment\n\ndata: two\r\ndata: lines\r\n\r\nevent: b\r\ndata: é✓\r\n\r\n'
   + 'data: {"y":"\\n\\n"}\n\nevent: c\ndata: last';

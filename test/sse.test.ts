@@ -1,8 +1,8 @@
-// SSEParser (lib/stream/sse.ts): the frames of a stream are the same however the bytes are cut into
+// SSEParser (lib/sse.ts): the frames of a stream are the same however the bytes are cut into
 // chunks, and each frame's raw bytes are exactly its slice of the input (what a passthrough forwards).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatFrame, parseFrame, SSEParser, type RawFrame } from '../../lib/stream/sse.ts';
+import { formatFrame, parseFrame, SSEParser, type RawFrame } from '../lib/sse.ts';
 
 // Named and data-only frames, a multi-line data field, a field without a space after the colon,
 // a comment line inside a frame, CRLF line endings, multi-byte UTF-8, and a comment-only frame.
