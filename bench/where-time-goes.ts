@@ -28,7 +28,7 @@ const PARTS: [string, (url: string, fn: string) => boolean][] = [
   ['stream translation (decode/encode)', (u) => /stream-(en|de)code\.ts|formats\/collect\.ts|formats\/\w+\/(response|usage|ids)\.ts|cost-extras\.ts/.test(u)],
   ['pricing', (u) => u.includes('lib/catalog/')],
   ['upstream call (undici)', (u) => u.includes('node_modules/undici') || u.includes('lib/stream/attempt.ts') || u.startsWith('wasm://')],
-  ['responding (our code)', (u) => /lib\/stream\/(respond|error-frames)\.ts|lib\/http\/reply\.ts/.test(u)],
+  ['responding (our code)', (u) => /lib\/stream\/respond\.ts|lib\/formats\/[a-z]+\/errors\.ts|lib\/http\/reply\.ts/.test(u)],
   ['pipeline + server glue', (u) => /lib\/http\/(pipeline|server)\.ts|lib\/app\.ts|bench\//.test(u)],
   ['sockets + node http (every proxy pays)', (u, f) => /node:(net|_http|internal\/(stream_base|streams|http|timers|process|event_target|abort|async)|events|buffer|stream)/.test(u) || /^(writev|writeBuffer|writeUtf8String|writeLatin1String|writeString|onStreamRead|runMicrotasks)$/.test(f)],
 ];

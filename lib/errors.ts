@@ -1,7 +1,7 @@
 // Every error the gateway answers with, declared once, so a code, its status and its message cannot
-// drift apart between the places that raise it. The codes are the keys. Each caller format wraps the
-// same entry in its own envelope (errorBody) so that format's official SDK raises its typed error.
-import type { FormatName } from './ir.ts';
+// drift apart between the places that raise it. The codes are the keys. Each format's codec wraps the
+// same entry in its own envelope (FormatCodec.errorBody) so that format's official SDK raises its
+// typed error.
 
 interface ErrorSpec { status: number; message: string }
 
@@ -72,53 +72,5 @@ export class GatewayError extends Error {
     this.status = opts.status ?? ERRORS[code].status;
     this.param = opts.param;
     this.retryAfterS = opts.retryAfterS;
-  }
-}
-
-const openaiType = (status: number): string =>
-  status === 401 ? 'authentication_error'
-    : status === 403 ? 'permission_error'
-    : status === 402 ? 'insufficient_quota'
-    : status === 404 ? 'not_found_error'
-    : status === 429 ? 'rate_limit_error'
-    : status >= 500 ? 'server_error'
-    : 'invalid_request_error';
-
-const anthropicType = (status: number): string =>
-  status === 401 ? 'authentication_error'
-    : status === 402 ? 'billing_error'
-    : status === 403 ? 'permission_error'
-    : status === 404 ? 'not_found_error'
-    : status === 413 ? 'request_too_large'
-    : status === 429 ? 'rate_limit_error'
-    : status === 529 ? 'overloaded_error'
-    : status >= 500 ? 'api_error'
-    : 'invalid_request_error';
-
-const googleStatus = (status: number): string =>
-  status === 401 ? 'UNAUTHENTICATED'
-    : status === 403 ? 'PERMISSION_DENIED'
-    : status === 402 ? 'FAILED_PRECONDITION'
-    : status === 404 ? 'NOT_FOUND'
-    : status === 413 ? 'INVALID_ARGUMENT'
-    : status === 429 ? 'RESOURCE_EXHAUSTED'
-    : status === 499 ? 'CANCELLED'
-    : status === 503 ? 'UNAVAILABLE'
-    : status === 504 ? 'DEADLINE_EXCEEDED'
-    : status >= 500 ? 'INTERNAL'
-    : 'INVALID_ARGUMENT';
-
-/** The error body in the caller format's own envelope, carrying the spec's code string where
- *  that format's SDK exposes it: OpenAI error.code; Anthropic error.code beside error.type;
- *  Gemini error.code (a string, as js-genai types the Interactions error) beside error.status. */
-export function errorBody(format: FormatName | 'plain', err: GatewayError): Record<string, unknown> {
-  switch (format) {
-    case 'messages':
-      return { type: 'error', error: { type: anthropicType(err.status), message: err.message, code: err.code } };
-    case 'interactions':
-    case 'vertex':
-      return { error: { code: err.code, message: err.message, status: googleStatus(err.status) } };
-    default:
-      return { error: { message: err.message, type: openaiType(err.status), param: err.param ?? null, code: err.code } };
   }
 }

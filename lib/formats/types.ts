@@ -1,5 +1,13 @@
-import type { FormatName, IREvent, IRRequest, IRResponse, IRUsage, CostExtras, Tier } from '../ir.ts';
+// What a codec provides: the one place that knows its wire format. A codec translates its format to
+// and from the IR (requests, responses, streams), taps usage off a passthrough stream, and writes its
+// error envelope and in-stream error event; a caller format's codec also has an endpoint (its path,
+// schema, request rules, output-cap field, usage-frame filter). The floors above ask the codec and
+// never name a format.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FormatName, IREvent, IRRequest, IRResponse, IRUsage, CostExtras, RouteName, Tier } from '../ir.ts';
+import type { GatewayError } from '../errors.ts';
 import type { SSEFrame } from '../sse.ts';
+import type { ModelEntry } from '../catalog/catalog.ts';
 
 export type { SSEFrame };
 
@@ -59,4 +67,53 @@ export interface FormatCodec {
   createStreamDecoder(): StreamDecoder;
   createStreamEncoder(ctx: EncodeContext): StreamEncoder;
   tap: UsageTap;
+  /** The body of an error answer in this format's envelope (so its official SDK raises its typed
+   *  error), carrying the spec's code string where the SDK exposes one. */
+  errorBody(err: GatewayError): Record<string, unknown>;
+  /** The event a stream in this format ends with when it breaks after commit (the status is sent:
+   *  never a fake clean end a client would trust). For passthrough streams, whose encoder never
+   *  ran; a translated stream gets its own from its encoder. */
+  errorFrame(code: string, message: string): string;
+  /** Present when callers may send this format (Vertex is a provider wire only). */
+  endpoint?: Endpoint;
+}
+
+/** A codec callers may send requests in. */
+export interface CallerCodec extends FormatCodec { endpoint: Endpoint }
+
+/** A caller format's endpoint: where it is served and the rules of its requests. */
+export interface Endpoint {
+  /** The path callers POST this format to. */
+  path: string;
+  /** The body's JSON Schema ($refs into schemas/common.json), compiled once by lib/routing/validate.ts. */
+  schema: object;
+  /** Provider-held conversation state: the fields that refer to it and the one route that holds it
+   *  (the API that issued the id). A request naming one is pinned to that route. */
+  state?: { fields: readonly string[]; route: RouteName };
+  /** This format's own rules, run after the shared ones on a schema-valid body: refuses what it
+   *  cannot serve (GatewayError), drops what the gateway decides (service_tier), and sets what the
+   *  format derives (ownWire, includeUsage, betas), reading the request headers it needs. */
+  check(c: CallerRequest, headers: IncomingHttpHeaders): void;
+  /** The caller's output cap, from the field this format names it in; undefined when absent or not
+   *  an integer. */
+  maxOutput(body: Record<string, any>): number | undefined;
+  /** Passthrough streams of a caller that did not ask for usage: true for the usage-only frame the
+   *  gateway asked the provider for (settlement needs it), which is dropped. Absent: the format
+   *  sends no such frame. */
+  usageOnlyFrame?(data: any): boolean;
+}
+
+/** What an endpoint's check() reads and sets (lib/routing/validate.ts CheckedRequest is one). */
+export interface CallerRequest {
+  model: ModelEntry;
+  startWithin: { kind: 'now' | 'duration' };
+  /** The caller body without the gateway's own fields. */
+  body: Record<string, any>;
+  /** A route that speaks the caller's format gets the body as it is (passthrough); false when the
+   *  format rides another wire everywhere (Chat without Chat-native parameters goes as Responses). */
+  ownWire: boolean;
+  /** The caller asked for a usage frame in its stream (Chat stream_options.include_usage). */
+  includeUsage: boolean;
+  /** Understood beta flags the route adapters forward (Messages: the `anthropic-beta` values). */
+  betas: string[];
 }

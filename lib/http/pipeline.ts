@@ -85,7 +85,7 @@ async function check(ctx: RequestContext): Promise<void> {
   const { req, svc, format } = ctx;
   const bytes = ctx.bytes = await readBody(req, requestBodyLimits(svc));
   const raw = parseJsonObject(bytes);
-  ctx.checked = checkRequest(format, raw, svc.catalog, ctx.key!.defaultStartWithin, req.headers['anthropic-beta']);
+  ctx.checked = checkRequest(format, raw, svc.catalog, ctx.key!.defaultStartWithin, req.headers);
 }
 
 /** The route chain with its credentials and upstream bodies (a body that cannot be translated is
@@ -125,7 +125,7 @@ async function admit(ctx: RequestContext): Promise<void> {
   const plan = ctx.plan!;
   const checked = plan.checked;
   const inputTokens = Math.ceil(ctx.bytes!.length / 4);
-  const maxOutput = requestedMaxOutput(checked.body) ?? svc.config.hold.default_max_output_tokens;
+  const maxOutput = requestedMaxOutput(checked) ?? svc.config.hold.default_max_output_tokens;
   const micro = costOf(checked.model.prices.standard, {
     inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: maxOutput, reasoningTokens: 0,
   });

@@ -1,7 +1,8 @@
 // Writing answers: JSON bodies with their headers, and errors in the caller format's envelope.
 import type { ServerResponse } from 'node:http';
 import type { FormatName } from '../ir.ts';
-import { errorBody, GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors.ts';
+import { CODECS } from '../formats/index.ts';
 import type { Headers } from '../headers.ts';
 
 export type { Headers };
@@ -11,6 +12,14 @@ export function sendJson(res: ServerResponse, status: number, body: string, head
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }
+
+/** The gateway's own endpoints (admin, usage, limits, models, unknown paths) answer errors in
+ *  OpenAI's envelope, the one most clients parse. */
+const PLAIN: FormatName = 'responses';
+
+/** An error's body in the envelope of `format` (its codec writes it). */
+export const errorBody = (format: FormatName | 'plain', err: GatewayError): Record<string, unknown> =>
+  CODECS[format === 'plain' ? PLAIN : format].errorBody(err);
 
 export function sendError(res: ServerResponse, format: FormatName | 'plain', err: GatewayError, headers: Headers = {}): void {
   const h: Headers = { ...headers };

@@ -1,13 +1,13 @@
 // The node:http server: a route table from method and path to a handler. No framework.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { errorBody, GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { handleInference } from './pipeline.ts';
 import { guard } from './auth.ts';
 import { handleAdmin } from './admin.ts';
 import { handleCountTokens } from './count-tokens.ts';
-import { asGatewayError, sendError, sendJson } from './reply.ts';
-import type { CallerFormat } from '../routing/validate.ts';
+import { asGatewayError, errorBody, sendError, sendJson } from './reply.ts';
+import { CALLER_CODECS, type CallerFormat } from '../formats/index.ts';
 import { buildLimitsReport, serializeLimitsReport } from '../limits/report.ts';
 import { catalogBody } from './models.ts';
 import { usageReport, usageRequests } from './usage.ts';
@@ -15,12 +15,9 @@ import { handleManage } from './manage.ts';
 import { serveDashboard } from './dashboard.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
 
-const INFERENCE: Record<string, CallerFormat> = {
-  '/v1/responses': 'responses',
-  '/v1/chat/completions': 'chat',
-  '/v1/messages': 'messages',
-  '/v1/interactions': 'interactions',
-};
+/** Inference path → caller format: each caller format's codec names its endpoint's path. */
+const INFERENCE: Record<string, CallerFormat> = Object.fromEntries(
+  (Object.keys(CALLER_CODECS) as CallerFormat[]).map((format) => [CALLER_CODECS[format].endpoint.path, format]));
 
 export function createHttpServer(svc: Services, adminToken: string | undefined): Server {
   const models = catalogBody(svc.catalog);

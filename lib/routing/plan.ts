@@ -5,6 +5,7 @@ import type { FormatName, IRRequest, RouteName } from '../ir.ts';
 import { GatewayError } from '../errors.ts';
 import type { RouteAdapter } from '../providers/types.ts';
 import type { FormatCodec } from '../formats/types.ts';
+import { CALLER_CODECS } from '../formats/index.ts';
 import type { CheckedRequest } from './validate.ts';
 
 export type KeyMode = 'byok' | 'managed';
@@ -40,8 +41,9 @@ export function planRequest(c: CheckedRequest, deps: PlanDeps): Plan {
       throw new GatewayError('provider_key_missing', `No key is configured for the route '${route}'; set one with PUT /admin/v1/orgs/{id}/provider-keys/${route}.`, { param: 'provider' });
     }
     const adapter = deps.adapters[route];
-    // Chat goes through the canonical Responses path unless it carries Chat-native parameters.
-    const speaksCaller = adapter.wires.includes(c.format) && (c.format !== 'chat' || c.chatPassthrough);
+    // The route gets the caller's body as it is when it speaks the caller's format and the format
+    // allows it for this request (Chat only with Chat-native parameters); else its first wire.
+    const speaksCaller = c.ownWire && adapter.wires.includes(c.format);
     const wire = speaksCaller ? c.format : adapter.wires[0]!;
     return {
       route, mode: own !== undefined ? 'byok' : 'managed', credential: own ?? managed, wire,
@@ -69,8 +71,7 @@ export function planRequest(c: CheckedRequest, deps: PlanDeps): Plan {
   };
 }
 
-/** The caller's output cap, in whatever field its format names it. */
-export function requestedMaxOutput(body: Record<string, any>): number | undefined {
-  const v = body.max_output_tokens ?? body.max_completion_tokens ?? body.max_tokens ?? body.generation_config?.max_output_tokens;
-  return Number.isInteger(v) ? v : undefined;
+/** The caller's output cap, in the field its format names it (the codec's endpoint knows which). */
+export function requestedMaxOutput(c: Pick<CheckedRequest, 'format' | 'body'>): number | undefined {
+  return CALLER_CODECS[c.format].endpoint.maxOutput(c.body);
 }

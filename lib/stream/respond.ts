@@ -13,7 +13,6 @@ import type { RawFrame } from '../sse.ts';
 import { formatFrame } from '../sse.ts';
 import { PassthroughScanner } from './sse-scan.ts';
 import { withoutBulk } from '../json-skip.ts';
-import { errorFrame } from './error-frames.ts';
 import type { Headers } from '../headers.ts';
 import { addCostExtras } from '../formats/cost-extras.ts';
 
@@ -30,7 +29,7 @@ export interface RespondArgs {
   passthrough: boolean;
   stream: boolean;               // the caller asked a stream
   includeCost: boolean;
-  includeUsage: boolean;         // Chat: the caller asked stream_options.include_usage
+  includeUsage: boolean;         // the caller asked for a usage frame (Chat stream_options.include_usage)
   headers: Headers;              // x-service-* headers decided at commit
   callerIdleMs?: number;         // a caller that reads nothing this long is cut off (0: never)
   onCallerIdle?: () => void;     // … and this is told (a metric)
@@ -111,9 +110,9 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
   const { res, committed, wire } = a;
   const tap = wire.tap;
   const st: TapState = { usage: zeroUsage(), sawUsage: false };
-  // Chat: the gateway always asks vendor A for usage (settlement needs it); a caller that did not
-  // ask include_usage does not get the usage-only chunk.
-  const dropUsageChunk = a.caller.name === 'chat' && !a.includeUsage;
+  // The usage-only frame the gateway asked for on the caller's behalf (Chat's choices:[] chunk) is
+  // dropped for a caller that did not ask for usage; the codec says which frame that is.
+  const usageOnlyFrame = a.includeUsage ? undefined : a.caller.endpoint?.usageOnlyFrame;
   let final = false;
   let bytesOut = 0;
   // Reading usage (no rewrite asked) needs no bulk: the frame is parsed with it emptied.
@@ -126,7 +125,7 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
     tap.read(data, st);
     if (!tap.isFinal(f, data)) return undefined;
     final = true;
-    if (dropUsageChunk && Array.isArray(data.choices) && data.choices.length === 0) return EMPTY;
+    if (usageOnlyFrame?.(data)) return EMPTY;
     if (a.includeCost) return Buffer.from(formatFrame(tap.inject(data, a.pricing.price(st.usage, st.tier ?? committed.tier).extras!), f.event));
     return undefined;
   };
@@ -161,7 +160,7 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
 const EMPTY = Buffer.alloc(0);
 
 function endBroken(a: RespondArgs, st: TapState, bytesOut: number, why: string): StreamResult {
-  const frame = errorFrame(a.caller.name, 'provider_error', `The provider stream failed: ${why}`);
+  const frame = a.caller.errorFrame('provider_error', `The provider stream failed: ${why}`);
   if (!a.res.destroyed) a.res.end(frame);
   const tier = st.tier ?? a.committed.tier;
   return { complete: false, usage: st.sawUsage ? st.usage : undefined, tier, bytesOut, error: why };

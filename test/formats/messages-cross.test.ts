@@ -10,7 +10,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { messagesCodec } from '../../lib/formats/messages/index.ts';
 import { interactionsCodec } from '../../lib/formats/interactions/index.ts';
 import { vertexCodec } from '../../lib/formats/vertex/index.ts';
-import type { EncodeContext, SSEFrame } from '../../lib/formats/types.ts';
+import type { EncodeContext, FormatCodec, SSEFrame } from '../../lib/formats/types.ts';
 import type { IREvent } from '../../lib/ir.ts';
 import { RECORDED, recordedOnly } from '../helpers/recorded.ts';
 
@@ -156,7 +156,7 @@ before(async () => {
 });
 after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-function translate(frames: SSEFrame[], codec: typeof interactionsCodec): string {
+function translate(frames: SSEFrame[], codec: FormatCodec): string {
   const decoder = codec.createStreamDecoder();
   const encoder = messagesCodec.createStreamEncoder(CTX);
   const events: IREvent[] = [...frames.flatMap((f) => decoder.push(f)), ...decoder.end()];

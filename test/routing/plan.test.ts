@@ -80,12 +80,16 @@ test('upstream bodies: the caller\'s body on a passthrough; a translation otherw
   assert.equal('input' in vertex, false);
 });
 
-test('requestedMaxOutput reads each format\'s cap field, integers only', () => {
-  assert.equal(requestedMaxOutput({ max_output_tokens: 10 }), 10);
-  assert.equal(requestedMaxOutput({ max_completion_tokens: 11 }), 11);
-  assert.equal(requestedMaxOutput({ max_tokens: 12 }), 12);
-  assert.equal(requestedMaxOutput({ generation_config: { max_output_tokens: 13 } }), 13);
-  assert.equal(requestedMaxOutput({}), undefined);
-  assert.equal(requestedMaxOutput({ max_tokens: 1.5 }), undefined);
-  assert.equal(requestedMaxOutput({ max_tokens: '12' }), undefined);
+test('requestedMaxOutput reads the cap field of the caller\'s own format (its codec\'s endpoint), integers only', () => {
+  const cap = (format: CallerFormat, body: Record<string, any>) => requestedMaxOutput({ format, body });
+  assert.equal(cap('responses', { max_output_tokens: 10 }), 10);
+  assert.equal(cap('chat', { max_completion_tokens: 11 }), 11);
+  assert.equal(cap('chat', { max_tokens: 14 }), 14);
+  assert.equal(cap('chat', { max_completion_tokens: 11, max_tokens: 14 }), 11, 'max_completion_tokens first');
+  assert.equal(cap('messages', { max_tokens: 12 }), 12);
+  assert.equal(cap('interactions', { generation_config: { max_output_tokens: 13 } }), 13);
+  assert.equal(cap('responses', { max_tokens: 12 }), undefined, "another format's field is not read");
+  assert.equal(cap('messages', {}), undefined);
+  assert.equal(cap('messages', { max_tokens: 1.5 }), undefined);
+  assert.equal(cap('messages', { max_tokens: '12' }), undefined);
 });

@@ -8,7 +8,7 @@ import { GatewayError } from '../../lib/errors.ts';
 
 const catalog = new Catalog(DEFAULT_MODELS);
 const check = (format: CallerFormat, body: Record<string, any>, opts: { default?: string | null; beta?: string | string[] } = {}) =>
-  checkRequest(format, body, catalog, opts.default === undefined ? null : opts.default, opts.beta);
+  checkRequest(format, body, catalog, opts.default === undefined ? null : opts.default, { 'anthropic-beta': opts.beta });
 
 const responses = (extra: Record<string, any> = {}) => ({ model: 'gpt-5.4-mini', input: 'hi', start_within: 'now', ...extra });
 const chat = (extra: Record<string, any> = {}) => ({ model: 'gpt-5.4-mini', messages: [{ role: 'user', content: 'hi' }], start_within: 'now', ...extra });
@@ -84,13 +84,13 @@ test('Responses and Chat: service_tier is dropped (the tier follows from start_w
   assert.doesNotThrow(() => check('chat', chat({ n: 1 })));
 });
 
-test('Chat-native parameters: real values switch to the Chat passthrough on vendor A with "now" only', () => {
-  assert.equal(check('chat', chat()).chatPassthrough, false);
-  assert.equal(check('chat', chat({ seed: 7 })).chatPassthrough, true);
+test('Chat-native parameters: real values switch to the Chat passthrough (its own wire) on vendor A with "now" only', () => {
+  assert.equal(check('chat', chat()).ownWire, false);
+  assert.equal(check('chat', chat({ seed: 7 })).ownWire, true);
   for (const empty of [{ seed: null }, { logprobs: false }, { stop: [] }, { logit_bias: {} }, { modalities: ['text'] }]) {
-    assert.equal(check('chat', chat(empty)).chatPassthrough, false, JSON.stringify(empty));
+    assert.equal(check('chat', chat(empty)).ownWire, false, JSON.stringify(empty));
   }
-  assert.equal(check('chat', chat({ modalities: ['text', 'audio'] })).chatPassthrough, true);
+  assert.equal(check('chat', chat({ modalities: ['text', 'audio'] })).ownWire, true);
   refused(() => check('chat', chat({ seed: 7, model: 'gemini-3.5-flash' })), 'unsupported_parameter', 'seed');
   refused(() => check('chat', chat({ seed: 7, start_within: '00h-00m-30s' })), 'unsupported_parameter', 'seed');
 });

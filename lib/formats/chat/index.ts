@@ -2,15 +2,17 @@
 // wire for the Chat passthrough (Chat-native parameters). Chat callers otherwise ride the canonical
 // Responses path: chat decodeRequest → responses encodeRequest, responses stream decoder → chat
 // stream encoder.
-import type { FormatCodec } from '../types.ts';
+import type { CallerCodec } from '../types.ts';
 import { decodeChatRequest } from './request-decode.ts';
 import { encodeChatRequest } from './request-encode.ts';
 import { decodeChatResponse, encodeChatResponse } from './response.ts';
 import { createChatStreamDecoder } from './stream-decode.ts';
 import { createChatStreamEncoder } from './stream-encode.ts';
 import { chatTap } from './tap.ts';
+import { chatErrorBody, chatErrorFrame } from './errors.ts';
+import { chatEndpoint } from './endpoint.ts';
 
-export const chatCodec: FormatCodec = {
+export const chatCodec: CallerCodec = {
   name: 'chat',
   decodeRequest: decodeChatRequest,
   encodeRequest: encodeChatRequest,
@@ -19,4 +21,7 @@ export const chatCodec: FormatCodec = {
   createStreamDecoder: createChatStreamDecoder,
   createStreamEncoder: createChatStreamEncoder,
   tap: chatTap,
+  errorBody: chatErrorBody,
+  errorFrame: chatErrorFrame,
+  endpoint: chatEndpoint,
 };

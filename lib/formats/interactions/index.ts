@@ -1,13 +1,15 @@
 // The Gemini Interactions codec: caller format "interactions", and the wire of vendor B.
-import type { FormatCodec } from '../types.ts';
+import type { CallerCodec } from '../types.ts';
 import { decodeInteractionsRequest } from './request-decode.ts';
 import { encodeInteractionsRequest } from './request-encode.ts';
 import { decodeInteractionsResponse, encodeInteractionsResponse } from './response.ts';
 import { InteractionsStreamDecoder } from './stream-decode.ts';
 import { InteractionsStreamEncoder } from './stream-encode.ts';
 import { interactionsTap } from './tap.ts';
+import { interactionsErrorBody, interactionsErrorFrame } from './errors.ts';
+import { interactionsEndpoint } from './endpoint.ts';
 
-export const interactionsCodec: FormatCodec = {
+export const interactionsCodec: CallerCodec = {
   name: 'interactions',
   decodeRequest: decodeInteractionsRequest,
   encodeRequest: encodeInteractionsRequest,
@@ -16,4 +18,7 @@ export const interactionsCodec: FormatCodec = {
   createStreamDecoder: () => new InteractionsStreamDecoder(),
   createStreamEncoder: (ctx) => new InteractionsStreamEncoder(ctx),
   tap: interactionsTap,
+  errorBody: interactionsErrorBody,
+  errorFrame: interactionsErrorFrame,
+  endpoint: interactionsEndpoint,
 };

@@ -1,13 +1,15 @@
 // The Anthropic Messages codec: caller format "messages", and the wire of vendor C and cloud_b.
-import type { FormatCodec } from '../types.ts';
+import type { CallerCodec } from '../types.ts';
 import { decodeMessagesRequest } from './request-decode.ts';
 import { encodeMessagesRequest } from './request-encode.ts';
 import { decodeMessagesResponse, encodeMessagesResponse } from './response.ts';
 import { MessagesStreamDecoder } from './stream-decode.ts';
 import { MessagesStreamEncoder } from './stream-encode.ts';
 import { messagesTap } from './tap.ts';
+import { messagesErrorBody, messagesErrorFrame } from './errors.ts';
+import { messagesEndpoint } from './endpoint.ts';
 
-export const messagesCodec: FormatCodec = {
+export const messagesCodec: CallerCodec = {
   name: 'messages',
   decodeRequest: decodeMessagesRequest,
   encodeRequest: encodeMessagesRequest,
@@ -16,4 +18,7 @@ export const messagesCodec: FormatCodec = {
   createStreamDecoder: () => new MessagesStreamDecoder(),
   createStreamEncoder: (ctx) => new MessagesStreamEncoder(ctx),
   tap: messagesTap,
+  errorBody: messagesErrorBody,
+  errorFrame: messagesErrorFrame,
+  endpoint: messagesEndpoint,
 };

@@ -1,13 +1,15 @@
 // The OpenAI Responses format: caller format of POST /v1/responses and vendor A's canonical wire.
-import type { FormatCodec } from '../types.ts';
+import type { CallerCodec } from '../types.ts';
 import { decodeResponsesRequest } from './request-decode.ts';
 import { encodeResponsesRequest } from './request-encode.ts';
 import { decodeResponsesResponse, encodeResponsesResponse } from './response.ts';
 import { createResponsesStreamDecoder } from './stream-decode.ts';
 import { createResponsesStreamEncoder } from './stream-encode.ts';
 import { responsesTap } from './tap.ts';
+import { responsesErrorBody, responsesErrorFrame } from './errors.ts';
+import { responsesEndpoint } from './endpoint.ts';
 
-export const responsesCodec: FormatCodec = {
+export const responsesCodec: CallerCodec = {
   name: 'responses',
   decodeRequest: decodeResponsesRequest,
   encodeRequest: encodeResponsesRequest,
@@ -16,4 +18,7 @@ export const responsesCodec: FormatCodec = {
   createStreamDecoder: createResponsesStreamDecoder,
   createStreamEncoder: createResponsesStreamEncoder,
   tap: responsesTap,
+  errorBody: responsesErrorBody,
+  errorFrame: responsesErrorFrame,
+  endpoint: responsesEndpoint,
 };

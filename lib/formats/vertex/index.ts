@@ -6,6 +6,7 @@ import { decodeVertexResponse, encodeVertexResponse } from './response.ts';
 import { VertexStreamDecoder } from './stream-decode.ts';
 import { VertexStreamEncoder } from './stream-encode.ts';
 import { vertexTap } from './tap.ts';
+import { vertexErrorBody, vertexErrorFrame } from './errors.ts';
 
 export const vertexCodec: FormatCodec = {
   name: 'vertex',
@@ -16,4 +17,6 @@ export const vertexCodec: FormatCodec = {
   createStreamDecoder: () => new VertexStreamDecoder(),
   createStreamEncoder: (ctx) => new VertexStreamEncoder(ctx),
   tap: vertexTap,
+  errorBody: vertexErrorBody,
+  errorFrame: vertexErrorFrame,
 };
