@@ -15,7 +15,11 @@ const LIB = resolve(import.meta.dirname, '../lib');
 const FLOORS: Array<{ name: string; members: string[] }> = [
   // The vocabulary every floor speaks: the IR and route names, errors, SSE framing, header and
   // timeout shapes, time, logging, metrics and JSON helpers. Imports nothing of the gateway's.
-  { name: 'ground', members: ['ir.ts', 'errors.ts', 'sse.ts', 'headers.ts', 'timeouts.ts', 'clock.ts', 'log.ts', 'metrics.ts', 'json-skip.ts', 'json-util.ts'] },
+  {
+    name: 'ground',
+    members: ['ir.ts', 'errors.ts', 'sse.ts', 'headers.ts', 'timeouts.ts', 'clock.ts', 'log.ts', 'metrics.ts', 'json-skip.ts',
+      'json-util.ts'],
+  },
   // One concern each, knowing only the ground: wire formats, provider adapters, and the records
   // beside them (the model catalog, the money ledger, the abuse limits, the usage records, the
   // built-in provider simulator).
@@ -63,7 +67,8 @@ function importsOf(file: string): Array<{ target: string; line: number }> {
 
 const FILES = tsFiles(LIB);
 const EDGES = FILES.flatMap((from) => importsOf(from).filter((i) => i.target.startsWith(LIB + '/')).map((i) => ({ from, ...i })));
-const where = (e: { from: string; line: number; target: string }): string => `lib/${relative(LIB, e.from)}:${e.line} → lib/${relative(LIB, e.target)}`;
+const where = (e: { from: string; line: number; target: string }): string =>
+  `lib/${relative(LIB, e.from)}:${e.line} → lib/${relative(LIB, e.target)}`;
 
 test('the import parser sees the imports lib has (a parser that saw none would pass everything)', () => {
   const sample = [
@@ -105,7 +110,8 @@ test('a codec folder imports no other codec folder (shared helpers live in lib/f
 
 test('the floor check itself: an upward import is reported, a downward or level one is not', () => {
   const edge = (from: string, target: string): Edge => ({ from: join(LIB, from), target: join(LIB, target), line: 1 });
-  assert.deepEqual(upward([edge('stream/respond.ts', 'http/reply.ts')]), ['lib/stream/respond.ts:1 → lib/http/reply.ts (stream imports http)']);
+  assert.deepEqual(upward([edge('stream/respond.ts', 'http/reply.ts')]),
+    ['lib/stream/respond.ts:1 → lib/http/reply.ts (stream imports http)']);
   assert.equal(upward([edge('sse.ts', 'formats/types.ts')]).length, 1);
   assert.deepEqual(upward([edge('http/reply.ts', 'formats/index.ts'), edge('providers/bedrock.ts', 'formats/messages/betas.ts')]), []);
 });

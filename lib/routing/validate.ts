@@ -1,5 +1,7 @@
-// Validation of the four inference bodies: the endpoint's JSON Schema (compiled once), then the
-// spec's rules, each with its own code. Pure: input is the parsed body, output the checked request.
+// Validation of an inference body: the caller format's JSON Schema (compiled once), the spec's
+// shared rules (start_within, provider, retry, model), then the format's own rules, which its codec's
+// endpoint holds. Each rule has its own code. Pure: input is the parsed body and the request
+// headers, output the checked request.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ROUTES, type FormatName, type RouteName } from '../ir.ts';
@@ -21,7 +23,8 @@ const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
 ajv.addSchema(common);
 /** Each caller format's endpoint with its schema compiled (once, at load). */
 const ENDPOINTS = Object.fromEntries(Object.entries(CALLER_CODECS).map(([format, codec]) =>
-  [format, { ...codec.endpoint, validate: ajv.compile(codec.endpoint.schema) }])) as Record<CallerFormat, Endpoint & { validate: ValidateFunction }>;
+  [format, { ...codec.endpoint, validate: ajv.compile(codec.endpoint.schema) }])) as Record<CallerFormat, CompiledEndpoint>;
+type CompiledEndpoint = Endpoint & { validate: ValidateFunction };
 
 const countTokensValidator: ValidateFunction = ajv.compile(countTokensSchema);
 
@@ -42,7 +45,9 @@ export interface CheckedRequest extends CallerRequest {
 
 /** The shared rules (start_within, provider, retry, the model and its routes), then the caller
  *  format's own (its endpoint's check, which reads the request headers it needs). */
-export function checkRequest(format: CallerFormat, raw: Record<string, any>, catalog: Catalog, defaultStartWithin: string | null, headers: IncomingHttpHeaders = {}): CheckedRequest {
+export function checkRequest(
+  format: CallerFormat, raw: Record<string, any>, catalog: Catalog, defaultStartWithin: string | null, headers: IncomingHttpHeaders = {},
+): CheckedRequest {
   const endpoint = ENDPOINTS[format];
   if (raw.start_within === undefined && defaultStartWithin === null) throw new GatewayError('missing_start_within', undefined, { param: 'start_within' });
   if (!endpoint.validate(raw)) throw schemaError(endpoint.validate.errors![0]!);

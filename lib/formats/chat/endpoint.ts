@@ -6,7 +6,10 @@ import type { Endpoint } from '../types.ts';
 import schema from '../../../schemas/chat.json' with { type: 'json' };
 
 /** Chat-native parameters that need vendor A's Chat endpoint (spec, POST /v1/chat/completions). */
-const CHAT_NATIVE = ['presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'seed', 'stop', 'prediction', 'audio', 'modalities', 'web_search_options'];
+const CHAT_NATIVE = [
+  'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'seed', 'stop', 'prediction', 'audio', 'modalities',
+  'web_search_options',
+];
 
 export const chatEndpoint: Endpoint = {
   path: '/v1/chat/completions',
@@ -19,8 +22,13 @@ export const chatEndpoint: Endpoint = {
     const native = CHAT_NATIVE.filter((k) => isRealValue(k, b[k]));
     c.ownWire = false;
     if (native.length === 0) return;
-    if (c.model.family !== 'vendor_a') throw new GatewayError('unsupported_parameter', `'${native[0]}' is only supported on vendor A models.`, { param: native[0] });
-    if (c.startWithin.kind === 'duration') throw new GatewayError('unsupported_parameter', `'${native[0]}' cannot be combined with a duration start_within; use "now".`, { param: native[0] });
+    const param = native[0];
+    if (c.model.family !== 'vendor_a') {
+      throw new GatewayError('unsupported_parameter', `'${param}' is only supported on vendor A models.`, { param });
+    }
+    if (c.startWithin.kind === 'duration') {
+      throw new GatewayError('unsupported_parameter', `'${param}' cannot be combined with a duration start_within; use "now".`, { param });
+    }
     c.ownWire = true;
   },
   maxOutput(body) {

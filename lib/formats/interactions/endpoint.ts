@@ -4,7 +4,9 @@ import type { Endpoint } from '../types.ts';
 import schema from '../../../schemas/interactions.json' with { type: 'json' };
 
 /** generation_config keys the Interactions format maps for every model. */
-const MAPPED_GENERATION_CONFIG = new Set(['max_output_tokens', 'thinking_level', 'temperature', 'top_p', 'stop_sequences', 'tool_choice', 'thinking_summaries']);
+const MAPPED_GENERATION_CONFIG = new Set([
+  'max_output_tokens', 'thinking_level', 'temperature', 'top_p', 'stop_sequences', 'tool_choice', 'thinking_summaries',
+]);
 
 export const interactionsEndpoint: Endpoint = {
   path: '/v1/interactions',
@@ -15,7 +17,10 @@ export const interactionsEndpoint: Endpoint = {
     if (b.service_tier !== undefined) throw new GatewayError('service_tier_not_allowed', undefined, { param: 'service_tier' });
     if (c.model.family === 'vendor_b' || !b.generation_config) return;
     const extra = Object.keys(b.generation_config).find((k) => !MAPPED_GENERATION_CONFIG.has(k));
-    if (extra) throw new GatewayError('unsupported_generation_config', `generation_config.${extra} is only supported on vendor B models.`, { param: `generation_config.${extra}` });
+    if (extra) {
+      const param = `generation_config.${extra}`;
+      throw new GatewayError('unsupported_generation_config', `${param} is only supported on vendor B models.`, { param });
+    }
   },
   maxOutput(body) {
     const v = body.generation_config?.max_output_tokens;

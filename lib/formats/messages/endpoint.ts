@@ -18,7 +18,11 @@ export const messagesEndpoint: Endpoint = {
     const b = c.body;
     if (b.service_tier !== undefined) throw new GatewayError('service_tier_not_allowed', undefined, { param: 'service_tier' });
     const betaField = BETA_FIELDS.find((k) => b[k] !== undefined);
-    if (betaField) throw new GatewayError('beta_not_supported', `The experimental field '${betaField}' is not supported by the gateway; turn it off in the client (for Claude Code: CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1).`, { param: betaField });
+    if (betaField) {
+      const why = `The experimental field '${betaField}' is not supported by the gateway; turn it off in the client`
+        + ' (for Claude Code: CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1).';
+      throw new GatewayError('beta_not_supported', why, { param: betaField });
+    }
     c.betas = parseBetas(headers['anthropic-beta']);
     if (c.model.family === 'vendor_c') return;
     // Structured output (output_config.format) translates to every route; anything else in
