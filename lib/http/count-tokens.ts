@@ -16,7 +16,7 @@ export async function handleCountTokens(req: IncomingMessage, res: ServerRespons
   try {
     const key = await guard(req, svc);
     const bytes = await readBody(req, requestBodyLimits(svc));
-    const { model, body, betas } = checkCountTokens(parseJsonObject(bytes), svc.catalog, req.headers['anthropic-beta']);
+    const { model, body, betas } = checkCountTokens(parseJsonObject(bytes), svc.catalog, req.headers);
     const own = model.family === 'vendor_c' ? await svc.orgs.providerKey(key.orgId, 'vendor_c') : undefined;
     const counter = svc.adapters.vendor_c.countTokens;
     if (own !== undefined && counter) {

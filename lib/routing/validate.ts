@@ -11,7 +11,7 @@ import { CALLER_CODECS, type CallerFormat } from '../formats/index.ts';
 import type { CallerRequest, Endpoint } from '../formats/types.ts';
 import type { RetryPolicy } from '../machine/backoff.ts';
 import { parseStartWithin, type StartWithin } from './start-within.ts';
-import { parseBetas } from '../formats/messages/betas.ts';
+import { requestBetas } from '../formats/messages/betas.ts';
 import common from '../../schemas/common.json' with { type: 'json' };
 import countTokensSchema from '../../schemas/count-tokens.json' with { type: 'json' };
 
@@ -102,11 +102,13 @@ function pinToIssuingRoute(route: RouteName, field: string, routes: RouteName[],
 
 /** POST /v1/messages/count_tokens: the Messages count body (the SDK's MessageCountTokensParams;
  *  a start_within is accepted and ignored, nothing is generated), its model, the understood betas. */
-export function checkCountTokens(raw: Record<string, any>, catalog: Catalog, betaHeader?: string | string[]): { model: ModelEntry; body: Record<string, any>; betas: string[] } {
+export function checkCountTokens(
+  raw: Record<string, any>, catalog: Catalog, headers: IncomingHttpHeaders = {},
+): { model: ModelEntry; body: Record<string, any>; betas: string[] } {
   if (!countTokensValidator(raw)) throw schemaError(countTokensValidator.errors![0]!);
   const model = catalog.get(raw.model);
   if (!model) throw new GatewayError('model_not_found', `The model '${raw.model}' is not in the catalog.`, { param: 'model' });
-  const betas = parseBetas(betaHeader);
+  const betas = requestBetas(headers);
   const { start_within: _s, ...body } = raw;
   return { model, body, betas };
 }

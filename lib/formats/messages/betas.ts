@@ -12,6 +12,7 @@
 //             adapters never see the header.
 // To extend: add an entry (value, what it turns on, bedrock, elsewhere) and a line in
 // docs/decisions.md ("Anthropic betas"); a value whose feature the IR cannot carry stays out.
+import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors.ts';
 
 export interface BetaEntry {
@@ -32,6 +33,9 @@ export const MESSAGES_BETAS: Readonly<Record<string, BetaEntry>> = {
   'prompt-caching-2024-07-31': { enables: 'cache_control (generally available)', bedrock: false, elsewhere: 'dropped' },
   'token-counting-2024-11-01': { enables: 'POST /v1/messages/count_tokens (generally available)', bedrock: false, elsewhere: 'dropped' },
 };
+
+/** The understood betas a Messages request's headers name (the `anthropic-beta` header). */
+export const requestBetas = (headers: IncomingHttpHeaders): string[] => parseBetas(headers['anthropic-beta']);
 
 /** Parses an `anthropic-beta` header (comma-separated, possibly repeated); refuses the first
  *  value the gateway does not understand, by name. */

@@ -3,7 +3,7 @@
 // fields only vendor C understands.
 import { GatewayError } from '../../errors.ts';
 import type { Endpoint } from '../types.ts';
-import { parseBetas } from './betas.ts';
+import { requestBetas } from './betas.ts';
 import schema from '../../../schemas/messages.json' with { type: 'json' };
 
 /** Messages fields only vendor C understands (spec, POST /v1/messages). */
@@ -23,7 +23,7 @@ export const messagesEndpoint: Endpoint = {
         + ' (for Claude Code: CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1).';
       throw new GatewayError('beta_not_supported', why, { param: betaField });
     }
-    c.betas = parseBetas(headers['anthropic-beta']);
+    c.betas = requestBetas(headers);
     if (c.model.family === 'vendor_c') return;
     // Structured output (output_config.format) translates to every route; anything else in
     // output_config (effort, …) is vendor C's own and refused naming output_config (spec).
