@@ -1,4 +1,4 @@
-// Error envelopes (lib/http/reply.ts sendError over lib/errors.ts errorBody), read off a real
+// Error envelopes (lib/http/reply.ts sendError over each format codec's errorBody), read off a real
 // server: each caller format gets its own provider's envelope, the spec's code string, the status,
 // and Retry-After when the error carries one.
 import { after, before, test } from 'node:test';
