@@ -31,9 +31,9 @@ const countTokensValidator: ValidateFunction = ajv.compile(countTokensSchema);
 const ROUTE_NAMES = new Set<RouteName>(ROUTES);
 const CLOUD = new Set<RouteName>(['cloud_a', 'cloud_b']);
 
+/** The request as the floors above read it: the codec's CallerRequest and the shared decisions. */
 export interface CheckedRequest extends CallerRequest {
   format: CallerFormat;
-  model: ModelEntry;
   startWithin: StartWithin;
   routes: RouteName[];
   explicitProvider: boolean;
