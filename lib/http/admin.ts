@@ -28,7 +28,8 @@ const ID = /^[A-Za-z0-9_-]{1,64}$/;
 type Body = Record<string, any>;
 type Handler = (svc: Services, params: string[], body: () => Promise<Body>) => unknown;
 
-const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });   // meta-checked by test/schemas.test.ts
+// The schemas are meta-checked by test/schemas.test.ts, not at every start.
+const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
 ajv.addSchema(adminSchemas);
 const schema = (name: string): ValidateFunction => ajv.getSchema(`admin.json#/$defs/${name}`)!;
 const BODIES = {
@@ -42,20 +43,25 @@ const BODIES = {
   exempt: schema('exempt'),
 };
 
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
 export function adminAuthorized(req: IncomingMessage, token: string | undefined): boolean {
-  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-  return !!token && !!m && timingSafeEqual(digest(m[1]!), digest(token));
+  const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  return !!token && !!bearer && timingSafeEqual(digest(bearer[1]!), digest(token));
 }
 
-const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
+/** The admin API's endpoints: method, path pattern (its groups are the path parameters), handler. */
+const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
   ['GET', /^\/admin\/v1\/orgs$/, async (svc) => {
     // The operator's list: every organization with its managed standing (null without managed routes).
     const now = svc.clock.now();
     const managed = Object.keys(svc.config.managed).length > 0;
     const orgs = await svc.orgs.listOrgs();
-    return [200, { object: 'list', data: await Promise.all(orgs.map(async (o) => ({ ...o, managed: managed ? await svc.ledger.snapshot(o.id, now) : null }))) }];
+    const data = await Promise.all(orgs.map(async (org) => ({
+      ...org,
+      managed: managed ? await svc.ledger.snapshot(org.id, now) : null,
+    })));
+    return [200, { object: 'list', data }];
   }],
   ['POST', /^\/admin\/v1\/orgs$/, async (svc, _p, body) => {
     const { name } = checked(BODIES.createOrg, await body());
@@ -66,46 +72,57 @@ const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/keys$/, async (svc, [orgId], body) => {
     await requireOrg(svc, orgId!);
-    const { default_start_within: dsw = null, scopes = ['inference'] } = checked(BODIES.createKey, await body());
-    if (dsw !== null) parseStartWithin(dsw);
-    if (!Array.isArray(scopes) || !scopes.every((x) => SCOPES.includes(x))) throw bad(`scopes must be an array of ${SCOPES.join(', ')}`);
-    return [201, await svc.orgs.createKey(orgId!, dsw, svc.clock.now(), scopes as Scope[])];
+    const { default_start_within: defaultStartWithin = null, scopes = ['inference'] } = checked(BODIES.createKey, await body());
+    if (defaultStartWithin !== null) parseStartWithin(defaultStartWithin);
+    if (!Array.isArray(scopes) || !scopes.every((scope) => SCOPES.includes(scope))) {
+      throw bad(`scopes must be an array of ${SCOPES.join(', ')}`);
+    }
+    return [201, await svc.orgs.createKey(orgId!, defaultStartWithin, svc.clock.now(), scopes as Scope[])];
   }],
   ['DELETE', /^\/admin\/v1\/keys\/([^/]+)$/, async (svc, [keyId]) => {
     if (!ID.test(keyId!) || !await svc.orgs.revokeKey(keyId!, svc.clock.now())) throw new GatewayError('key_not_found');
     return [200, { id: keyId, revoked: true }];
   }],
-  ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, async (svc, [orgId, route], body) => {
+  ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, async (svc, [orgId, routeParam], body) => {
     await requireOrg(svc, orgId!);
-    const r = requireRoute(route!);
-    const credential = providerCredential(r, await body());
-    await svc.orgs.setProviderKey(orgId!, r, credential, svc.clock.now());
-    return [200, { org: orgId, route: r, configured: true }];
+    const route = requireRoute(routeParam!);
+    const credential = providerCredential(route, await body());
+    await svc.orgs.setProviderKey(orgId!, route, credential, svc.clock.now());
+    return [200, { org: orgId, route, configured: true }];
   }],
-  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, async (svc, [orgId, route]) => {
+  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/provider-keys\/([^/]+)$/, async (svc, [orgId, routeParam]) => {
     await requireOrg(svc, orgId!);
-    const r = requireRoute(route!);
-    if (!await svc.orgs.deleteProviderKey(orgId!, r)) throw new GatewayError('key_not_found', `No ${r} key is configured.`);
-    return [200, { org: orgId, route: r, configured: false }];
+    const route = requireRoute(routeParam!);
+    if (!await svc.orgs.deleteProviderKey(orgId!, route)) throw new GatewayError('key_not_found', `No ${route} key is configured.`);
+    return [200, { org: orgId, route, configured: false }];
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/topups$/, async (svc, [orgId], body) => {
     await requireOrg(svc, orgId!);
-    const { cash_micro_usd, credit_micro_usd } = checked(BODIES.topup, await body(), 'body must be {"cash_micro_usd"?: int >= 0, "credit_micro_usd"?: int >= 0}, at most 10^15 each');
+    const { cash_micro_usd, credit_micro_usd } = checked(BODIES.topup, await body(),
+      'body must be {"cash_micro_usd"?: int >= 0, "credit_micro_usd"?: int >= 0}, at most 10^15 each');
     // The balance must stay an integer the ledger (and JavaScript) holds exactly.
     const now = svc.clock.now();
-    const s = await svc.ledger.snapshot(orgId!, now);
-    if (s.cashMicroUsd + (cash_micro_usd ?? 0) + s.creditMicroUsd + (credit_micro_usd ?? 0) > Number.MAX_SAFE_INTEGER) {
+    const snapshot = await svc.ledger.snapshot(orgId!, now);
+    const balanceAfter = snapshot.cashMicroUsd + (cash_micro_usd ?? 0) + snapshot.creditMicroUsd + (credit_micro_usd ?? 0);
+    if (balanceAfter > Number.MAX_SAFE_INTEGER) {
       throw bad('the balance would pass 9007199254740991 micro-USD');
     }
     return [200, await svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, now)];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/overrides$/, async (svc, [orgId], body) => {
     await requireOrg(svc, orgId!);
-    const { concurrency, daily_spend_micro_usd } = checked(BODIES.overrides, await body(), 'body must be {"concurrency"?: int 0..1000000 | null, "daily_spend_micro_usd"?: int 0..10^15 | null}');
+    const { concurrency, daily_spend_micro_usd } = checked(BODIES.overrides, await body(),
+      'body must be {"concurrency"?: int 0..1000000 | null, "daily_spend_micro_usd"?: int 0..10^15 | null}');
     return [200, await svc.ledger.setOverrides(orgId!, { concurrency, daily_spend_micro_usd }, svc.clock.now())];
   }],
-  ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => { await requireOrg(svc, orgId!); return [200, await svc.ledger.startReview(orgId!, svc.clock.now())]; }],
-  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => { await requireOrg(svc, orgId!); return [200, await svc.ledger.endReview(orgId!, svc.clock.now())]; }],
+  ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => {
+    await requireOrg(svc, orgId!);
+    return [200, await svc.ledger.startReview(orgId!, svc.clock.now())];
+  }],
+  ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => {
+    await requireOrg(svc, orgId!);
+    return [200, await svc.ledger.endReview(orgId!, svc.clock.now())];
+  }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/exempt$/, async (svc, [orgId], body) => {
     await requireOrg(svc, orgId!);
     const { exempt } = checked(BODIES.exempt, await body(), 'body must be {"exempt": boolean}');
@@ -116,10 +133,14 @@ const ROUTES_TABLE: Array<[string, RegExp, Handler]> = [
     const now = svc.clock.now();
     return [200, { snapshot: await svc.ledger.snapshot(orgId!, now), entries: await svc.ledger.entries(orgId!, 100) }];
   }],
-  ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, { as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot() }]],
+  ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, {
+    as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot(),
+  }]],
 ];
 
-export async function handleAdmin(req: IncomingMessage, res: ServerResponse, svc: Services, path: string, adminToken: string | undefined): Promise<void> {
+export async function handleAdmin(
+  req: IncomingMessage, res: ServerResponse, svc: Services, path: string, adminToken: string | undefined,
+): Promise<void> {
   const ip = svc.clientIp(req);
   const lock = svc.abuse.checkAdmin(ip);
   if (!lock.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: lock.retryAfterS });
@@ -132,12 +153,13 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, svc
     return path === '/admin/v1/usage' ? usageReport(req, res, svc, undefined) : usageRequests(req, res, svc, undefined);
   }
   let methodMismatch = false;
-  for (const [method, re, handler] of ROUTES_TABLE) {
-    const m = re.exec(path);
-    if (!m) continue;
+  for (const [method, pattern, handler] of ADMIN_ENDPOINTS) {
+    const match = pattern.exec(path);
+    if (!match) continue;
     if (method !== req.method) { methodMismatch = true; continue; }
-    const params = m.slice(1).map(decodeParam);
-    const [status, out] = (await handler(svc, params, async () => parseJsonObject(await readBody(req, requestBodyLimits(svc, ADMIN_BODY_CAP))))) as [number, unknown];
+    const params = match.slice(1).map(decodeParam);
+    const readJson = async (): Promise<Body> => parseJsonObject(await readBody(req, requestBodyLimits(svc, ADMIN_BODY_CAP)));
+    const [status, out] = (await handler(svc, params, readJson)) as [number, unknown];
     sendJson(res, status, JSON.stringify(out));
     return;
   }
@@ -149,13 +171,13 @@ export function decodeParam(raw: string): string {
   try { return decodeURIComponent(raw); } catch { throw bad('a path segment is not valid percent-encoding'); }
 }
 
-function bad(msg: string): GatewayError { return new GatewayError('invalid_request', msg); }
+function bad(message: string): GatewayError { return new GatewayError('invalid_request', message); }
 
 /** Validates a body; the message names the field and rule, never a value (it may be a secret). */
 function checked(validate: ValidateFunction, body: Body, usage?: string): Body {
   if (validate(body)) return body;
-  const e = validate.errors?.[0];
-  const where = e ? `${e.instancePath || 'body'} ${e.message ?? 'is invalid'}` : 'body is invalid';
+  const error = validate.errors?.[0];
+  const where = error ? `${error.instancePath || 'body'} ${error.message ?? 'is invalid'}` : 'body is invalid';
   throw bad(usage ? `${usage} (${where})` : where);
 }
 
@@ -163,24 +185,28 @@ async function requireOrg(svc: Services, id: string): Promise<void> {
   if (!ID.test(id) || !await svc.orgs.orgExists(id)) throw new GatewayError('org_not_found');
 }
 
-export function requireRoute(r: string): RouteName {
-  if (!ROUTES.includes(r as RouteName)) throw bad(`route must be one of ${ROUTES.join(', ')}`);
-  return r as RouteName;
+export function requireRoute(name: string): RouteName {
+  if (!ROUTES.includes(name as RouteName)) throw bad(`route must be one of ${ROUTES.join(', ')}`);
+  return name as RouteName;
 }
 
 /** Direct routes take {"key": "<provider key>"}; cloud routes take their documented credential
  *  shape. Parse errors get fixed messages: a JSON.parse message would quote the key's first bytes. */
-export function providerCredential(route: RouteName, b: Body): unknown {
+export function providerCredential(route: RouteName, body: Body): unknown {
   if (route === 'cloud_a') {
-    checked(BODIES.cloudAKey, b, 'body must be {"key": <service-account JSON object or text>, "project"?, "location"?}');
-    try { parseVertexCredential(b); } catch { throw bad('the cloud_a key must be a service-account JSON with client_email, private_key and a project'); }
-    return b;
+    checked(BODIES.cloudAKey, body, 'body must be {"key": <service-account JSON object or text>, "project"?, "location"?}');
+    try {
+      parseVertexCredential(body);
+    } catch {
+      throw bad('the cloud_a key must be a service-account JSON with client_email, private_key and a project');
+    }
+    return body;
   }
   if (route === 'cloud_b') {
-    checked(BODIES.cloudBKey, b, 'body must be {"key": {"access_key_id", "secret_access_key", "session_token"?}, "region"?}');
-    parseBedrockCredential(b);
-    return b;
+    checked(BODIES.cloudBKey, body, 'body must be {"key": {"access_key_id", "secret_access_key", "session_token"?}, "region"?}');
+    parseBedrockCredential(body);
+    return body;
   }
-  checked(BODIES.directKey, b, 'body must be {"key": "<provider key>"}');
-  return b.key;
+  checked(BODIES.directKey, body, 'body must be {"key": "<provider key>"}');
+  return body.key;
 }

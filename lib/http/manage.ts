@@ -14,7 +14,9 @@ import { decodeParam, providerCredential, requireRoute } from './admin.ts';
 
 const BODY_CAP = 1_000_000;
 
-export async function handleManage(req: IncomingMessage, res: ServerResponse, svc: Services, path: string, key: ApiKeyRecord): Promise<void> {
+export async function handleManage(
+  req: IncomingMessage, res: ServerResponse, svc: Services, path: string, key: ApiKeyRecord,
+): Promise<void> {
   const orgId = key.orgId;
   const scopes = key.scopes.split(' ');
   const body = async (): Promise<Record<string, any>> => parseJsonObject(await readBody(req, BODY_CAP));
@@ -31,31 +33,33 @@ export async function handleManage(req: IncomingMessage, res: ServerResponse, sv
   if (path === '/v1/organization/keys') {
     if (req.method === 'GET') return reply(200, { object: 'list', data: await svc.orgs.listKeys(orgId) });
     if (req.method !== 'POST') throw new GatewayError('method_not_allowed');
-    const { scopes: wanted = ['inference'], default_start_within: dsw = null, ...rest } = await body();
-    if (Object.keys(rest).length) throw new GatewayError('invalid_request', `Unknown field ${Object.keys(rest)[0]}.`, { param: Object.keys(rest)[0] });
-    if (!Array.isArray(wanted) || !wanted.every((s) => SCOPES.includes(s))) {
+    const { scopes: wanted = ['inference'], default_start_within: defaultStartWithin = null, ...rest } = await body();
+    const unknownField = Object.keys(rest)[0];
+    if (unknownField !== undefined) throw new GatewayError('invalid_request', `Unknown field ${unknownField}.`, { param: unknownField });
+    if (!Array.isArray(wanted) || !wanted.every((scope) => SCOPES.includes(scope))) {
       throw new GatewayError('invalid_request', `scopes must be an array of ${SCOPES.join(', ')}.`, { param: 'scopes' });
     }
-    if (dsw !== null) parseStartWithin(dsw);
-    const created = await svc.orgs.createKey(orgId, dsw, now, wanted as Scope[]);
+    if (defaultStartWithin !== null) parseStartWithin(defaultStartWithin);
+    const created = await svc.orgs.createKey(orgId, defaultStartWithin, now, wanted as Scope[]);
     svc.log.info({ org: orgId, key_id: created.id, by_key: key.id, scopes: created.scopes }, 'api key created');
-    return reply(201, { object: 'api_key', ...created, default_start_within: dsw, created_at: now });
+    return reply(201, { object: 'api_key', ...created, default_start_within: defaultStartWithin, created_at: now });
   }
-  let m = /^\/v1\/organization\/keys\/([^/]+)$/.exec(path);
-  if (m) {
+  let match = /^\/v1\/organization\/keys\/([^/]+)$/.exec(path);
+  if (match) {
     if (req.method !== 'DELETE') throw new GatewayError('method_not_allowed');
-    const id = decodeParam(m[1]!);
+    const id = decodeParam(match[1]!);
     if (!await svc.orgs.revokeOrgKey(orgId, id, now)) throw new GatewayError('key_not_found');
     svc.log.info({ org: orgId, key_id: id, by_key: key.id }, 'api key revoked');
     return reply(200, { id, revoked: true });
   }
   if (path === '/v1/organization/provider-keys') {
     if (req.method !== 'GET') throw new GatewayError('method_not_allowed');
-    return reply(200, { object: 'list', data: (await svc.orgs.listProviderKeys(orgId)).map((p) => ({ ...p, configured: true })) });
+    const providerKeys = await svc.orgs.listProviderKeys(orgId);
+    return reply(200, { object: 'list', data: providerKeys.map((providerKey) => ({ ...providerKey, configured: true })) });
   }
-  m = /^\/v1\/organization\/provider-keys\/([^/]+)$/.exec(path);
-  if (m) {
-    const route = requireRoute(decodeParam(m[1]!));
+  match = /^\/v1\/organization\/provider-keys\/([^/]+)$/.exec(path);
+  if (match) {
+    const route = requireRoute(decodeParam(match[1]!));
     if (req.method === 'PUT') {
       await svc.orgs.setProviderKey(orgId, route, providerCredential(route, await body()), now);
       svc.log.info({ org: orgId, route, by_key: key.id }, 'provider key set');

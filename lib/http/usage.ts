@@ -13,22 +13,28 @@ const TOTAL_FIELDS: Array<keyof UsageTotals> = [
 ];
 
 /** `orgId` pins the organization; undefined is the operator's view across organizations. */
-export async function usageReport(req: IncomingMessage, res: ServerResponse, svc: Services, orgId: string | undefined): Promise<void> {
+export async function usageReport(
+  req: IncomingMessage, res: ServerResponse, svc: Services, orgId: string | undefined,
+): Promise<void> {
   const search = new URL(req.url ?? '/', 'http://x').searchParams;
-  const q = parseUsageQuery(search, 'aggregate', orgId, svc.clock.now());
-  const { groups, totals } = await svc.usage.store.aggregate(q.filter, q.groupBy);
-  if (wantsCsv(req)) return sendCsv(res, q.groupBy, groups.length || q.groupBy.length ? groups : [totals as UsageGroup]);
+  const query = parseUsageQuery(search, 'aggregate', orgId, svc.clock.now());
+  const { groups, totals } = await svc.usage.store.aggregate(query.filter, query.groupBy);
+  if (wantsCsv(req)) return sendCsv(res, query.groupBy, groups.length || query.groupBy.length ? groups : [totals as UsageGroup]);
   sendJson(res, 200, JSON.stringify({
-    object: 'usage', from: Math.floor(q.filter.fromMs / 1000), to: Math.floor(q.filter.toMs / 1000),
-    group_by: q.groupBy, currency: 'USD', data: groups, totals,
+    object: 'usage', from: Math.floor(query.filter.fromMs / 1000), to: Math.floor(query.filter.toMs / 1000),
+    group_by: query.groupBy, currency: 'USD', data: groups, totals,
   }), { 'cache-control': 'no-store' });
 }
 
-export async function usageRequests(req: IncomingMessage, res: ServerResponse, svc: Services, orgId: string | undefined): Promise<void> {
+export async function usageRequests(
+  req: IncomingMessage, res: ServerResponse, svc: Services, orgId: string | undefined,
+): Promise<void> {
   const search = new URL(req.url ?? '/', 'http://x').searchParams;
-  const q = parseUsageQuery(search, 'requests', orgId, svc.clock.now());
-  const page = await svc.usage.store.list(q.filter, q.limit, q.cursor);
-  const data = page.records.map(({ seq: _seq, ...r }) => ({ object: 'usage.request', ...r, savings_micro_usd: r.standard_cost_micro_usd - r.cost_micro_usd }));
+  const query = parseUsageQuery(search, 'requests', orgId, svc.clock.now());
+  const page = await svc.usage.store.list(query.filter, query.limit, query.cursor);
+  const data = page.records.map(({ seq: _seq, ...record }) => ({
+    object: 'usage.request', ...record, savings_micro_usd: record.standard_cost_micro_usd - record.cost_micro_usd,
+  }));
   sendJson(res, 200, JSON.stringify({
     object: 'list', data, has_more: page.next !== null, next_cursor: page.next ? encodeCursor(page.next) : null,
   }), { 'cache-control': 'no-store' });
@@ -36,19 +42,23 @@ export async function usageRequests(req: IncomingMessage, res: ServerResponse, s
 
 const wantsCsv = (req: IncomingMessage): boolean => /\btext\/csv\b/i.test(req.headers.accept ?? '');
 
-function sendCsv(res: ServerResponse, dims: string[], rows: UsageGroup[]): void {
-  const cols = [...dims, ...TOTAL_FIELDS];
-  const lines = [cols.join(','), ...rows.map((r) => cols.map((c) => csvCell((r as unknown as Record<string, unknown>)[c])).join(','))];
+function sendCsv(res: ServerResponse, dimensions: string[], rows: UsageGroup[]): void {
+  const columns = [...dimensions, ...TOTAL_FIELDS];
+  const cells = (row: UsageGroup): string[] =>
+    columns.map((column) => csvCell((row as unknown as Record<string, unknown>)[column]));
+  const lines = [columns.join(','), ...rows.map((row) => cells(row).join(','))];
   const body = lines.join('\r\n') + '\r\n';
-  res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.writeHead(200, {
+    'content-type': 'text/csv; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store',
+  });
   res.end(body);
 }
 
 /** RFC 4180 quoting; a text cell that a spreadsheet would read as a formula gets a leading '. */
-function csvCell(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (typeof v === 'number') return String(v);
-  let s = String(v);
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'number') return String(value);
+  let text = String(value);
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
