@@ -105,7 +105,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     if (!row) throw new Error(`ledger: unknown organization "${orgId}"`);
     const org = toRecord(row);
     const usage: Usage = { settledToday: row.settled_today, heldToday: row.held_today, reserved: row.reserved, inFlight: row.in_flight };
-    const windows = new Map(row.pools.map((window) => [window.pool, window]));
+    const windows = new Map(row.pools.map((poolWindow) => [poolWindow.pool, poolWindow]));
     const rates = poolRatesAt(config.pools, (name) => windows.get(name), nowMs);
     return buildSnapshot(org, usage, assess(org, usage, ramp, nowMs), nowMs, rates);
   };

@@ -28,37 +28,41 @@ export function rampWeek(firstTopupAtMs: number | null, nowMs: number): number {
 
 /** The step with the greatest week at or below `week` (past the last step the last applies). */
 export function rampStep(sortedRamp: readonly RampStep[], week: number): RampStep {
-  let step = sortedRamp[0];
-  for (const s of sortedRamp) if (s.week <= week) step = s;
-  return step;
+  let inForce = sortedRamp[0];
+  for (const step of sortedRamp) if (step.week <= week) inForce = step;
+  return inForce;
 }
 
 /** Throws on a configuration the ledger cannot run with; returns the ramp sorted by week. */
 export function checkConfig(config: LedgerConfig): RampStep[] {
   if (config.ramp.length === 0) throw new Error('ledger config: ramp needs at least one step');
-  for (const s of config.ramp) {
-    for (const v of [s.week, s.concurrency, s.daily_spend_micro_usd]) {
-      if (!Number.isSafeInteger(v) || v < 0) throw new Error(`ledger config: ramp step values must be integers >= 0 (week ${s.week})`);
+  for (const step of config.ramp) {
+    for (const value of [step.week, step.concurrency, step.daily_spend_micro_usd]) {
+      if (!Number.isSafeInteger(value) || value < 0) {
+        throw new Error(`ledger config: ramp step values must be integers >= 0 (week ${step.week})`);
+      }
     }
   }
   if (!Number.isSafeInteger(config.hold_lease_ms) || config.hold_lease_ms <= 0) {
     throw new Error('ledger config: hold_lease_ms must be a positive integer');
   }
   const names = new Set<string>();
-  for (const p of config.pools) {
-    if (names.has(p.name)) throw new Error(`ledger config: pool "${p.name}" declared twice`);
-    names.add(p.name);
-    if (!Number.isSafeInteger(p.per_minute) || p.per_minute < 0) throw new Error(`ledger config: pool "${p.name}" per_minute must be an integer >= 0`);
+  for (const pool of config.pools) {
+    if (names.has(pool.name)) throw new Error(`ledger config: pool "${pool.name}" declared twice`);
+    names.add(pool.name);
+    if (!Number.isSafeInteger(pool.per_minute) || pool.per_minute < 0) {
+      throw new Error(`ledger config: pool "${pool.name}" per_minute must be an integer >= 0`);
+    }
   }
   return [...config.ramp].sort((a, b) => a.week - b.week);
 }
 
 /** Money and counts handed to the ledger are integers; anything else is a caller bug. */
-export function checkAmount(what: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
-    throw new Error(`ledger: ${what} must be an integer >= 0 (got ${String(v)})`);
+export function checkAmount(what: string, amount: unknown): number {
+  if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0) {
+    throw new Error(`ledger: ${what} must be an integer >= 0 (got ${String(amount)})`);
   }
-  return v;
+  return amount;
 }
 
 /** Cash first, then credit. Cash does not go below zero while credit remains; once both are
@@ -149,42 +153,43 @@ function pauseInForce(org: OrgRecord, nowMs: number, balance: number, dailyLimit
 }
 
 /** The snapshot every adapter reports, from the same figures admission reads. */
-export function buildSnapshot(org: OrgRecord, usage: Usage, s: Standing, nowMs: number, rates: Snapshot['rates']): Snapshot {
-  const paused = s.pause !== null;
+export function buildSnapshot(org: OrgRecord, usage: Usage, standing: Standing, nowMs: number, rates: Snapshot['rates']): Snapshot {
+  const paused = standing.pause !== null;
+  const balanceBinds = standing.balance <= standing.dailyLimit - standing.dailyUsed;
   return {
     asOfMs: nowMs,
     serving: paused ? 'paused' : 'ok',
-    pausedReason: s.pause,
+    pausedReason: standing.pause,
     // A pause shows as the binding ceiling even for an exempt org: the spec wants the pause shown
     // "rather than a positive figure that could read as permission to send".
-    binding: paused ? 'paused' : org.exempt ? 'exempt' : s.balance <= s.dailyLimit - s.dailyUsed ? 'balance' : 'daily_spend',
+    binding: paused ? 'paused' : org.exempt ? 'exempt' : balanceBinds ? 'balance' : 'daily_spend',
     // Paused: no request would be admitted, so no positive figure is reported.
-    spendRemainingMicroUsd: paused ? Math.min(s.spendRemaining, 0) : s.spendRemaining,
+    spendRemainingMicroUsd: paused ? Math.min(standing.spendRemaining, 0) : standing.spendRemaining,
     cashMicroUsd: org.cash,
     creditMicroUsd: org.credit,
     reservedMicroUsd: usage.reserved,
-    dailyLimitMicroUsd: s.dailyLimit,
-    dailyUsedMicroUsd: s.dailyUsed,
+    dailyLimitMicroUsd: standing.dailyLimit,
+    dailyUsedMicroUsd: standing.dailyUsed,
     dailyResetsAtS: nextUtcMidnightS(nowMs),
-    concurrencyLimit: s.concurrency,
+    concurrencyLimit: standing.concurrency,
     inFlight: usage.inFlight,
     exempt: org.exempt,
-    rampWeek: s.week,
-    rampDefaults: s.defaults,
-    overrideInForce: s.overrideInForce,
+    rampWeek: standing.week,
+    rampDefaults: standing.defaults,
+    overrideInForce: standing.overrideInForce,
     rates,
   };
 }
 
 /** The pools' use in the current fixed 60 s window, from each pool's stored window. */
 export function poolRatesAt(
-  pools: readonly SharedPool[], row: (pool: string) => { window_start_ms: number; admitted: number } | undefined, nowMs: number,
+  pools: readonly SharedPool[], storedWindow: (pool: string) => { window_start_ms: number; admitted: number } | undefined, nowMs: number,
 ): Snapshot['rates'] {
   const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
-  return pools.map((p) => {
-    const r = row(p.name);
-    const used = r && r.window_start_ms === windowStart ? r.admitted : 0;
-    return { name: p.name, scope: 'pool', window_seconds: 60, limit: p.per_minute, used };
+  return pools.map((pool) => {
+    const stored = storedWindow(pool.name);
+    const used = stored && stored.window_start_ms === windowStart ? stored.admitted : 0;
+    return { name: pool.name, scope: 'pool', window_seconds: 60, limit: pool.per_minute, used };
   });
 }
 
@@ -193,13 +198,13 @@ export interface EntryRow {
   id: number; at_ms: number; kind: string; hold_id: string | null; amount_micro_usd: number | null;
   cash_micro_usd: number | null; credit_micro_usd: number | null; reason: string | null; detail: string | null;
 }
-export function entryView(e: EntryRow): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: e.id, at_ms: e.at_ms, kind: e.kind };
-  if (e.hold_id !== null) out.hold_id = e.hold_id;
-  if (e.amount_micro_usd !== null) out.amount_micro_usd = e.amount_micro_usd;
-  if (e.cash_micro_usd !== null) out.cash_micro_usd = e.cash_micro_usd;
-  if (e.credit_micro_usd !== null) out.credit_micro_usd = e.credit_micro_usd;
-  if (e.reason !== null) out.reason = e.reason;
-  if (e.detail !== null) Object.assign(out, JSON.parse(e.detail) as Record<string, unknown>);
+export function entryView(row: EntryRow): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: row.id, at_ms: row.at_ms, kind: row.kind };
+  if (row.hold_id !== null) out.hold_id = row.hold_id;
+  if (row.amount_micro_usd !== null) out.amount_micro_usd = row.amount_micro_usd;
+  if (row.cash_micro_usd !== null) out.cash_micro_usd = row.cash_micro_usd;
+  if (row.credit_micro_usd !== null) out.credit_micro_usd = row.credit_micro_usd;
+  if (row.reason !== null) out.reason = row.reason;
+  if (row.detail !== null) Object.assign(out, JSON.parse(row.detail) as Record<string, unknown>);
   return out;
 }

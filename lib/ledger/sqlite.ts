@@ -6,7 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { RouteName } from '../ir.ts';
-import type { AdmitInput, AdmitResult, HoldOwner, HoldRenewal, Ledger, LedgerConfig, PauseReason, ReleasedHold, SharedPool, Snapshot } from './types.ts';
+import type {
+  AdmitInput, AdmitResult, HoldOwner, HoldRenewal, Ledger, LedgerConfig, Overrides, PauseReason, ReleasedHold, SharedPool, Snapshot,
+} from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
 import {
   assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, poolRatesAt, utcDay, POOL_WINDOW_MS,
@@ -23,39 +25,45 @@ interface OrgRow {
   override_concurrency: number | null; override_daily_spend_micro_usd: number | null;
   paused_reason: PauseReason | null; paused_day: number | null; paused_daily_limit_micro_usd: number | null;
 }
-interface HoldRow { hold_id: string; org_id: string; amount_micro_usd: number; expired_at_ms: number | null; delivered_micro_usd: number; charged_micro_usd: number }
-interface Entry {
+interface HoldRow {
+  hold_id: string; org_id: string; amount_micro_usd: number; expired_at_ms: number | null;
+  delivered_micro_usd: number; charged_micro_usd: number;
+}
+interface EntryInput {
   org: string; at: number; kind: string; hold?: string | null; amount?: number | null;
   cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
 }
 
-const toRecord = (r: OrgRow): OrgRecord => ({
-  cash: r.cash_micro_usd,
-  credit: r.credit_micro_usd,
-  exempt: r.exempt === 1,
-  firstTopupAtMs: r.first_topup_at_ms,
-  overrideConcurrency: r.override_concurrency,
-  overrideDaily: r.override_daily_spend_micro_usd,
-  pausedReason: r.paused_reason,
-  pausedDay: r.paused_day,
-  pausedDailyLimit: r.paused_daily_limit_micro_usd,
+const toRecord = (row: OrgRow): OrgRecord => ({
+  cash: row.cash_micro_usd,
+  credit: row.credit_micro_usd,
+  exempt: row.exempt === 1,
+  firstTopupAtMs: row.first_topup_at_ms,
+  overrideConcurrency: row.override_concurrency,
+  overrideDaily: row.override_daily_spend_micro_usd,
+  pausedReason: row.paused_reason,
+  pausedDay: row.paused_day,
+  pausedDailyLimit: row.paused_daily_limit_micro_usd,
 });
 
-export function openSqliteLedger(db: Database, config: LedgerConfig, owner: HoldOwner = { instanceId: randomUUID(), processId: randomUUID() }): Ledger {
+export function openSqliteLedger(
+  db: Database, config: LedgerConfig, owner: HoldOwner = { instanceId: randomUUID(), processId: randomUUID() },
+): Ledger {
   const ramp = checkConfig(config);
   migrateLedger(db);
 
   const poolsByRoute = new Map<RouteName, SharedPool[]>();
-  for (const p of config.pools) {
-    for (const r of p.routes) poolsByRoute.set(r, [...(poolsByRoute.get(r) ?? []), p]);
+  for (const pool of config.pools) {
+    for (const route of pool.routes) poolsByRoute.set(route, [...(poolsByRoute.get(route) ?? []), pool]);
   }
 
   // Prepared once: a statement is parsed and planned at start, not per request.
-  const q = {
+  const statements = {
     insertOrg: db.prepare<[string, number]>('INSERT OR IGNORE INTO ledger_orgs (org_id, created_at_ms) VALUES (?, ?)'),
     org: db.prepare<[string], OrgRow>('SELECT * FROM ledger_orgs WHERE org_id = ?'),
     setMoney: db.prepare<[number, number, string]>('UPDATE ledger_orgs SET cash_micro_usd = ?, credit_micro_usd = ? WHERE org_id = ?'),
-    setFirstTopup: db.prepare<[number, string]>('UPDATE ledger_orgs SET first_topup_at_ms = ? WHERE org_id = ? AND first_topup_at_ms IS NULL'),
+    setFirstTopup: db.prepare<[number, string]>(
+      'UPDATE ledger_orgs SET first_topup_at_ms = ? WHERE org_id = ? AND first_topup_at_ms IS NULL'),
     setPause: db.prepare<[PauseReason | null, number | null, number | null, number | null, string]>(
       'UPDATE ledger_orgs SET paused_reason = ?, paused_at_ms = ?, paused_day = ?, paused_daily_limit_micro_usd = ? WHERE org_id = ?'),
     setOverrides: db.prepare<[number | null, number | null, string]>(
@@ -66,17 +74,20 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
              COALESCE(SUM(amount_micro_usd), 0) AS reserved,
              COALESCE(SUM(CASE WHEN day = ? THEN amount_micro_usd ELSE 0 END), 0) AS held_today
       FROM ledger_holds WHERE org_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?`),
-    spent: db.prepare<[string, number], number>('SELECT spent_micro_usd FROM ledger_daily_spend WHERE org_id = ? AND day = ?').pluck(),
+    spent: db.prepare<[string, number], number>(
+      'SELECT spent_micro_usd FROM ledger_daily_spend WHERE org_id = ? AND day = ?').pluck(),
     addSpend: db.prepare<[string, number, number]>(`
       INSERT INTO ledger_daily_spend (org_id, day, spent_micro_usd) VALUES (?, ?, ?)
       ON CONFLICT (org_id, day) DO UPDATE SET spent_micro_usd = spent_micro_usd + excluded.spent_micro_usd`),
     insertHold: db.prepare<[string, string, number, number, number, number, string, string]>(`
-      INSERT INTO ledger_holds (hold_id, org_id, amount_micro_usd, created_at_ms, lease_expires_at_ms, day, instance_id, process_id)
+      INSERT INTO ledger_holds
+        (hold_id, org_id, amount_micro_usd, created_at_ms, lease_expires_at_ms, day, instance_id, process_id)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
     hold: db.prepare<[string], HoldRow>(`SELECT ${HOLD_COLS} FROM ledger_holds WHERE hold_id = ?`),
     deleteHold: db.prepare<[string]>('DELETE FROM ledger_holds WHERE hold_id = ?'),
-    renewHold: db.prepare<[number, number, string, number]>(
-      'UPDATE ledger_holds SET lease_expires_at_ms = ?, delivered_micro_usd = ? WHERE hold_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?'),
+    renewHold: db.prepare<[number, number, string, number]>(`
+      UPDATE ledger_holds SET lease_expires_at_ms = ?, delivered_micro_usd = ?
+      WHERE hold_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?`),
     staleHolds: db.prepare<[number], HoldRow>(`
       SELECT ${HOLD_COLS} FROM ledger_holds
       WHERE expired_at_ms IS NULL AND lease_expires_at_ms <= ? ORDER BY lease_expires_at_ms`),
@@ -86,27 +97,34 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
     predecessorHolds: db.prepare<[string, string], HoldRow>(`
       SELECT ${HOLD_COLS} FROM ledger_holds
       WHERE instance_id = ? AND process_id <> ? AND expired_at_ms IS NULL`),
-    markExpired: db.prepare<[number, number, string]>('UPDATE ledger_holds SET expired_at_ms = ?, charged_micro_usd = ? WHERE hold_id = ?'),
+    markExpired: db.prepare<[number, number, string]>(
+      'UPDATE ledger_holds SET expired_at_ms = ?, charged_micro_usd = ? WHERE hold_id = ?'),
     forgetExpired: db.prepare<[number]>('DELETE FROM ledger_holds WHERE expired_at_ms IS NOT NULL AND expired_at_ms < ?'),
-    pool: db.prepare<[string], { window_start_ms: number; admitted: number }>('SELECT window_start_ms, admitted FROM ledger_pool_windows WHERE pool = ?'),
+    pool: db.prepare<[string], { window_start_ms: number; admitted: number }>(
+      'SELECT window_start_ms, admitted FROM ledger_pool_windows WHERE pool = ?'),
     countPool: db.prepare<{ pool: string; start: number }>(`
       INSERT INTO ledger_pool_windows (pool, window_start_ms, admitted) VALUES (@pool, @start, 1)
       ON CONFLICT (pool) DO UPDATE SET
         admitted = CASE WHEN window_start_ms = @start THEN admitted + 1 ELSE 1 END,
         window_start_ms = @start`),
-    insertEntry: db.prepare<[string, number, string, string | null, number | null, number | null, number | null, string | null, string | null]>(`
+    insertEntry: db.prepare<[
+      string, number, string, string | null, number | null, number | null, number | null, string | null, string | null,
+    ]>(`
       INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    entries: db.prepare<[string, number], EntryRow>(
-      'SELECT id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail FROM ledger_entries WHERE org_id = ? ORDER BY id DESC LIMIT ?'),
+    entries: db.prepare<[string, number], EntryRow>(`
+      SELECT id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail
+      FROM ledger_entries WHERE org_id = ? ORDER BY id DESC LIMIT ?`),
   };
 
   let closed = false;
 
   // ── small named steps, shared by the transactions below ────────────────────────────────────
 
-  const log = (e: Entry): void => {
-    q.insertEntry.run(e.org, e.at, e.kind, e.hold ?? null, e.amount ?? null, e.cash ?? null, e.credit ?? null, e.reason ?? null, e.detail ?? null);
+  /** Appends to the organization's ledger entries (the audit trail the admin API shows). */
+  const addEntry = (entry: EntryInput): void => {
+    statements.insertEntry.run(entry.org, entry.at, entry.kind, entry.hold ?? null, entry.amount ?? null, entry.cash ?? null,
+      entry.credit ?? null, entry.reason ?? null, entry.detail ?? null);
   };
 
   const live = (): void => {
@@ -114,75 +132,76 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
   };
 
   const readOrg = (orgId: string): OrgRecord => {
-    const row = q.org.get(orgId);
+    const row = statements.org.get(orgId);
     if (!row) throw new Error(`ledger: unknown organization "${orgId}"`);
     return toRecord(row);
   };
 
   const readUsage = (orgId: string, nowMs: number): Usage => {
     const day = utcDay(nowMs);
-    const h = q.usage.get(day, orgId, nowMs)!;
-    return { settledToday: q.spent.get(orgId, day) ?? 0, heldToday: h.held_today, reserved: h.reserved, inFlight: h.in_flight };
+    const holds = statements.usage.get(day, orgId, nowMs)!;
+    const settledToday = statements.spent.get(orgId, day) ?? 0;
+    return { settledToday, heldToday: holds.held_today, reserved: holds.reserved, inFlight: holds.in_flight };
   };
 
   /** Releases a hold whose process is gone, charging the output its last renewal recorded (at
    *  the route's price; 0 for a request that never committed), as a settlement would. */
-  const expireHold = (h: HoldRow, nowMs: number): ReleasedHold => {
-    const charge = h.delivered_micro_usd;
+  const expireHold = (hold: HoldRow, nowMs: number): ReleasedHold => {
+    const charge = hold.delivered_micro_usd;
     let cash = 0;
     let credit = 0;
     if (charge > 0) {
-      const org = readOrg(h.org_id);
+      const org = readOrg(hold.org_id);
       const after = debit(org.cash, org.credit, charge);
-      q.setMoney.run(after.cash, after.credit, h.org_id);
-      q.addSpend.run(h.org_id, utcDay(nowMs), charge);
+      statements.setMoney.run(after.cash, after.credit, hold.org_id);
+      statements.addSpend.run(hold.org_id, utcDay(nowMs), charge);
       cash = after.cash - org.cash;
       credit = after.credit - org.credit;
     }
-    q.markExpired.run(nowMs, charge, h.hold_id);
-    log({
-      org: h.org_id, at: nowMs, kind: 'lease_expired', hold: h.hold_id, amount: h.amount_micro_usd,
+    statements.markExpired.run(nowMs, charge, hold.hold_id);
+    addEntry({
+      org: hold.org_id, at: nowMs, kind: 'lease_expired', hold: hold.hold_id, amount: hold.amount_micro_usd,
       cash, credit, detail: JSON.stringify({ charged_micro_usd: charge }),
     });
-    return { holdId: h.hold_id, orgId: h.org_id, amountMicroUsd: h.amount_micro_usd, chargedMicroUsd: charge };
+    return { holdId: hold.hold_id, orgId: hold.org_id, amountMicroUsd: hold.amount_micro_usd, chargedMicroUsd: charge };
   };
 
-  const setPause = (orgId: string, reason: PauseReason, nowMs: number, s: Standing): void => {
+  const setPause = (orgId: string, reason: PauseReason, nowMs: number, standing: Standing): void => {
     const velocity = reason === 'spend_velocity_exceeded';
-    q.setPause.run(reason, nowMs, velocity ? utcDay(nowMs) : null, velocity ? s.dailyLimit : null, orgId);
-    log({ org: orgId, at: nowMs, kind: 'pause', reason });
+    statements.setPause.run(reason, nowMs, velocity ? utcDay(nowMs) : null, velocity ? standing.dailyLimit : null, orgId);
+    addEntry({ org: orgId, at: nowMs, kind: 'pause', reason });
   };
 
   const clearPause = (orgId: string, reason: PauseReason, nowMs: number): void => {
-    q.setPause.run(null, null, null, null, orgId);
-    log({ org: orgId, at: nowMs, kind: 'unpause', reason });
+    statements.setPause.run(null, null, null, null, orgId);
+    addEntry({ org: orgId, at: nowMs, kind: 'unpause', reason });
   };
 
   /** Reads the org's standing and persists a pause whose lifting condition now holds. */
-  const standing = (orgId: string, nowMs: number): { org: OrgRecord; usage: Usage; s: Standing } => {
+  const readStanding = (orgId: string, nowMs: number): { org: OrgRecord; usage: Usage; standing: Standing } => {
     const org = readOrg(orgId);
     const usage = readUsage(orgId, nowMs);
-    const s = assess(org, usage, ramp, nowMs);
-    if (org.pausedReason !== null && s.pause === null) {
+    const standing = assess(org, usage, ramp, nowMs);
+    if (org.pausedReason !== null && standing.pause === null) {
       clearPause(orgId, org.pausedReason, nowMs);
       org.pausedReason = null;
     }
-    return { org, usage, s };
+    return { org, usage, standing };
   };
 
   const poolRates = (nowMs: number): Snapshot['rates'] =>
-    poolRatesAt(config.pools, (name) => q.pool.get(name), nowMs);
+    poolRatesAt(config.pools, (name) => statements.pool.get(name), nowMs);
 
   /** null when no pool of the route is full; else the seconds until every full one frees. */
   const fullPoolWait = (route: RouteName, nowMs: number): number | null => {
     const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
     let wait: number | null = null;
-    for (const p of poolsByRoute.get(route) ?? []) {
-      const row = q.pool.get(p.name);
+    for (const pool of poolsByRoute.get(route) ?? []) {
+      const row = statements.pool.get(pool.name);
       const used = row && row.window_start_ms === windowStart ? row.admitted : 0;
-      if (used >= p.per_minute) {
-        const s = Math.max(1, Math.ceil((windowStart + POOL_WINDOW_MS - nowMs) / 1000));
-        wait = Math.max(wait ?? 0, s);
+      if (used >= pool.per_minute) {
+        const seconds = Math.max(1, Math.ceil((windowStart + POOL_WINDOW_MS - nowMs) / 1000));
+        wait = Math.max(wait ?? 0, seconds);
       }
     }
     return wait;
@@ -200,13 +219,13 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
   const admitTx = db.transaction((input: AdmitInput): AdmitResult => {
     const { orgId, nowMs, route } = input;
     // A hold whose lease ran out belongs to a dead process: release it before counting.
-    for (const h of q.staleHoldsOfOrg.all(orgId, nowMs)) expireHold(h, nowMs);
+    for (const hold of statements.staleHoldsOfOrg.all(orgId, nowMs)) expireHold(hold, nowMs);
 
-    const { org, usage, s } = standing(orgId, nowMs);
-    if (s.pause !== null) return { ok: false, code: s.pause };
+    const { org, usage, standing } = readStanding(orgId, nowMs);
+    if (standing.pause !== null) return { ok: false, code: standing.pause };
 
-    if (s.balance <= 0) {
-      setPause(orgId, 'insufficient_balance', nowMs, s);
+    if (standing.balance <= 0) {
+      setPause(orgId, 'insufficient_balance', nowMs, standing);
       return { ok: false, code: 'insufficient_balance' };
     }
     if (!org.exempt) {
@@ -216,74 +235,75 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
       // and means a refused request never followed a header that promised room. Not counting the
       // new hold keeps a request that starts with room from pausing the org for the rest of the
       // day; the overshoot is bounded by the last admitted hold (and its settlement).
-      if (s.dailyUsed >= s.dailyLimit) {
-        setPause(orgId, 'spend_velocity_exceeded', nowMs, s);
+      if (standing.dailyUsed >= standing.dailyLimit) {
+        setPause(orgId, 'spend_velocity_exceeded', nowMs, standing);
         return { ok: false, code: 'spend_velocity_exceeded' };
       }
-      if (usage.inFlight >= s.concurrency) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 };
+      if (usage.inFlight >= standing.concurrency) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 };
     }
     const poolWait = fullPoolWait(route, nowMs);
     if (poolWait !== null) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: poolWait };
 
     const holdId = randomUUID();
-    q.insertHold.run(holdId, orgId, input.holdMicroUsd, nowMs, nowMs + config.hold_lease_ms, utcDay(nowMs), owner.instanceId, owner.processId);
+    statements.insertHold.run(holdId, orgId, input.holdMicroUsd, nowMs, nowMs + config.hold_lease_ms, utcDay(nowMs),
+      owner.instanceId, owner.processId);
     const windowStart = nowMs - (nowMs % POOL_WINDOW_MS);
-    for (const p of poolsByRoute.get(route) ?? []) q.countPool.run({ pool: p.name, start: windowStart });
-    return { ok: true, holdId, spendRemainingMicroUsd: s.spendRemaining, asOfMs: nowMs, exempt: org.exempt };
+    for (const pool of poolsByRoute.get(route) ?? []) statements.countPool.run({ pool: pool.name, start: windowStart });
+    return { ok: true, holdId, spendRemainingMicroUsd: standing.spendRemaining, asOfMs: nowMs, exempt: org.exempt };
   });
 
   // ── settlement and leases ──────────────────────────────────────────────────────────────────
 
   const settleTx = db.transaction((holdId: string, cost: number, nowMs: number): void => {
-    const hold = q.hold.get(holdId);
+    const hold = statements.hold.get(holdId);
     if (!hold) return; // unknown or already settled: idempotent
     // A late settlement of a lapsed hold charges only what the lapse did not (never twice).
     const charge = hold.expired_at_ms === null ? cost : Math.max(0, cost - hold.charged_micro_usd);
     const org = readOrg(hold.org_id);
     const after = debit(org.cash, org.credit, charge);
-    q.setMoney.run(after.cash, after.credit, hold.org_id);
-    if (charge > 0) q.addSpend.run(hold.org_id, utcDay(nowMs), charge);
-    q.deleteHold.run(holdId);
-    log({
+    statements.setMoney.run(after.cash, after.credit, hold.org_id);
+    if (charge > 0) statements.addSpend.run(hold.org_id, utcDay(nowMs), charge);
+    statements.deleteHold.run(holdId);
+    addEntry({
       org: hold.org_id, at: nowMs, kind: hold.expired_at_ms === null ? 'settle' : 'settle_after_expiry',
       hold: holdId, amount: charge, cash: after.cash - org.cash, credit: after.credit - org.credit,
     });
   });
 
   const renewTx = db.transaction((holds: HoldRenewal[], nowMs: number): void => {
-    for (const h of holds) q.renewHold.run(nowMs + config.hold_lease_ms, h.deliveredMicroUsd, h.holdId, nowMs);
+    for (const hold of holds) statements.renewHold.run(nowMs + config.hold_lease_ms, hold.deliveredMicroUsd, hold.holdId, nowMs);
   });
 
   const expireTx = db.transaction((nowMs: number): ReleasedHold[] => {
-    const released = q.staleHolds.all(nowMs).map((h) => expireHold(h, nowMs));
-    q.forgetExpired.run(nowMs - EXPIRED_HOLD_RETENTION_MS);
+    const released = statements.staleHolds.all(nowMs).map((hold) => expireHold(hold, nowMs));
+    statements.forgetExpired.run(nowMs - EXPIRED_HOLD_RETENTION_MS);
     return released;
   });
 
   const predecessorsTx = db.transaction((nowMs: number): ReleasedHold[] =>
-    q.predecessorHolds.all(owner.instanceId, owner.processId).map((h) => expireHold(h, nowMs)));
+    statements.predecessorHolds.all(owner.instanceId, owner.processId).map((hold) => expireHold(hold, nowMs)));
 
   // ── administration ─────────────────────────────────────────────────────────────────────────
 
   const topupTx = db.transaction((orgId: string, cash: number, credit: number, nowMs: number): Snapshot => {
     const org = readOrg(orgId);
-    q.setMoney.run(org.cash + cash, org.credit + credit, orgId);
+    statements.setMoney.run(org.cash + cash, org.credit + credit, orgId);
     // The ramp starts at the first cash top-up: promo credit is granted, not paid, so an account
     // living on credit alone stays in week 0 ("never topped up") with week 0's ceilings.
-    if (cash > 0) q.setFirstTopup.run(nowMs, orgId);
-    log({ org: orgId, at: nowMs, kind: 'topup', cash, credit, amount: cash + credit });
-    standing(orgId, nowMs); // repairs insufficient_balance once the balance is above zero
+    if (cash > 0) statements.setFirstTopup.run(nowMs, orgId);
+    addEntry({ org: orgId, at: nowMs, kind: 'topup', cash, credit, amount: cash + credit });
+    readStanding(orgId, nowMs); // repairs insufficient_balance once the balance is above zero
     return snapshotNow(orgId, nowMs);
   });
 
-  const overridesTx = db.transaction((orgId: string, o: { concurrency?: number | null; daily_spend_micro_usd?: number | null }, nowMs: number): Snapshot => {
+  const overridesTx = db.transaction((orgId: string, overrides: Overrides, nowMs: number): Snapshot => {
     const org = readOrg(orgId);
     // undefined leaves a figure as it is; null clears it (back to the schedule).
-    const concurrency = o.concurrency === undefined ? org.overrideConcurrency : o.concurrency;
-    const daily = o.daily_spend_micro_usd === undefined ? org.overrideDaily : o.daily_spend_micro_usd;
-    q.setOverrides.run(concurrency, daily, orgId);
-    log({ org: orgId, at: nowMs, kind: 'overrides', detail: JSON.stringify({ concurrency, daily_spend_micro_usd: daily }) });
-    standing(orgId, nowMs); // a raised daily ceiling repairs spend_velocity_exceeded
+    const concurrency = overrides.concurrency === undefined ? org.overrideConcurrency : overrides.concurrency;
+    const daily = overrides.daily_spend_micro_usd === undefined ? org.overrideDaily : overrides.daily_spend_micro_usd;
+    statements.setOverrides.run(concurrency, daily, orgId);
+    addEntry({ org: orgId, at: nowMs, kind: 'overrides', detail: JSON.stringify({ concurrency, daily_spend_micro_usd: daily }) });
+    readStanding(orgId, nowMs); // a raised daily ceiling repairs spend_velocity_exceeded
     return snapshotNow(orgId, nowMs);
   });
 
@@ -296,14 +316,18 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
       // used fell under the ceiling meanwhile. insufficient_balance needs no memory: admission
       // re-evaluates the balance after the review.
       const velocity = org.pausedReason === 'spend_velocity_exceeded';
-      q.setPause.run('account_under_review', nowMs, velocity ? org.pausedDay : null, velocity ? org.pausedDailyLimit : null, orgId);
-      log({ org: orgId, at: nowMs, kind: 'pause', reason: 'account_under_review' });
+      statements.setPause.run('account_under_review', nowMs,
+        velocity ? org.pausedDay : null, velocity ? org.pausedDailyLimit : null, orgId);
+      addEntry({ org: orgId, at: nowMs, kind: 'pause', reason: 'account_under_review' });
     } else if (!start && org.pausedReason === 'account_under_review') {
       clearPause(orgId, 'account_under_review', nowMs);
       if (org.pausedDay !== null) {
-        q.setPause.run('spend_velocity_exceeded', nowMs, org.pausedDay, org.pausedDailyLimit, orgId);
-        log({ org: orgId, at: nowMs, kind: 'pause', reason: 'spend_velocity_exceeded', detail: JSON.stringify({ restored_after_review: true }) });
-        standing(orgId, nowMs); // lifts it at once if the day rolled over or the ceiling was raised meanwhile
+        statements.setPause.run('spend_velocity_exceeded', nowMs, org.pausedDay, org.pausedDailyLimit, orgId);
+        addEntry({
+          org: orgId, at: nowMs, kind: 'pause', reason: 'spend_velocity_exceeded',
+          detail: JSON.stringify({ restored_after_review: true }),
+        });
+        readStanding(orgId, nowMs); // lifts it at once if the day rolled over or the ceiling was raised meanwhile
       }
     }
     return snapshotNow(orgId, nowMs);
@@ -312,10 +336,10 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
   const exemptTx = db.transaction((orgId: string, exempt: boolean, nowMs: number): Snapshot => {
     const org = readOrg(orgId);
     if (org.exempt !== exempt) {
-      q.setExempt.run(exempt ? 1 : 0, orgId);
-      log({ org: orgId, at: nowMs, kind: 'exempt', detail: JSON.stringify({ exempt }) });
+      statements.setExempt.run(exempt ? 1 : 0, orgId);
+      addEntry({ org: orgId, at: nowMs, kind: 'exempt', detail: JSON.stringify({ exempt }) });
     }
-    standing(orgId, nowMs); // no ceiling: a spend_velocity_exceeded pause lifts
+    readStanding(orgId, nowMs); // no ceiling: a spend_velocity_exceeded pause lifts
     return snapshotNow(orgId, nowMs);
   });
 
@@ -324,7 +348,7 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
   return {
     async ensureOrg(orgId, nowMs) {
       live();
-      q.insertOrg.run(orgId, nowMs);
+      statements.insertOrg.run(orgId, nowMs);
     },
 
     async admit(input) {
@@ -340,7 +364,7 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
 
     async renew(holds, nowMs) {
       live();
-      for (const h of holds) checkAmount('deliveredMicroUsd', h.deliveredMicroUsd);
+      for (const hold of holds) checkAmount('deliveredMicroUsd', hold.deliveredMicroUsd);
       if (holds.length > 0) renewTx.immediate(holds, nowMs);
     },
 
@@ -361,11 +385,11 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
       return topupTx.immediate(orgId, cash, credit, nowMs);
     },
 
-    async setOverrides(orgId, o, nowMs) {
+    async setOverrides(orgId, overrides, nowMs) {
       live();
-      if (o.concurrency != null) checkAmount('concurrency', o.concurrency);
-      if (o.daily_spend_micro_usd != null) checkAmount('daily_spend_micro_usd', o.daily_spend_micro_usd);
-      return overridesTx.immediate(orgId, o, nowMs);
+      if (overrides.concurrency != null) checkAmount('concurrency', overrides.concurrency);
+      if (overrides.daily_spend_micro_usd != null) checkAmount('daily_spend_micro_usd', overrides.daily_spend_micro_usd);
+      return overridesTx.immediate(orgId, overrides, nowMs);
     },
 
     async startReview(orgId, nowMs) {
@@ -392,7 +416,7 @@ export function openSqliteLedger(db: Database, config: LedgerConfig, owner: Hold
     async entries(orgId, limit) {
       live();
       readOrg(orgId);
-      return q.entries.all(orgId, Math.max(0, Math.floor(limit))).map(entryView);
+      return statements.entries.all(orgId, Math.max(0, Math.floor(limit))).map(entryView);
     },
 
     // The database handle belongs to whoever opened it (other modules share the file), so closing

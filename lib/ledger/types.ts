@@ -65,6 +65,9 @@ export interface Snapshot {
   rates: Array<{ name: string; scope: 'pool'; window_seconds: 60; limit: number; used: number }>;
 }
 
+/** Per-organization ceilings set by the operator: undefined leaves a figure as it is, null clears it. */
+export interface Overrides { concurrency?: number | null; daily_spend_micro_usd?: number | null }
+
 export interface Ledger {
   /** Creates the org's ledger row if missing (no money, week 0). */
   ensureOrg(orgId: string, nowMs: number): Promise<void>;
@@ -82,7 +85,7 @@ export interface Ledger {
    *  charged as a lapse, without waiting for their leases. */
   releasePredecessors(nowMs: number): Promise<ReleasedHold[]>;
   topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number): Promise<Snapshot>;
-  setOverrides(orgId: string, o: { concurrency?: number | null; daily_spend_micro_usd?: number | null }, nowMs: number): Promise<Snapshot>;
+  setOverrides(orgId: string, overrides: Overrides, nowMs: number): Promise<Snapshot>;
   startReview(orgId: string, nowMs: number): Promise<Snapshot>;
   endReview(orgId: string, nowMs: number): Promise<Snapshot>;
   setExempt(orgId: string, exempt: boolean, nowMs: number): Promise<Snapshot>;
