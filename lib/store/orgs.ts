@@ -17,7 +17,9 @@ export const SCOPES: Scope[] = ['inference', 'manage'];
 
 export interface ApiKeyRecord { id: string; orgId: string; defaultStartWithin: string | null; scopes: string }
 
-export interface ApiKeyInfo { id: string; scopes: Scope[]; default_start_within: string | null; created_at: number; revoked_at: number | null }
+export interface ApiKeyInfo {
+  id: string; scopes: Scope[]; default_start_within: string | null; created_at: number; revoked_at: number | null;
+}
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -52,8 +54,8 @@ export const KEY_CACHE_MS = 5_000;
 const KEY_CACHE_MAX = 100_000;
 
 export class OrgStore {
-  private readonly keys = new Map<string, { rec: ApiKeyRecord | undefined; at: number }>();
-  private readonly providerKeys = new Map<string, { cred: unknown; at: number }>();
+  private readonly keys = new Map<string, { record: ApiKeyRecord | undefined; at: number }>();
+  private readonly providerKeys = new Map<string, { credential: unknown; at: number }>();
   /** Lookups in flight: a burst of requests with one uncached key asks the store once. */
   private readonly pending = new Map<string, Promise<unknown>>();
 
@@ -72,17 +74,19 @@ export class OrgStore {
   async listOrgs(): Promise<OrgInfo[]> { return this.rows.listOrgs(); }
 
   /** Issues a key; the clear key is returned once and never stored. */
-  async createKey(orgId: string, defaultStartWithin: string | null, nowMs: number, scopes: Scope[] = ['inference']): Promise<{ id: string; key: string; scopes: Scope[] }> {
+  async createKey(
+    orgId: string, defaultStartWithin: string | null, nowMs: number, scopes: Scope[] = ['inference'],
+  ): Promise<{ id: string; key: string; scopes: Scope[] }> {
     const key = KEY_PREFIX + randomBytes(24).toString('base64url');
     const id = newId('key_');
-    const sorted = SCOPES.filter((s) => s === 'inference' || scopes.includes(s));
+    const sorted = SCOPES.filter((scope) => scope === 'inference' || scopes.includes(scope));
     await this.rows.insertKey(id, orgId, sha256(key), defaultStartWithin, nowMs, sorted.join(' '));
     return { id, key, scopes: sorted };
   }
 
   /** The org's keys, newest first: ids and metadata only (the clear key is never stored). */
   async listKeys(orgId: string): Promise<ApiKeyInfo[]> {
-    return (await this.rows.listKeys(orgId)).map((k) => ({ ...k, scopes: k.scopes.split(' ') as Scope[] }));
+    return (await this.rows.listKeys(orgId)).map((key) => ({ ...key, scopes: key.scopes.split(' ') as Scope[] }));
   }
 
   /** Revokes a key of this organization only (another org's key id is "not found"). */
@@ -104,17 +108,17 @@ export class OrgStore {
     const hash = sha256(clearKey);
     const now = Date.now();
     const hit = this.keys.get(hash);
-    if (hit && now - hit.at < KEY_CACHE_MS) return hit.rec;
-    let rec: ApiKeyRecord | undefined;
+    if (hit && now - hit.at < KEY_CACHE_MS) return hit.record;
+    let record: ApiKeyRecord | undefined;
     try {
-      rec = await this.once('k' + hash, () => this.rows.keyByHash(hash));
+      record = await this.once('k' + hash, () => this.rows.keyByHash(hash));
     } catch (err) {
-      if (hit) return hit.rec;
+      if (hit) return hit.record;
       throw unavailable(err);
     }
     if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
-    this.keys.set(hash, { rec, at: now });
-    return rec;
+    this.keys.set(hash, { record, at: now });
+    return record;
   }
 
   async revokeKey(keyId: string, nowMs: number): Promise<boolean> {
@@ -131,21 +135,21 @@ export class OrgStore {
   /** The org's own key for a route, decrypted (cached briefly in memory, never written anywhere);
    *  stale-if-unreadable like findKey. */
   async providerKey(orgId: string, route: RouteName): Promise<unknown | undefined> {
-    const k = orgId + '\0' + route;
+    const cacheKey = orgId + '\0' + route;
     const now = Date.now();
-    const hit = this.providerKeys.get(k);
-    if (hit && now - hit.at < KEY_CACHE_MS) return hit.cred;
+    const hit = this.providerKeys.get(cacheKey);
+    if (hit && now - hit.at < KEY_CACHE_MS) return hit.credential;
     let sealed: string | undefined;
     try {
-      sealed = await this.once('p' + k, () => this.rows.providerKey(orgId, route));
+      sealed = await this.once('p' + cacheKey, () => this.rows.providerKey(orgId, route));
     } catch (err) {
-      if (hit) return hit.cred;
+      if (hit) return hit.credential;
       throw unavailable(err);
     }
-    const cred = sealed !== undefined ? JSON.parse(this.box.open(sealed)) : undefined;
+    const credential = sealed !== undefined ? JSON.parse(this.box.open(sealed)) : undefined;
     if (this.providerKeys.size >= KEY_CACHE_MAX) this.providerKeys.clear();
-    this.providerKeys.set(k, { cred, at: now });
-    return cred;
+    this.providerKeys.set(cacheKey, { credential, at: now });
+    return credential;
   }
 
   async providerRoutes(orgId: string): Promise<Set<RouteName>> {
@@ -160,11 +164,11 @@ export class OrgStore {
   private once<T>(key: string, read: () => T | Promise<T>): T | Promise<T> {
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight as Promise<T>;
-    const r = read();
-    if (!(r instanceof Promise)) return r;    // SQLite answers at once: nothing to share
-    const p = r.finally(() => this.pending.delete(key));
-    this.pending.set(key, p);
-    return p;
+    const answer = read();
+    if (!(answer instanceof Promise)) return answer;    // SQLite answers at once: nothing to share
+    const shared = answer.finally(() => this.pending.delete(key));
+    this.pending.set(key, shared);
+    return shared;
   }
 
   /** Drops cached lookups changed elsewhere (a NOTIFY from another process). */
@@ -174,7 +178,7 @@ export class OrgStore {
 }
 
 function unavailable(err: unknown): GatewayError {
-  const e = new GatewayError('store_unavailable');
-  (e as { cause?: unknown }).cause = err;
-  return e;
+  const error = new GatewayError('store_unavailable');
+  (error as { cause?: unknown }).cause = err;
+  return error;
 }

@@ -21,56 +21,64 @@ export function postgresOrgRows(pool: Pool): OrgRows {
     async listOrgs() {
       return (await pool.query<OrgInfo>('SELECT id, name, created_at FROM orgs ORDER BY created_at, id')).rows;
     },
-    async insertKey(id, orgId, hash, dsw, nowMs, scopes) {
-      await pool.query('INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES ($1, $2, $3, $4, $5, $6)', [id, orgId, hash, dsw, nowMs, scopes]);
+    async insertKey(id, orgId, hash, defaultStartWithin, nowMs, scopes) {
+      await pool.query(`
+        INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [id, orgId, hash, defaultStartWithin, nowMs, scopes]);
     },
     async keyByHash(hash) {
-      const r = await pool.query<ApiKeyRecord>({
+      const result = await pool.query<ApiKeyRecord>({
         name: 'key_by_hash',
-        text: 'SELECT id, org_id AS "orgId", default_start_within AS "defaultStartWithin", scopes FROM api_keys WHERE hash = $1 AND revoked_at IS NULL',
+        text: `
+          SELECT id, org_id AS "orgId", default_start_within AS "defaultStartWithin", scopes
+          FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
         values: [hash],
       });
-      return r.rows[0];
+      return result.rows[0];
     },
     async listKeys(orgId) {
-      return (await pool.query<Omit<ApiKeyInfo, 'scopes'> & { scopes: string }>(
-        'SELECT id, scopes, default_start_within, created_at, revoked_at FROM api_keys WHERE org_id = $1 ORDER BY created_at DESC, id', [orgId])).rows;
+      return (await pool.query<Omit<ApiKeyInfo, 'scopes'> & { scopes: string }>(`
+        SELECT id, scopes, default_start_within, created_at, revoked_at
+        FROM api_keys WHERE org_id = $1 ORDER BY created_at DESC, id`, [orgId])).rows;
     },
     async revokeOrgKey(orgId, keyId, nowMs) {
-      const r = await pool.query<{ n: number }>(`
-        WITH u AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND org_id = $3 AND revoked_at IS NULL RETURNING 1)
-        SELECT count(*)::INT AS n, pg_notify('${CACHE_CHANNEL}', 'keys') FROM u`, [nowMs, keyId, orgId]);
-      return r.rows[0]!.n > 0;
+      const result = await pool.query<{ changed_rows: number }>(`
+        WITH changed AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND org_id = $3 AND revoked_at IS NULL RETURNING 1)
+        SELECT count(*)::INT AS changed_rows, pg_notify('${CACHE_CHANNEL}', 'keys') FROM changed`, [nowMs, keyId, orgId]);
+      return result.rows[0]!.changed_rows > 0;
     },
     async listProviderKeys(orgId) {
-      return (await pool.query<{ route: RouteName; updated_at: number }>('SELECT route, updated_at FROM provider_keys WHERE org_id = $1 ORDER BY route', [orgId])).rows;
+      return (await pool.query<{ route: RouteName; updated_at: number }>(
+        'SELECT route, updated_at FROM provider_keys WHERE org_id = $1 ORDER BY route', [orgId])).rows;
     },
     async revokeKey(keyId, nowMs) {
-      const r = await pool.query<{ n: number }>(`
-        WITH u AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING 1)
-        SELECT count(*)::INT AS n, pg_notify('${CACHE_CHANNEL}', 'keys') FROM u`, [nowMs, keyId]);
-      return r.rows[0]!.n > 0;
+      const result = await pool.query<{ changed_rows: number }>(`
+        WITH changed AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING 1)
+        SELECT count(*)::INT AS changed_rows, pg_notify('${CACHE_CHANNEL}', 'keys') FROM changed`, [nowMs, keyId]);
+      return result.rows[0]!.changed_rows > 0;
     },
     async putProviderKey(orgId, route, sealed, nowMs) {
       await pool.query(`
-        WITH u AS (INSERT INTO provider_keys (org_id, route, sealed, updated_at) VALUES ($1, $2, $3, $4)
+        WITH changed AS (INSERT INTO provider_keys (org_id, route, sealed, updated_at) VALUES ($1, $2, $3, $4)
           ON CONFLICT (org_id, route) DO UPDATE SET sealed = EXCLUDED.sealed, updated_at = EXCLUDED.updated_at RETURNING 1)
-        SELECT pg_notify('${CACHE_CHANNEL}', 'provider_key ' || $1 || ' ' || $2) FROM u`, [orgId, route, sealed, nowMs]);
+        SELECT pg_notify('${CACHE_CHANNEL}', 'provider_key ' || $1 || ' ' || $2) FROM changed`, [orgId, route, sealed, nowMs]);
     },
     async providerKey(orgId, route) {
-      const r = await pool.query<{ sealed: string }>({
+      const result = await pool.query<{ sealed: string }>({
         name: 'provider_key', text: 'SELECT sealed FROM provider_keys WHERE org_id = $1 AND route = $2', values: [orgId, route],
       });
-      return r.rows[0]?.sealed;
+      return result.rows[0]?.sealed;
     },
     async providerRoutes(orgId) {
-      return (await pool.query<{ route: RouteName }>('SELECT route FROM provider_keys WHERE org_id = $1', [orgId])).rows.map((r) => r.route);
+      const result = await pool.query<{ route: RouteName }>('SELECT route FROM provider_keys WHERE org_id = $1', [orgId]);
+      return result.rows.map((row) => row.route);
     },
     async deleteProviderKey(orgId, route) {
-      const r = await pool.query<{ n: number }>(`
-        WITH u AS (DELETE FROM provider_keys WHERE org_id = $1 AND route = $2 RETURNING 1)
-        SELECT count(*)::INT AS n, pg_notify('${CACHE_CHANNEL}', 'provider_key ' || $1 || ' ' || $2) FROM u`, [orgId, route]);
-      return r.rows[0]!.n > 0;
+      const result = await pool.query<{ changed_rows: number }>(`
+        WITH changed AS (DELETE FROM provider_keys WHERE org_id = $1 AND route = $2 RETURNING 1)
+        SELECT count(*)::INT AS changed_rows, pg_notify('${CACHE_CHANNEL}', 'provider_key ' || $1 || ' ' || $2) FROM changed`,
+      [orgId, route]);
+      return result.rows[0]!.changed_rows > 0;
     },
   };
 }

@@ -13,8 +13,9 @@ import type { Store, StoreOptions } from './store.ts';
 
 /** Money, times and counts are BIGINT; every figure the gateway stores is a safe integer. */
 const types = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => oid === pg.types.builtins.INT8
+    ? (text: string) => Number(text)
+    : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /** Connection settings shared by the pool and the listener; the URL (which may carry a password)
@@ -24,43 +25,50 @@ function clientConfig(url: string): pg.ClientConfig {
 }
 
 export async function migrate(pool: pg.Pool): Promise<number> {
-  const c = await pool.connect();
+  const client = await pool.connect();
   const onError = (): void => {}; // see ledger/postgres.ts withOrg
-  c.on('error', onError);
+  client.on('error', onError);
   try {
-    await c.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    await c.query('CREATE TABLE IF NOT EXISTS gateway_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-    const applied = new Set((await c.query<{ version: number }>('SELECT version FROM gateway_schema_migrations')).rows.map((r) => r.version));
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS gateway_schema_migrations
+        (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+    const appliedRows = (await client.query<{ version: number }>('SELECT version FROM gateway_schema_migrations')).rows;
+    const applied = new Set(appliedRows.map((row) => row.version));
     const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
     const newest = Math.max(0, ...applied);
     if (newest > latest) throw new Error(`database schema version ${newest} is newer than this build (${latest})`);
-    for (const m of MIGRATIONS) {
-      if (applied.has(m.version)) continue;
-      await c.query('BEGIN');
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      await client.query('BEGIN');
       try {
-        await c.query(m.sql);
-        await c.query('INSERT INTO gateway_schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-        await c.query('COMMIT');
+        await client.query(migration.sql);
+        await client.query('INSERT INTO gateway_schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+        await client.query('COMMIT');
       } catch (err) {
-        await c.query('ROLLBACK').catch(() => {});
+        await client.query('ROLLBACK').catch(() => {});
         throw err;
       }
     }
     return latest;
   } finally {
-    await c.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
-    c.off('error', onError);
-    c.release();
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+    client.off('error', onError);
+    client.release();
   }
 }
 
 export async function openPostgresStore(opts: StoreOptions & { databaseUrl: string }): Promise<Store> {
   // Provider keys sealed by one process must open in every other: the sealing key cannot be a
   // random file in one machine's data folder.
-  if (!opts.secret) throw new Error('GATEWAY_SECRET_KEY is required with GATEWAY_DATABASE_URL (every process must seal provider keys alike)');
+  if (!opts.secret) {
+    throw new Error('GATEWAY_SECRET_KEY is required with GATEWAY_DATABASE_URL (every process must seal provider keys alike)');
+  }
   const { log } = opts;
   const { processId, instanceId } = opts.owner;
-  const pool = new pg.Pool({ ...clientConfig(opts.databaseUrl), max: Number(process.env.GATEWAY_DATABASE_POOL ?? 10), idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    ...clientConfig(opts.databaseUrl), max: Number(process.env.GATEWAY_DATABASE_POOL ?? 10), idleTimeoutMillis: 30_000,
+  });
   // An idle connection that breaks (server restarted) must not crash the process.
   pool.on('error', (err) => log.warn({ err: { message: err.message } }, 'database connection lost'));
   await migrate(pool);
@@ -68,7 +76,8 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
   const orgs = new OrgStore(postgresOrgRows(pool), new SecretBox(opts.secret));
   const ledger = openPostgresLedger(pool, opts.config.ledger, {
     processId, instanceId,
-    onSettleDeferred: (hold, cost, err) => log.warn({ hold, cost_micro_usd: cost, err: { message: (err as Error).message } }, 'settlement deferred: database unreachable, retrying'),
+    onSettleDeferred: (hold, cost, err) => log.warn(
+      { hold, cost_micro_usd: cost, err: { message: (err as Error).message } }, 'settlement deferred: database unreachable, retrying'),
   });
   const flexSlots = new SharedFlexSlots(pool, opts.config.flex_race_slots, processId, opts.clock,
     (err) => log.warn({ err: { message: (err as Error).message } }, 'flex race slots: database unreachable'));
@@ -99,33 +108,33 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
 /** One connection that LISTENs for cache invalidations; reconnects by itself, and forgets every
  *  cached lookup when it (re)connects, since notifications sent meanwhile were lost. */
 function listen(url: string, orgs: OrgStore, log: StoreOptions['log']): { close(): Promise<void> } {
-  let client: pg.Client | undefined;
+  let current: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   const connect = (): void => {
     if (stopped) return;
-    const c = new pg.Client(clientConfig(url));
-    client = c;
+    const client = new pg.Client(clientConfig(url));
+    current = client;
     let failed = false;
     const fail = (err: unknown): void => {
       if (failed) return;
       failed = true;
-      c.end().catch(() => {});
+      client.end().catch(() => {});
       if (stopped) return;
       log.warn({ err: { message: (err as Error)?.message } }, 'cache listener: connection lost, reconnecting');
       retry = setTimeout(connect, 500);
       retry.unref();
     };
-    c.on('error', fail);
-    c.on('end', () => fail(new Error('connection ended')));
-    c.on('notification', (n) => {
-      const [kind, org, route] = (n.payload ?? '').split(' ');
+    client.on('error', fail);
+    client.on('end', () => fail(new Error('connection ended')));
+    client.on('notification', (notification) => {
+      const [kind, org, route] = (notification.payload ?? '').split(' ');
       if (kind === 'keys') orgs.forgetKeys();
       else if (kind === 'provider_key' && org && route) orgs.forgetProviderKey(org, route);
       else orgs.forgetAll();
     });
-    c.connect()
-      .then(() => c.query(`LISTEN ${CACHE_CHANNEL}`))
+    client.connect()
+      .then(() => client.query(`LISTEN ${CACHE_CHANNEL}`))
       .then(() => orgs.forgetAll(), fail);
   };
   connect();
@@ -133,7 +142,7 @@ function listen(url: string, orgs: OrgStore, log: StoreOptions['log']): { close(
     async close() {
       stopped = true;
       clearTimeout(retry);
-      await client?.end().catch(() => {});
+      await current?.end().catch(() => {});
     },
   };
 }

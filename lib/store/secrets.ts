@@ -10,17 +10,17 @@ export class SecretBox {
 
   seal(plain: string): string {
     const iv = randomBytes(12);
-    const c = createCipheriv('aes-256-gcm', this.key, iv);
-    const body = Buffer.concat([c.update(plain, 'utf8'), c.final()]);
-    return ['v1', iv.toString('base64'), c.getAuthTag().toString('base64'), body.toString('base64')].join('.');
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
   }
 
   open(sealed: string): string {
-    const [v, iv, tag, body] = sealed.split('.');
-    if (v !== 'v1' || !iv || !tag || body === undefined) throw new Error('unreadable sealed secret');
-    const d = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64'));
-    d.setAuthTag(Buffer.from(tag, 'base64'));
-    return Buffer.concat([d.update(Buffer.from(body, 'base64')), d.final()]).toString('utf8');
+    const [version, iv, tag, body] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('unreadable sealed secret');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
   }
 }
 
@@ -31,4 +31,4 @@ export function secretBoxFor(dataDir: string, envSecret: string | undefined): Se
   return new SecretBox(readFileSync(file, 'utf8').trim());
 }
 
-export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');

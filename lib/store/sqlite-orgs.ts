@@ -16,17 +16,23 @@ export function sqliteOrgRows(db: DB): OrgRows {
       updated_at INTEGER NOT NULL, PRIMARY KEY (org_id, route));
   `);
   // Scopes came with the management API: older files get the column, their keys stay inference-only.
-  const cols = db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>;
-  if (!cols.some((c) => c.name === 'scopes')) db.exec("ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'inference'");
-  const q = {
+  const columns = db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>;
+  if (!columns.some((column) => column.name === 'scopes')) {
+    db.exec("ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'inference'");
+  }
+  const statements = {
     insertOrg: db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)'),
     getOrg: db.prepare('SELECT id, name, created_at FROM orgs WHERE id = ?'),
     listOrgs: db.prepare('SELECT id, name, created_at FROM orgs ORDER BY created_at, id'),
     insertKey: db.prepare('INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?)'),
-    keyByHash: db.prepare('SELECT id, org_id AS orgId, default_start_within AS defaultStartWithin, scopes FROM api_keys WHERE hash = ? AND revoked_at IS NULL'),
+    keyByHash: db.prepare(`
+      SELECT id, org_id AS orgId, default_start_within AS defaultStartWithin, scopes
+      FROM api_keys WHERE hash = ? AND revoked_at IS NULL`),
     revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
     revokeOrgKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL'),
-    listKeys: db.prepare('SELECT id, scopes, default_start_within, created_at, revoked_at FROM api_keys WHERE org_id = ? ORDER BY created_at DESC, id'),
+    listKeys: db.prepare(`
+      SELECT id, scopes, default_start_within, created_at, revoked_at
+      FROM api_keys WHERE org_id = ? ORDER BY created_at DESC, id`),
     listProviderKeys: db.prepare('SELECT route, updated_at FROM provider_keys WHERE org_id = ? ORDER BY route'),
     putProviderKey: db.prepare(`INSERT INTO provider_keys (org_id, route, sealed, updated_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (org_id, route) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`),
@@ -35,19 +41,21 @@ export function sqliteOrgRows(db: DB): OrgRows {
     deleteProviderKey: db.prepare('DELETE FROM provider_keys WHERE org_id = ? AND route = ?'),
   };
   return {
-    insertOrg(id, name, nowMs) { q.insertOrg.run(id, name, nowMs); },
-    orgExists: (id) => q.getOrg.get(id) !== undefined,
-    org: (id) => q.getOrg.get(id) as OrgInfo | undefined,
-    listOrgs: () => q.listOrgs.all() as OrgInfo[],
-    insertKey(id, orgId, hash, dsw, nowMs, scopes) { q.insertKey.run(id, orgId, hash, dsw, nowMs, scopes); },
-    keyByHash: (hash) => q.keyByHash.get(hash) as ApiKeyRecord | undefined,
-    listKeys: (orgId) => q.listKeys.all(orgId) as KeyRow[],
-    revokeKey: (keyId, nowMs) => q.revokeKey.run(nowMs, keyId).changes > 0,
-    revokeOrgKey: (orgId, keyId, nowMs) => q.revokeOrgKey.run(nowMs, keyId, orgId).changes > 0,
-    listProviderKeys: (orgId) => q.listProviderKeys.all(orgId) as Array<{ route: RouteName; updated_at: number }>,
-    putProviderKey(orgId, route, sealed, nowMs) { q.putProviderKey.run(orgId, route, sealed, nowMs); },
-    providerKey: (orgId, route) => q.getProviderKey.get(orgId, route) as string | undefined,
-    providerRoutes: (orgId) => q.listProviderRoutes.all(orgId) as RouteName[],
-    deleteProviderKey: (orgId, route) => q.deleteProviderKey.run(orgId, route).changes > 0,
+    insertOrg(id, name, nowMs) { statements.insertOrg.run(id, name, nowMs); },
+    orgExists: (id) => statements.getOrg.get(id) !== undefined,
+    org: (id) => statements.getOrg.get(id) as OrgInfo | undefined,
+    listOrgs: () => statements.listOrgs.all() as OrgInfo[],
+    insertKey(id, orgId, hash, defaultStartWithin, nowMs, scopes) {
+      statements.insertKey.run(id, orgId, hash, defaultStartWithin, nowMs, scopes);
+    },
+    keyByHash: (hash) => statements.keyByHash.get(hash) as ApiKeyRecord | undefined,
+    listKeys: (orgId) => statements.listKeys.all(orgId) as KeyRow[],
+    revokeKey: (keyId, nowMs) => statements.revokeKey.run(nowMs, keyId).changes > 0,
+    revokeOrgKey: (orgId, keyId, nowMs) => statements.revokeOrgKey.run(nowMs, keyId, orgId).changes > 0,
+    listProviderKeys: (orgId) => statements.listProviderKeys.all(orgId) as Array<{ route: RouteName; updated_at: number }>,
+    putProviderKey(orgId, route, sealed, nowMs) { statements.putProviderKey.run(orgId, route, sealed, nowMs); },
+    providerKey: (orgId, route) => statements.getProviderKey.get(orgId, route) as string | undefined,
+    providerRoutes: (orgId) => statements.listProviderRoutes.all(orgId) as RouteName[],
+    deleteProviderKey: (orgId, route) => statements.deleteProviderKey.run(orgId, route).changes > 0,
   };
 }
