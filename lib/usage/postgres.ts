@@ -55,17 +55,22 @@ const SUMS = `COUNT(*) AS requests,
  *  default) is one statement; a larger one is split inside one transaction. */
 const MAX_ROWS = Math.floor(65_535 / COLUMNS.length);
 
-function where(f: UsageFilter, args: unknown[]): string {
-  args.push(f.fromMs, f.toMs);
+function where(filter: UsageFilter, args: unknown[]): string {
+  args.push(filter.fromMs, filter.toMs);
   const parts = [`at_ms >= $${args.length - 1}`, `at_ms < $${args.length}`];
-  const eq = (col: string, v: unknown): void => { if (v !== undefined) { args.push(v); parts.push(`${col} = $${args.length}`); } };
-  eq('org_id', f.orgId); eq('model', f.model); eq('served_route', f.route); eq('tier', f.tier); eq('status', f.status); eq('key_id', f.keyId);
+  const eq = (column: string, value: unknown): void => {
+    if (value !== undefined) { args.push(value); parts.push(`${column} = $${args.length}`); }
+  };
+  eq('org_id', filter.orgId); eq('model', filter.model); eq('served_route', filter.route);
+  eq('tier', filter.tier); eq('status', filter.status); eq('key_id', filter.keyId);
   return parts.join(' AND ');
 }
 
 function insertSql(records: UsageRecord[]): { text: string; values: unknown[] } {
   const values: unknown[] = [];
-  const rows = records.map((r) => `(${COLUMNS.map((c) => { values.push(r[c]); return `$${values.length}`; }).join(', ')})`);
+  const placeholders = (record: UsageRecord): string =>
+    COLUMNS.map((column) => { values.push(record[column]); return `$${values.length}`; }).join(', ');
+  const rows = records.map((record) => `(${placeholders(record)})`);
   return { text: `INSERT INTO usage_records (${COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`, values };
 }
 
@@ -75,30 +80,33 @@ export function openPostgresUsageStore(pool: pg.Pool): UsageStore {
     async insert(records) {
       if (!records.length) return;
       if (records.length <= MAX_ROWS) { await pool.query(insertSql(records)); return; }
-      const c = await pool.connect();
+      const client = await pool.connect();
       try {
-        await c.query('BEGIN');
-        for (let i = 0; i < records.length; i += MAX_ROWS) await c.query(insertSql(records.slice(i, i + MAX_ROWS)));
-        await c.query('COMMIT');
+        await client.query('BEGIN');
+        for (let i = 0; i < records.length; i += MAX_ROWS) await client.query(insertSql(records.slice(i, i + MAX_ROWS)));
+        await client.query('COMMIT');
       } catch (err) {
-        await c.query('ROLLBACK').catch(() => {});
+        await client.query('ROLLBACK').catch(() => {});
         throw err;
       } finally {
-        c.release();
+        client.release();
       }
     },
 
     async aggregate(filter, groupBy) {
       const args: unknown[] = [];
-      const w = where(filter, args);
-      const totals = (await pool.query(`SELECT ${SUMS} FROM usage_records WHERE ${w}`, args)).rows[0] as Record<string, unknown>;
+      const conditions = where(filter, args);
+      const totals = (await pool.query(`SELECT ${SUMS} FROM usage_records WHERE ${conditions}`, args)).rows[0] as Record<string, unknown>;
       if (!groupBy.length) return { groups: [], totals: finishTotals(totals) };
-      const dims = groupBy.map((d) => `${GROUP_SQL[d]} AS "${d}"`);
-      const order = groupBy.map((d) => `${GROUP_SQL[d]}${TEXT_DIM[d] ? ' COLLATE "C"' : ''} ASC NULLS FIRST`);
-      const sql = `SELECT ${[...dims, SUMS].join(', ')} FROM usage_records WHERE ${w}`
-        + ` GROUP BY ${groupBy.map((d) => GROUP_SQL[d]).join(', ')} ORDER BY ${order.join(', ')}`;
+      const selected = groupBy.map((dimension) => `${GROUP_SQL[dimension]} AS "${dimension}"`);
+      const order = groupBy.map((dimension) => `${GROUP_SQL[dimension]}${TEXT_DIM[dimension] ? ' COLLATE "C"' : ''} ASC NULLS FIRST`);
+      const sql = `SELECT ${[...selected, SUMS].join(', ')} FROM usage_records WHERE ${conditions}`
+        + ` GROUP BY ${groupBy.map((dimension) => GROUP_SQL[dimension]).join(', ')} ORDER BY ${order.join(', ')}`;
       const rows = (await pool.query(sql, args)).rows as Array<Record<string, unknown>>;
-      const groups = rows.map((row) => ({ ...Object.fromEntries(groupBy.map((d) => [d, row[d] as string | number | null])), ...finishTotals(row) }));
+      const groups = rows.map((row) => ({
+        ...Object.fromEntries(groupBy.map((dimension) => [dimension, row[dimension] as string | number | null])),
+        ...finishTotals(row),
+      }));
       return { groups, totals: finishTotals(totals) };
     },
 
@@ -114,7 +122,7 @@ export function openPostgresUsageStore(pool: pg.Pool): UsageStore {
       const rows = (await pool.query(sql, args)).rows as Array<Record<string, unknown>>;
       const more = rows.length > limit;
       const page = rows.slice(0, limit).map((row) => {
-        for (const k of NUMERIC) if (typeof row[k] === 'string') row[k] = Number(row[k]);
+        for (const column of NUMERIC) if (typeof row[column] === 'string') row[column] = Number(row[column]);
         return row as unknown as UsageRecord & { seq: number };
       });
       const last = page[page.length - 1];

@@ -10,13 +10,16 @@ export const MAX_PAGE = 200;
 
 /** Epoch seconds (digits), an ISO date (a `to` date means the end of that UTC day) or an ISO
  *  date-time with a zone. */
-function instant(v: string, param: 'from' | 'to'): number {
+function instant(text: string, param: 'from' | 'to'): number {
   let ms: number;
-  if (/^\d{1,12}$/.test(v)) ms = Number(v) * 1000;
-  else if (/^\d{4}-\d{2}-\d{2}$/.test(v)) ms = Date.parse(`${v}T00:00:00Z`) + (param === 'to' ? DAY_MS : 0);
-  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(v)) ms = Date.parse(v);
+  if (/^\d{1,12}$/.test(text)) ms = Number(text) * 1000;
+  else if (/^\d{4}-\d{2}-\d{2}$/.test(text)) ms = Date.parse(`${text}T00:00:00Z`) + (param === 'to' ? DAY_MS : 0);
+  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(text)) ms = Date.parse(text);
   else ms = NaN;
-  if (!Number.isFinite(ms)) throw new GatewayError('invalid_time_range', `${param} must be epoch seconds, an ISO date (YYYY-MM-DD) or an ISO date-time with a zone.`, { param });
+  if (!Number.isFinite(ms)) {
+    const message = `${param} must be epoch seconds, an ISO date (YYYY-MM-DD) or an ISO date-time with a zone.`;
+    throw new GatewayError('invalid_time_range', message, { param });
+  }
   return ms;
 }
 
@@ -24,15 +27,17 @@ export interface UsageQuery { filter: UsageFilter; groupBy: Dimension[]; limit: 
 
 /** Parses one of the two usage endpoints' query strings. `orgId` pins the organization (the
  *  org-facing API); undefined = operator, who may filter or group by `org`. */
-export function parseUsageQuery(search: URLSearchParams, kind: 'aggregate' | 'requests', orgId: string | undefined, nowMs: number): UsageQuery {
+export function parseUsageQuery(
+  search: URLSearchParams, kind: 'aggregate' | 'requests', orgId: string | undefined, nowMs: number,
+): UsageQuery {
   const allowed = new Set(['from', 'to', 'model', 'route', 'tier', 'status', 'key',
     ...(kind === 'aggregate' ? ['group_by'] : ['limit', 'cursor']), ...(orgId === undefined ? ['org'] : [])]);
-  for (const k of search.keys()) {
-    if (!allowed.has(k)) throw new GatewayError('invalid_filter', `Unknown query parameter ${k}.`, { param: k });
+  for (const param of search.keys()) {
+    if (!allowed.has(param)) throw new GatewayError('invalid_filter', `Unknown query parameter ${param}.`, { param });
   }
-  const one = (k: string): string | undefined => {
-    const all = search.getAll(k);
-    if (all.length > 1) throw new GatewayError('invalid_filter', `${k} may be given once.`, { param: k });
+  const one = (param: string): string | undefined => {
+    const all = search.getAll(param);
+    if (all.length > 1) throw new GatewayError('invalid_filter', `${param} may be given once.`, { param });
     return all[0];
   };
   const to = one('to') !== undefined ? instant(one('to')!, 'to') : nowMs + 1;   // default: up to and including now
@@ -40,22 +45,28 @@ export function parseUsageQuery(search: URLSearchParams, kind: 'aggregate' | 're
   if (from >= to) throw new GatewayError('invalid_time_range', 'from must be before to.', { param: 'from' });
 
   const filter: UsageFilter = { orgId, fromMs: from, toMs: to };
-  const text = (k: string): string | undefined => {
-    const v = one(k);
-    if (v !== undefined && (!v || v.length > 200)) throw new GatewayError('invalid_filter', `${k} must be a non-empty string.`, { param: k });
-    return v;
+  const text = (param: string): string | undefined => {
+    const value = one(param);
+    if (value !== undefined && (!value || value.length > 200)) {
+      throw new GatewayError('invalid_filter', `${param} must be a non-empty string.`, { param });
+    }
+    return value;
   };
   filter.model = text('model');
   filter.keyId = text('key');
   if (orgId === undefined) filter.orgId = text('org');
   const route = one('route');
   if (route !== undefined) {
-    if (!ROUTES.includes(route as RouteName)) throw new GatewayError('invalid_filter', `route must be one of ${ROUTES.join(', ')}.`, { param: 'route' });
+    if (!ROUTES.includes(route as RouteName)) {
+      throw new GatewayError('invalid_filter', `route must be one of ${ROUTES.join(', ')}.`, { param: 'route' });
+    }
     filter.route = route;
   }
   const tier = one('tier');
   if (tier !== undefined) {
-    if (tier !== 'flex' && tier !== 'standard') throw new GatewayError('invalid_filter', 'tier must be flex or standard.', { param: 'tier' });
+    if (tier !== 'flex' && tier !== 'standard') {
+      throw new GatewayError('invalid_filter', 'tier must be flex or standard.', { param: 'tier' });
+    }
     filter.tier = tier;
   }
   const status = one('status');
@@ -65,34 +76,39 @@ export function parseUsageQuery(search: URLSearchParams, kind: 'aggregate' | 're
   }
 
   const groupBy: Dimension[] = [];
-  const gb = one('group_by');
-  if (gb !== undefined) {
-    for (const d of gb.split(',').map((x) => x.trim())) {
-      const ok = (DIMENSIONS as readonly string[]).includes(d) && (d !== 'org' || orgId === undefined);
-      if (!ok || groupBy.includes(d as Dimension)) {
-        const dims = DIMENSIONS.filter((x) => x !== 'org' || orgId === undefined).join(', ');
-        throw new GatewayError('invalid_group_by', `group_by takes distinct dimensions among ${dims}; got "${d}".`, { param: 'group_by' });
+  const groupByParam = one('group_by');
+  if (groupByParam !== undefined) {
+    const allowedHere = (dimension: string): boolean => dimension !== 'org' || orgId === undefined;
+    for (const dimension of groupByParam.split(',').map((part) => part.trim())) {
+      const ok = (DIMENSIONS as readonly string[]).includes(dimension) && allowedHere(dimension);
+      if (!ok || groupBy.includes(dimension as Dimension)) {
+        const choices = DIMENSIONS.filter(allowedHere).join(', ');
+        throw new GatewayError('invalid_group_by', `group_by takes distinct dimensions among ${choices}; got "${dimension}".`,
+          { param: 'group_by' });
       }
-      groupBy.push(d as Dimension);
+      groupBy.push(dimension as Dimension);
     }
   }
 
   let limit = 50;
-  const l = one('limit');
-  if (l !== undefined) {
-    if (!/^\d{1,3}$/.test(l) || Number(l) < 1 || Number(l) > MAX_PAGE) throw new GatewayError('invalid_limit', undefined, { param: 'limit' });
-    limit = Number(l);
+  const limitParam = one('limit');
+  if (limitParam !== undefined) {
+    const count = Number(limitParam);
+    if (!/^\d{1,3}$/.test(limitParam) || count < 1 || count > MAX_PAGE) {
+      throw new GatewayError('invalid_limit', undefined, { param: 'limit' });
+    }
+    limit = count;
   }
-  const c = one('cursor');
-  return { filter, groupBy, limit, cursor: c === undefined ? null : decodeCursor(c) };
+  const cursor = one('cursor');
+  return { filter, groupBy, limit, cursor: cursor === undefined ? null : decodeCursor(cursor) };
 }
 
-export function encodeCursor(c: Cursor): string {
-  return Buffer.from(`${c.atMs}.${c.seq}`).toString('base64url');
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(`${cursor.atMs}.${cursor.seq}`).toString('base64url');
 }
 
-function decodeCursor(s: string): Cursor {
-  const m = /^(\d{1,15})\.(\d{1,15})$/.exec(Buffer.from(s, 'base64url').toString('latin1'));
-  if (!m) throw new GatewayError('invalid_cursor', undefined, { param: 'cursor' });
-  return { atMs: Number(m[1]), seq: Number(m[2]) };
+function decodeCursor(encoded: string): Cursor {
+  const match = /^(\d{1,15})\.(\d{1,15})$/.exec(Buffer.from(encoded, 'base64url').toString('latin1'));
+  if (!match) throw new GatewayError('invalid_cursor', undefined, { param: 'cursor' });
+  return { atMs: Number(match[1]), seq: Number(match[2]) };
 }

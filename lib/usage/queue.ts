@@ -35,14 +35,14 @@ export class UsageQueue {
   get depth(): number { return this.size; }
 
   /** Hands one ended request to the queue; false (and counted) when the queue is full. */
-  push(e: RequestEnd): boolean {
+  push(end: RequestEnd): boolean {
     const cap = this.opts.capacity;
     if (this.size === cap) {
       this.droppedSinceLog++;
       this.metrics.dropped.inc();
       return false;
     }
-    this.ring[(this.head + this.size) % cap] = e;
+    this.ring[(this.head + this.size) % cap] = end;
     this.size++;
     if (this.size >= this.opts.batchSize && !this.immediate) {
       this.immediate = true;
@@ -63,22 +63,22 @@ export class UsageQueue {
       this.droppedSinceLog = 0;
     }
     while (this.size > 0) {
-      const n = Math.min(this.size, this.opts.batchSize);
-      const batch = new Array(n);
-      for (let i = 0; i < n; i++) {
+      const count = Math.min(this.size, this.opts.batchSize);
+      const batch = new Array(count);
+      for (let i = 0; i < count; i++) {
         const at = (this.head + i) % this.opts.capacity;
         batch[i] = recordOf(this.ring[at]!);
         this.ring[at] = undefined;
       }
-      this.head = (this.head + n) % this.opts.capacity;
-      this.size -= n;
+      this.head = (this.head + count) % this.opts.capacity;
+      this.size -= count;
       try {
         await this.store.insert(batch);
-        this.metrics.written.inc(n);
+        this.metrics.written.inc(count);
       } catch (err) {
         // A store that cannot be written loses this batch (counted), never the requests.
-        this.metrics.dropped.inc(n);
-        this.log.error({ err, dropped: n }, 'usage records could not be written: dropped');
+        this.metrics.dropped.inc(count);
+        this.log.error({ err, dropped: count }, 'usage records could not be written: dropped');
       }
       this.metrics.depth.set(this.size);
     }

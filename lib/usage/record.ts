@@ -78,24 +78,29 @@ export interface RequestEnd {
   clientClosed: boolean;
 }
 
-export function recordOf(e: RequestEnd): UsageRecord {
-  const u = e.usage;
-  const tier = e.tier ?? null;
-  const model = e.model;
+export function recordOf(end: RequestEnd): UsageRecord {
+  const usage = end.usage;
+  const tier = end.tier ?? null;
+  const model = end.model;
   return {
-    id: e.id, org_id: e.orgId, key_id: e.keyId, at_ms: e.endedAt, started_at_ms: e.startedAt,
-    format: e.format, model: typeof model === 'object' && model ? model.id : model,
-    requested_route: e.requestedRoute ?? null, served_route: e.servedRoute ?? null,
-    tier, reason: e.reason ?? null, retries: e.retries ?? 0, fallbacks: e.fallbacks ?? 0,
-    status: e.status, error_code: e.errorCode,
-    input_tokens: u?.inputTokens ?? 0, cached_input_tokens: u?.cachedInputTokens ?? 0, cache_write_tokens: u?.cacheWriteTokens ?? 0,
-    output_tokens: u?.outputTokens ?? 0, reasoning_tokens: u?.reasoningTokens ?? 0, usage_estimated: e.usageEstimated ?? false,
-    cost_micro_usd: e.costMicroUsd,
-    standard_cost_micro_usd: typeof model === 'object' && model ? standardEquivalent(model, tier, u, e.costMicroUsd) : e.costMicroUsd,
-    key_mode: e.servedRoute ? e.mode ?? null : null,
-    time_to_commit_ms: e.committedAt === undefined ? null : e.committedAt - e.startedAt,
-    duration_ms: e.endedAt - e.startedAt,
-    client_closed: e.clientClosed,
-    deadline_met: e.deadlineAt === undefined || !e.servedRoute ? null : e.committedAt !== undefined && e.committedAt <= e.deadlineAt,
+    id: end.id, org_id: end.orgId, key_id: end.keyId, at_ms: end.endedAt, started_at_ms: end.startedAt,
+    format: end.format, model: typeof model === 'object' && model ? model.id : model,
+    requested_route: end.requestedRoute ?? null, served_route: end.servedRoute ?? null,
+    tier, reason: end.reason ?? null, retries: end.retries ?? 0, fallbacks: end.fallbacks ?? 0,
+    status: end.status, error_code: end.errorCode,
+    input_tokens: usage?.inputTokens ?? 0, cached_input_tokens: usage?.cachedInputTokens ?? 0,
+    cache_write_tokens: usage?.cacheWriteTokens ?? 0, output_tokens: usage?.outputTokens ?? 0,
+    reasoning_tokens: usage?.reasoningTokens ?? 0, usage_estimated: end.usageEstimated ?? false,
+    cost_micro_usd: end.costMicroUsd,
+    standard_cost_micro_usd: typeof model === 'object' && model
+      ? standardEquivalent(model, tier, usage, end.costMicroUsd)
+      : end.costMicroUsd,
+    key_mode: end.servedRoute ? end.mode ?? null : null,
+    time_to_commit_ms: end.committedAt === undefined ? null : end.committedAt - end.startedAt,
+    duration_ms: end.endedAt - end.startedAt,
+    client_closed: end.clientClosed,
+    deadline_met: end.deadlineAt === undefined || !end.servedRoute
+      ? null
+      : end.committedAt !== undefined && end.committedAt <= end.deadlineAt,
   };
 }

@@ -25,23 +25,27 @@ export class Usage {
 
   constructor(readonly store: UsageStore, private readonly config: UsageConfig, metrics: Metrics,
     private readonly log: Logger, private readonly clock: Clock) {
-    this.queue = new UsageQueue(store, { capacity: config.queue_capacity, batchSize: config.batch_size, flushIntervalMs: config.flush_interval_ms },
-      { dropped: metrics.usageDropped, written: metrics.usageWritten, depth: metrics.usageQueueDepth }, log);
+    this.queue = new UsageQueue(
+      store,
+      { capacity: config.queue_capacity, batchSize: config.batch_size, flushIntervalMs: config.flush_interval_ms },
+      { dropped: metrics.usageDropped, written: metrics.usageWritten, depth: metrics.usageQueueDepth },
+      log,
+    );
     this.pruneTimer = setInterval(() => { void this.prune(); }, config.prune_interval_ms);
     this.pruneTimer.unref();
     void this.prune();
   }
 
-  push(e: RequestEnd): void { this.queue.push(e); }
+  push(end: RequestEnd): void { this.queue.push(end); }
 
   flush(): Promise<void> { return this.queue.flush(); }
 
   /** Deletes records older than the retention; logs how many. Never throws. */
   async prune(): Promise<number> {
     try {
-      const n = await this.store.prune(this.clock.now() - this.config.retention_days * 86_400_000);
-      if (n) this.log.info({ deleted: n, retention_days: this.config.retention_days }, 'usage records pruned');
-      return n;
+      const deleted = await this.store.prune(this.clock.now() - this.config.retention_days * 86_400_000);
+      if (deleted) this.log.info({ deleted, retention_days: this.config.retention_days }, 'usage records pruned');
+      return deleted;
     } catch (err) {
       this.log.error({ err }, 'usage prune failed');
       return 0;

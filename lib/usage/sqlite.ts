@@ -40,11 +40,14 @@ const SUMS = `COUNT(*) AS requests,
   SUM(tier IS NOT NULL) AS served_requests, SUM(tier = 'flex') AS flex_requests,
   SUM(deadline_met IS NOT NULL) AS deadline_requests, SUM(deadline_met = 1) AS deadline_met`;
 
-function where(f: UsageFilter): { sql: string; args: unknown[] } {
+function where(filter: UsageFilter): { sql: string; args: unknown[] } {
   const parts = ['at_ms >= ?', 'at_ms < ?'];
-  const args: unknown[] = [f.fromMs, f.toMs];
-  const eq = (col: string, v: unknown): void => { if (v !== undefined) { parts.push(`${col} = ?`); args.push(v); } };
-  eq('org_id', f.orgId); eq('model', f.model); eq('served_route', f.route); eq('tier', f.tier); eq('status', f.status); eq('key_id', f.keyId);
+  const args: unknown[] = [filter.fromMs, filter.toMs];
+  const eq = (column: string, value: unknown): void => {
+    if (value !== undefined) { parts.push(`${column} = ?`); args.push(value); }
+  };
+  eq('org_id', filter.orgId); eq('model', filter.model); eq('served_route', filter.route);
+  eq('tier', filter.tier); eq('status', filter.status); eq('key_id', filter.keyId);
   return { sql: parts.join(' AND '), args };
 }
 
@@ -52,10 +55,10 @@ export function openSqliteUsageStore(db: Database): UsageStore {
   db.exec(DDL);
   const insert = db.prepare(`INSERT INTO usage_records (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`);
   const insertMany = db.transaction((records: UsageRecord[]) => {
-    for (const r of records) {
-      insert.run(COLUMNS.map((c) => {
-        const v = r[c];
-        return typeof v === 'boolean' ? (v ? 1 : 0) : v;
+    for (const record of records) {
+      insert.run(COLUMNS.map((column) => {
+        const value = record[column];
+        return typeof value === 'boolean' ? (value ? 1 : 0) : value;
       }));
     }
   });
@@ -63,41 +66,44 @@ export function openSqliteUsageStore(db: Database): UsageStore {
   // Queries are built from a bounded set of filters and dimensions: each shape is prepared once.
   const prepared = new Map<string, Statement>();
   const prep = (sql: string): Statement => {
-    let s = prepared.get(sql);
-    if (!s) { s = db.prepare(sql); prepared.set(sql, s); }
-    return s;
+    let statement = prepared.get(sql);
+    if (!statement) { statement = db.prepare(sql); prepared.set(sql, statement); }
+    return statement;
   };
 
   return {
     async insert(records) { insertMany.immediate(records); },
 
     async aggregate(filter, groupBy) {
-      const w = where(filter);
-      const dims = groupBy.map((d) => `${GROUP_SQL[d]} AS "${d}"`);
-      const order = groupBy.map((d) => `"${d}"`);
-      const sql = `SELECT ${[...dims, SUMS].join(', ')} FROM usage_records WHERE ${w.sql}`
+      const conditions = where(filter);
+      const selected = groupBy.map((dimension) => `${GROUP_SQL[dimension]} AS "${dimension}"`);
+      const order = groupBy.map((dimension) => `"${dimension}"`);
+      const sql = `SELECT ${[...selected, SUMS].join(', ')} FROM usage_records WHERE ${conditions.sql}`
         + (groupBy.length ? ` GROUP BY ${order.join(', ')} ORDER BY ${order.join(', ')}` : '');
-      const rows = prep(sql).all(...w.args) as Array<Record<string, unknown>>;
+      const rows = prep(sql).all(...conditions.args) as Array<Record<string, unknown>>;
       const totalsRow = groupBy.length
-        ? prep(`SELECT ${SUMS} FROM usage_records WHERE ${w.sql}`).get(...w.args) as Record<string, unknown>
+        ? prep(`SELECT ${SUMS} FROM usage_records WHERE ${conditions.sql}`).get(...conditions.args) as Record<string, unknown>
         : rows[0]!;
       const groups = groupBy.length
-        ? rows.map((row) => ({ ...Object.fromEntries(groupBy.map((d) => [d, row[d] as string | number | null])), ...finishTotals(row) }))
+        ? rows.map((row) => ({
+          ...Object.fromEntries(groupBy.map((dimension) => [dimension, row[dimension] as string | number | null])),
+          ...finishTotals(row),
+        }))
         : [];
       return { groups, totals: finishTotals(totalsRow) };
     },
 
     async list(filter, limit, after: Cursor | null) {
-      const w = where(filter);
-      let sql = `SELECT seq, ${COLUMNS.join(', ')} FROM usage_records WHERE ${w.sql}`;
-      const args = [...w.args];
+      const conditions = where(filter);
+      let sql = `SELECT seq, ${COLUMNS.join(', ')} FROM usage_records WHERE ${conditions.sql}`;
+      const args = [...conditions.args];
       if (after) { sql += ' AND (at_ms < ? OR (at_ms = ? AND seq < ?))'; args.push(after.atMs, after.atMs, after.seq); }
       sql += ' ORDER BY at_ms DESC, seq DESC LIMIT ?';
       args.push(limit + 1);
       const rows = prep(sql).all(...args) as Array<Record<string, unknown>>;
       const more = rows.length > limit;
       const page = rows.slice(0, limit).map((row) => {
-        for (const b of BOOLEAN) row[b] = row[b] === null ? null : row[b] === 1;
+        for (const column of BOOLEAN) row[column] = row[column] === null ? null : row[column] === 1;
         return row as unknown as UsageRecord & { seq: number };
       });
       const last = page[page.length - 1];

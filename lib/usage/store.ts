@@ -56,19 +56,19 @@ export interface UsageStore {
 
 /** Shared by adapters: the derived fields of a group from its sums. */
 export function finishTotals(row: Record<string, unknown>): UsageTotals {
-  const n = (k: string): number => Number(row[k] ?? 0);
-  const served = n('served_requests');
-  const flex = n('flex_requests');
+  const sum = (column: string): number => Number(row[column] ?? 0);
+  const served = sum('served_requests');
+  const flex = sum('flex_requests');
   return {
-    requests: n('requests'), errors: n('errors'),
-    input_tokens: n('input_tokens'), cached_input_tokens: n('cached_input_tokens'), cache_write_tokens: n('cache_write_tokens'),
-    output_tokens: n('output_tokens'), reasoning_tokens: n('reasoning_tokens'),
-    cost_micro_usd: n('cost_micro_usd'), managed_cost_micro_usd: n('managed_cost_micro_usd'),
-    standard_cost_micro_usd: n('standard_cost_micro_usd'),
-    savings_micro_usd: n('standard_cost_micro_usd') - n('cost_micro_usd'),
+    requests: sum('requests'), errors: sum('errors'),
+    input_tokens: sum('input_tokens'), cached_input_tokens: sum('cached_input_tokens'), cache_write_tokens: sum('cache_write_tokens'),
+    output_tokens: sum('output_tokens'), reasoning_tokens: sum('reasoning_tokens'),
+    cost_micro_usd: sum('cost_micro_usd'), managed_cost_micro_usd: sum('managed_cost_micro_usd'),
+    standard_cost_micro_usd: sum('standard_cost_micro_usd'),
+    savings_micro_usd: sum('standard_cost_micro_usd') - sum('cost_micro_usd'),
     served_requests: served, flex_requests: flex,
     flex_share: served ? Math.round((flex / served) * 10_000) / 10_000 : 0,
-    deadline_requests: n('deadline_requests'), deadline_met: n('deadline_met'),
+    deadline_requests: sum('deadline_requests'), deadline_met: sum('deadline_met'),
   };
 }
 
