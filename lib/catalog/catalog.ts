@@ -22,30 +22,48 @@ export interface ModelEntry {
   route_model_ids?: Partial<Record<RouteName, string>>;
 }
 
-const m = (usd: number): number => Math.round(usd * 1_000_000);
-const price = (input: number, cached: number, output: number, cacheWrite?: number): Price =>
-  ({ input: m(input), cached_input: m(cached), output: m(output), ...(cacheWrite === undefined ? {} : { cache_write: m(cacheWrite) }) });
+const toMicro = (usd: number): number => Math.round(usd * 1_000_000);
+/** A price from list prices in USD per 1M tokens. */
+const usdPerM = (input: number, cached: number, output: number, cacheWrite?: number): Price => ({
+  input: toMicro(input), cached_input: toMicro(cached), output: toMicro(output),
+  ...(cacheWrite === undefined ? {} : { cache_write: toMicro(cacheWrite) }),
+});
 
 /** Realistic defaults (list prices, USD per 1M tokens, late 2026); a config file may replace them. */
 export const DEFAULT_MODELS: ModelEntry[] = [
-  { id: 'gpt-5.5', family: 'vendor_a', routes: ['vendor_a'], flex: true, prices: { standard: price(5, 0.5, 30), flex: price(2.5, 0.25, 15) } },
-  { id: 'gpt-5.4', family: 'vendor_a', routes: ['vendor_a'], flex: true, prices: { standard: price(2.5, 0.25, 15), flex: price(1.25, 0.125, 7.5) } },
-  { id: 'gpt-5.4-mini', family: 'vendor_a', routes: ['vendor_a'], flex: true, prices: { standard: price(0.75, 0.075, 4.5), flex: price(0.375, 0.0375, 2.25) } },
-  { id: 'gpt-5.4-nano', family: 'vendor_a', routes: ['vendor_a'], flex: false, prices: { standard: price(0.2, 0.02, 1.25) } },
-  { id: 'gemini-3.5-flash', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: true, prices: { standard: price(1.5, 0.15, 9), flex: price(0.75, 0.075, 4.5) } },
-  { id: 'gemini-3.8-flash', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: true, prices: { standard: price(0.75, 0.075, 3.75), flex: price(0.375, 0.0375, 1.875) } },
-  { id: 'gemini-3.1-pro-preview', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: true, prices: { standard: price(2, 0.2, 12), flex: price(1, 0.1, 6) } },
-  { id: 'gemini-2.5-flash', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: true, prices: { standard: price(0.3, 0.03, 2.5), flex: price(0.15, 0.015, 1.25) } },
-  { id: 'gemini-2.0-flash', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: false, prices: { standard: price(0.1, 0.025, 0.4) } },
-  { id: 'claude-opus-4-8', family: 'vendor_c', routes: ['vendor_c', 'cloud_b'], flex: false, prices: { standard: price(5, 0.5, 25, 6.25) }, route_model_ids: { cloud_b: 'anthropic.claude-opus-4-8-v1:0' } },
-  { id: 'claude-sonnet-4-6', family: 'vendor_c', routes: ['vendor_c', 'cloud_b'], flex: false, prices: { standard: price(3, 0.3, 15, 3.75) }, route_model_ids: { cloud_b: 'anthropic.claude-sonnet-4-6-v1:0' } },
-  { id: 'claude-haiku-4-5', family: 'vendor_c', routes: ['vendor_c', 'cloud_b'], flex: false, prices: { standard: price(1, 0.1, 5, 1.25) }, route_model_ids: { cloud_b: 'anthropic.claude-haiku-4-5-v1:0' } },
+  { id: 'gpt-5.5', family: 'vendor_a', routes: ['vendor_a'], flex: true,
+    prices: { standard: usdPerM(5, 0.5, 30), flex: usdPerM(2.5, 0.25, 15) } },
+  { id: 'gpt-5.4', family: 'vendor_a', routes: ['vendor_a'], flex: true,
+    prices: { standard: usdPerM(2.5, 0.25, 15), flex: usdPerM(1.25, 0.125, 7.5) } },
+  { id: 'gpt-5.4-mini', family: 'vendor_a', routes: ['vendor_a'], flex: true,
+    prices: { standard: usdPerM(0.75, 0.075, 4.5), flex: usdPerM(0.375, 0.0375, 2.25) } },
+  { id: 'gpt-5.4-nano', family: 'vendor_a', routes: ['vendor_a'], flex: false,
+    prices: { standard: usdPerM(0.2, 0.02, 1.25) } },
+  { id: 'gemini-3.5-flash', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: true,
+    prices: { standard: usdPerM(1.5, 0.15, 9), flex: usdPerM(0.75, 0.075, 4.5) } },
+  { id: 'gemini-3.8-flash', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: true,
+    prices: { standard: usdPerM(0.75, 0.075, 3.75), flex: usdPerM(0.375, 0.0375, 1.875) } },
+  { id: 'gemini-3.1-pro-preview', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: true,
+    prices: { standard: usdPerM(2, 0.2, 12), flex: usdPerM(1, 0.1, 6) } },
+  { id: 'gemini-2.5-flash', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: true,
+    prices: { standard: usdPerM(0.3, 0.03, 2.5), flex: usdPerM(0.15, 0.015, 1.25) } },
+  { id: 'gemini-2.0-flash', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'], flex: false,
+    prices: { standard: usdPerM(0.1, 0.025, 0.4) } },
+  { id: 'claude-opus-4-8', family: 'vendor_c', routes: ['vendor_c', 'cloud_b'], flex: false,
+    prices: { standard: usdPerM(5, 0.5, 25, 6.25) },
+    route_model_ids: { cloud_b: 'anthropic.claude-opus-4-8-v1:0' } },
+  { id: 'claude-sonnet-4-6', family: 'vendor_c', routes: ['vendor_c', 'cloud_b'], flex: false,
+    prices: { standard: usdPerM(3, 0.3, 15, 3.75) },
+    route_model_ids: { cloud_b: 'anthropic.claude-sonnet-4-6-v1:0' } },
+  { id: 'claude-haiku-4-5', family: 'vendor_c', routes: ['vendor_c', 'cloud_b'], flex: false,
+    prices: { standard: usdPerM(1, 0.1, 5, 1.25) },
+    route_model_ids: { cloud_b: 'anthropic.claude-haiku-4-5-v1:0' } },
 ];
 
 export class Catalog {
   private readonly byId: Map<string, ModelEntry>;
   constructor(readonly models: ModelEntry[]) {
-    this.byId = new Map(models.map((e) => [e.id, e]));
+    this.byId = new Map(models.map((entry) => [entry.id, entry]));
   }
   get(id: string): ModelEntry | undefined { return this.byId.get(id); }
 
@@ -55,10 +73,11 @@ export class Catalog {
   }
 }
 
-/** cost = Σ over token kinds ⌈tokens × price / 1,000,000⌉, integer micro-USD (each part rounded up: never charged less than used; integers: no float drift in balances). */
-export function costOf(p: Price, u: IRUsage): number {
+/** cost = Σ over token kinds ⌈tokens × price / 1,000,000⌉, integer micro-USD (each part rounded up:
+ *  never charged less than used; integers: no float drift in balances). */
+export function costOf(price: Price, usage: IRUsage): number {
   const part = (tokens: number, perM: number): number => (tokens > 0 ? Math.ceil((tokens * perM) / 1_000_000) : 0);
-  const uncached = Math.max(0, u.inputTokens - u.cachedInputTokens - u.cacheWriteTokens);
-  return part(uncached, p.input) + part(u.cachedInputTokens, p.cached_input)
-    + part(u.cacheWriteTokens, p.cache_write ?? p.input) + part(u.outputTokens, p.output);
+  const uncached = Math.max(0, usage.inputTokens - usage.cachedInputTokens - usage.cacheWriteTokens);
+  return part(uncached, price.input) + part(usage.cachedInputTokens, price.cached_input)
+    + part(usage.cacheWriteTokens, price.cache_write ?? price.input) + part(usage.outputTokens, price.output);
 }

@@ -61,12 +61,12 @@ export class AbuseLimiter {
 
   /** After authentication: organization and key rates. Counts both only when both pass. */
   checkKey(orgId: string, keyId: string): AbuseCheck {
-    const o = this.org.wait(orgId);
-    const k = this.key.wait(keyId);
-    if (o === 0 && k === 0) {
+    const orgWait = this.org.wait(orgId);
+    const keyWait = this.key.wait(keyId);
+    if (orgWait === 0 && keyWait === 0) {
       this.org.add(orgId);
       this.key.add(keyId);
     }
-    return verdict(Math.max(o, k));
+    return verdict(Math.max(orgWait, keyWait));
   }
 }

@@ -22,7 +22,9 @@ export interface LimitsReport {
     counted_per_edge_location: true;
     request_body_bytes: number;
     client_ip: ClientIpSource;
-    rates: Array<{ name: AbuseRateName; scope: 'organization' | 'api_key' | 'client_ip'; window_seconds: 60; limit: number | null; on_exceed: 'refuse' }>;
+    rates: Array<{
+      name: AbuseRateName; scope: 'organization' | 'api_key' | 'client_ip'; window_seconds: 60; limit: number | null; on_exceed: 'refuse';
+    }>;
   };
 }
 
@@ -68,22 +70,22 @@ const ABUSE_ROWS: Array<{ name: AbuseRateName; scope: 'organization' | 'api_key'
 ];
 
 export function buildLimitsReport(input: LimitsReportInput): LimitsReport {
-  const s = input.snapshot;
+  const snapshot = input.snapshot;
   return {
     object: 'limits',
-    as_of: s ? s.asOfMs : input.nowMs,
+    as_of: snapshot ? snapshot.asOfMs : input.nowMs,
     own_keys: {
       unlimited: true,
       flex_race_slots: { limit: input.flexRaceSlots, scope: 'organization', on_exceed: 'degrade_to_standard' },
     },
-    managed: s && input.managedProviders.length > 0 ? managedLimits(input.managedProviders, s) : null,
+    managed: snapshot && input.managedProviders.length > 0 ? managedLimits(input.managedProviders, snapshot) : null,
     abuse_limits: {
       counted_per_edge_location: true,
       request_body_bytes: REQUEST_BODY_BYTES,
       client_ip: { source: input.trustedProxies ? 'x_forwarded_for' : 'connection', trusted_proxies: input.trustedProxies ?? 0 },
-      rates: ABUSE_ROWS.map((r) => ({
-        name: r.name, scope: r.scope, window_seconds: 60,
-        limit: input.publishAbuseLimits ? input.abuse[r.name] : null,
+      rates: ABUSE_ROWS.map((row) => ({
+        name: row.name, scope: row.scope, window_seconds: 60,
+        limit: input.publishAbuseLimits ? input.abuse[row.name] : null,
         on_exceed: 'refuse',
       })),
     },
@@ -93,32 +95,32 @@ export function buildLimitsReport(input: LimitsReportInput): LimitsReport {
 /** For an exempt organization the ledger reports its ceilings as rules.ts UNBOUNDED
  *  (Number.MAX_SAFE_INTEGER): the schema's integer type is kept, the figure never binds, and
  *  binding = "exempt" with ramp_week / ramp_defaults / override_in_force null says why. */
-function managedLimits(providers: string[], s: Snapshot): ManagedLimits {
+function managedLimits(providers: string[], snapshot: Snapshot): ManagedLimits {
   return {
     providers: [...providers],
-    serving: s.serving,
-    paused_reason: s.pausedReason,
-    binding: s.binding,
-    spend_remaining_micro_usd: s.spendRemainingMicroUsd,
+    serving: snapshot.serving,
+    paused_reason: snapshot.pausedReason,
+    binding: snapshot.binding,
+    spend_remaining_micro_usd: snapshot.spendRemainingMicroUsd,
     currency: 'USD',
     balance: {
-      remaining_micro_usd: s.cashMicroUsd + s.creditMicroUsd,
-      cash_micro_usd: s.cashMicroUsd,
-      credit_micro_usd: s.creditMicroUsd,
-      reserved_micro_usd: s.reservedMicroUsd,
+      remaining_micro_usd: snapshot.cashMicroUsd + snapshot.creditMicroUsd,
+      cash_micro_usd: snapshot.cashMicroUsd,
+      credit_micro_usd: snapshot.creditMicroUsd,
+      reserved_micro_usd: snapshot.reservedMicroUsd,
     },
     daily_spend: {
-      limit_micro_usd: s.dailyLimitMicroUsd,
-      used_micro_usd: s.dailyUsedMicroUsd,
-      remaining_micro_usd: s.dailyLimitMicroUsd - s.dailyUsedMicroUsd,
+      limit_micro_usd: snapshot.dailyLimitMicroUsd,
+      used_micro_usd: snapshot.dailyUsedMicroUsd,
+      remaining_micro_usd: snapshot.dailyLimitMicroUsd - snapshot.dailyUsedMicroUsd,
       window: 'utc_day',
-      resets_at: s.dailyResetsAtS,
+      resets_at: snapshot.dailyResetsAtS,
     },
-    concurrency: { limit: s.concurrencyLimit, scope: 'organization', on_exceed: 'refuse' },
-    ramp_week: s.rampWeek,
-    ramp_defaults: s.rampDefaults,
-    override_in_force: s.overrideInForce,
-    rates: s.rates.map((r) => ({ ...r, on_exceed: 'refuse' })),
+    concurrency: { limit: snapshot.concurrencyLimit, scope: 'organization', on_exceed: 'refuse' },
+    ramp_week: snapshot.rampWeek,
+    ramp_defaults: snapshot.rampDefaults,
+    override_in_force: snapshot.overrideInForce,
+    rates: snapshot.rates.map((rate) => ({ ...rate, on_exceed: 'refuse' })),
   };
 }
 

@@ -20,24 +20,24 @@ export class SlidingWindowCounter {
   wait(key: string): number {
     if (this.limit === null) return 0;
     const now = this.clock.now();
-    const b = this.current(key, now);
-    if (!b) return 0;
-    return waitSeconds(b, this.limit, this.windowMs, now);
+    const bucket = this.current(key, now);
+    if (!bucket) return 0;
+    return waitSeconds(bucket, this.limit, this.windowMs, now);
   }
 
   /** Counts one event (whether or not it fits). */
   add(key: string): void {
     if (this.limit === null) return;
     const now = this.clock.now();
-    const b = this.current(key, now) ?? this.create(key, now);
-    b.cur += 1;
+    const bucket = this.current(key, now) ?? this.create(key, now);
+    bucket.cur += 1;
   }
 
   /** Counts the event when it fits; returns 0 if counted, else the seconds to wait. */
   take(key: string): number {
-    const w = this.wait(key);
-    if (w === 0) this.add(key);
-    return w;
+    const waitS = this.wait(key);
+    if (waitS === 0) this.add(key);
+    return waitS;
   }
 
   get size(): number { return this.buckets.size; }
@@ -45,26 +45,26 @@ export class SlidingWindowCounter {
   /** The key's bucket rolled to the window of `now`, or undefined when it has no recent events. */
   private current(key: string, now: number): Bucket | undefined {
     this.sweep(now);
-    const b = this.buckets.get(key);
-    if (!b) return undefined;
+    const bucket = this.buckets.get(key);
+    if (!bucket) return undefined;
     const start = now - (now % this.windowMs);
-    if (b.start === start) return b;
-    if (b.start === start - this.windowMs) { b.prev = b.cur; b.cur = 0; } else { b.prev = 0; b.cur = 0; }
-    b.start = start;
+    if (bucket.start === start) return bucket;
+    if (bucket.start === start - this.windowMs) { bucket.prev = bucket.cur; bucket.cur = 0; } else { bucket.prev = 0; bucket.cur = 0; }
+    bucket.start = start;
     this.buckets.delete(key); // move to the back: it now belongs to the newest window
-    if (b.prev === 0) return undefined; // nothing left in the last 60 s
-    this.buckets.set(key, b);
-    return b;
+    if (bucket.prev === 0) return undefined; // nothing left in the last 60 s
+    this.buckets.set(key, bucket);
+    return bucket;
   }
 
   private create(key: string, now: number): Bucket {
-    const b = { start: now - (now % this.windowMs), prev: 0, cur: 0 };
+    const bucket = { start: now - (now % this.windowMs), prev: 0, cur: 0 };
     if (this.buckets.size >= this.maxKeys) {
       const oldest = this.buckets.keys().next();
       if (!oldest.done) this.buckets.delete(oldest.value);
     }
-    this.buckets.set(key, b);
-    return b;
+    this.buckets.set(key, bucket);
+    return bucket;
   }
 
   /** Drops up to two keys whose events are all older than the previous window. */
@@ -78,20 +78,22 @@ export class SlidingWindowCounter {
   }
 }
 
-/** Seconds until prev × (W − e) + cur × W < limit × W, e = elapsed in the current window. */
-function waitSeconds(b: Bucket, limit: number, w: number, now: number): number {
-  const elapsed = now - b.start;
-  if (b.prev * (w - elapsed) + b.cur * w < limit * w) return 0;
+/** Seconds until prev × (W − e) + cur × W < limit × W, W = the window (`windowMs`), e = elapsed in
+ *  the current window. */
+function waitSeconds(bucket: Bucket, limit: number, windowMs: number, now: number): number {
+  const { prev, cur } = bucket;
+  const elapsed = now - bucket.start;
+  if (prev * (windowMs - elapsed) + cur * windowMs < limit * windowMs) return 0;
   let ms: number;
-  if (b.cur < limit) {
+  if (cur < limit) {
     // Fits later in this window, once enough of the previous window has slid out:
     // smallest integer e with prev × (W − e) < (limit − cur) × W.
-    const e = w - Math.ceil(((limit - b.cur) * w) / b.prev) + 1;
-    ms = e - elapsed;
+    const fitsAt = windowMs - Math.ceil(((limit - cur) * windowMs) / prev) + 1;
+    ms = fitsAt - elapsed;
   } else {
     // Only in the next window, where cur becomes prev: smallest e with cur × (W − e) < limit × W.
-    const e = limit === 0 ? w : w - Math.ceil((limit * w) / b.cur) + 1;
-    ms = w - elapsed + e;
+    const fitsAt = limit === 0 ? windowMs : windowMs - Math.ceil((limit * windowMs) / cur) + 1;
+    ms = windowMs - elapsed + fitsAt;
   }
   return Math.max(1, Math.ceil(ms / 1000));
 }
