@@ -22,33 +22,68 @@ const USAGE = `usage: gateway <command>
 type Call = [method: string, path: string, body?: unknown];
 
 function flag(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  return i === -1 ? undefined : args[i + 1];
+  const at = args.indexOf(name);
+  return at === -1 ? undefined : args[at + 1];
 }
-const num = (v: string | undefined): number | null | undefined => (v === undefined ? undefined : v === 'null' ? null : Number(v));
+const num = (text: string | undefined): number | null | undefined =>
+  (text === undefined ? undefined : text === 'null' ? null : Number(text));
 
 export function toCall(argv: string[]): Call {
-  const [a, b, c, d, e, f] = argv;
   const enc = encodeURIComponent;
-  switch (`${a} ${b}`) {
-    case 'org create': if (c) return ['POST', '/admin/v1/orgs', { name: c }]; break;
-    case 'key create': if (c) return ['POST', `/admin/v1/orgs/${enc(c)}/keys`, { default_start_within: flag(argv, '--default-start-within') ?? null, scopes: argv.includes('--manage') ? ['inference', 'manage'] : ['inference'] }]; break;
-    case 'key revoke': if (c) return ['DELETE', `/admin/v1/keys/${enc(c)}`]; break;
-    case 'provider-key set':
-      if (c && d && e) return ['PUT', `/admin/v1/orgs/${enc(c)}/provider-keys/${enc(d)}`, e === '--json' && f ? JSON.parse(readFileSync(f, 'utf8')) : { key: e }];
+  // Two-word commands: `<noun> <verb> <subject> …`, the subject being an org name, an org id or a key id.
+  const [noun, verb, subject, route, key, jsonFile] = argv;
+  switch (`${noun} ${verb}`) {
+    case 'org create': if (subject) return ['POST', '/admin/v1/orgs', { name: subject }]; break;
+    case 'key create':
+      if (subject) {
+        return ['POST', `/admin/v1/orgs/${enc(subject)}/keys`, {
+          default_start_within: flag(argv, '--default-start-within') ?? null,
+          scopes: argv.includes('--manage') ? ['inference', 'manage'] : ['inference'],
+        }];
+      }
       break;
-    case 'provider-key delete': if (c && d) return ['DELETE', `/admin/v1/orgs/${enc(c)}/provider-keys/${enc(d)}`]; break;
-    case 'review start': if (c) return ['POST', `/admin/v1/orgs/${enc(c)}/review`]; break;
-    case 'review end': if (c) return ['DELETE', `/admin/v1/orgs/${enc(c)}/review`]; break;
+    case 'key revoke': if (subject) return ['DELETE', `/admin/v1/keys/${enc(subject)}`]; break;
+    case 'provider-key set':
+      if (subject && route && key) {
+        const credential = key === '--json' && jsonFile ? JSON.parse(readFileSync(jsonFile, 'utf8')) : { key };
+        return ['PUT', `/admin/v1/orgs/${enc(subject)}/provider-keys/${enc(route)}`, credential];
+      }
+      break;
+    case 'provider-key delete':
+      if (subject && route) return ['DELETE', `/admin/v1/orgs/${enc(subject)}/provider-keys/${enc(route)}`];
+      break;
+    case 'review start': if (subject) return ['POST', `/admin/v1/orgs/${enc(subject)}/review`]; break;
+    case 'review end': if (subject) return ['DELETE', `/admin/v1/orgs/${enc(subject)}/review`]; break;
   }
-  switch (a) {
-    case 'topup': if (b) return ['POST', `/admin/v1/orgs/${enc(b)}/topups`, { cash_micro_usd: num(flag(argv, '--cash')), credit_micro_usd: num(flag(argv, '--credit')) }]; break;
-    case 'overrides': if (b) return ['PUT', `/admin/v1/orgs/${enc(b)}/overrides`, { concurrency: num(flag(argv, '--concurrency')), daily_spend_micro_usd: num(flag(argv, '--daily-spend')) }]; break;
-    case 'exempt': if (b && (c === 'true' || c === 'false')) return ['PUT', `/admin/v1/orgs/${enc(b)}/exempt`, { exempt: c === 'true' }]; break;
-    case 'ledger': if (b) return ['GET', `/admin/v1/orgs/${enc(b)}/ledger`]; break;
+  // One-word commands: `<command> <org_id> …` (usage takes a query string instead).
+  const [command, orgId, value] = argv;
+  switch (command) {
+    case 'topup':
+      if (orgId) {
+        return ['POST', `/admin/v1/orgs/${enc(orgId)}/topups`, {
+          cash_micro_usd: num(flag(argv, '--cash')), credit_micro_usd: num(flag(argv, '--credit')),
+        }];
+      }
+      break;
+    case 'overrides':
+      if (orgId) {
+        return ['PUT', `/admin/v1/orgs/${enc(orgId)}/overrides`, {
+          concurrency: num(flag(argv, '--concurrency')), daily_spend_micro_usd: num(flag(argv, '--daily-spend')),
+        }];
+      }
+      break;
+    case 'exempt':
+      if (orgId && (value === 'true' || value === 'false')) {
+        return ['PUT', `/admin/v1/orgs/${enc(orgId)}/exempt`, { exempt: value === 'true' }];
+      }
+      break;
+    case 'ledger': if (orgId) return ['GET', `/admin/v1/orgs/${enc(orgId)}/ledger`]; break;
     case 'scheduler': return ['GET', '/admin/v1/scheduler'];
     case 'orgs': return ['GET', '/admin/v1/orgs'];
-    case 'usage': return ['GET', `/admin/v1/usage${b ? `?${b}` : ''}`];
+    case 'usage': {
+      const query = argv[1];
+      return ['GET', `/admin/v1/usage${query ? `?${query}` : ''}`];
+    }
   }
   throw new Error(USAGE);
 }

@@ -61,7 +61,8 @@ export const DEFAULT_LEDGER: LedgerConfig = {
   ],
 };
 
-const validate = new Ajv({ allErrors: true, strict: false, validateSchema: false }).compile(configSchema);   // meta-checked by test/schemas.test.ts
+// The schema is meta-checked by test/schemas.test.ts, not at every start.
+const validate = new Ajv({ allErrors: true, strict: false, validateSchema: false }).compile(configSchema);
 
 export function loadConfig(path: string | undefined, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
   let file: Record<string, any> = {};
@@ -70,14 +71,14 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
       throw new Error(`cannot read GATEWAY_CONFIG ${path}: ${(err as Error).message}`);
     }
     if (!validate(file)) {
-      const why = validate.errors!.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+      const why = validate.errors!.map((error) => `${error.instancePath || '/'} ${error.message}`).join('; ');
       throw new Error(`invalid GATEWAY_CONFIG ${path}: ${why}`);
     }
   }
   const useSimulator = !file.routes;
   const cfg: GatewayConfig = {
     routes: file.routes ?? {},
-    managed: file.managed ?? (useSimulator ? Object.fromEntries(ROUTES.map((r) => [r, { key: 'simulator' }])) : {}),
+    managed: file.managed ?? (useSimulator ? Object.fromEntries(ROUTES.map((route) => [route, { key: 'simulator' }])) : {}),
     models: file.models ?? DEFAULT_MODELS,
     flex_race_slots: file.flex_race_slots ?? 16,
     hedge: { initial_lead_ms: 2_000, min_lead_ms: 200, max_lead_ms: 60_000, ...file.hedge },

@@ -7,14 +7,14 @@
 export function endOfJsonValue(text: string, start: number): number {
   let depth = 0;
   for (let i = start; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34 /* " */) {
+    const code = text.charCodeAt(i);
+    if (code === 34 /* " */) {
       let j = text.indexOf('"', i + 1);
       while (j !== -1 && isEscaped(text, j)) j = text.indexOf('"', j + 1);
       if (j === -1) return -1;
       i = j;
-    } else if (c === 91 /* [ */ || c === 123 /* { */) depth++;
-    else if (c === 93 /* ] */ || c === 125 /* } */) {
+    } else if (code === 91 /* [ */ || code === 123 /* { */) depth++;
+    else if (code === 93 /* ] */ || code === 125 /* } */) {
       if (--depth === 0) return i + 1;
     }
   }
@@ -23,9 +23,9 @@ export function endOfJsonValue(text: string, start: number): number {
 
 /** True when the quote at `at` is preceded by an odd number of backslashes. */
 function isEscaped(text: string, at: number): boolean {
-  let n = 0;
-  for (let k = at - 1; text.charCodeAt(k) === 92 /* \ */; k--) n++;
-  return n % 2 === 1;
+  let backslashes = 0;
+  for (let k = at - 1; text.charCodeAt(k) === 92 /* \ */; k--) backslashes++;
+  return backslashes % 2 === 1;
 }
 
 /** `text` with the first value of `key` (an array or object, written `"key":[` or `"key":{`)
@@ -45,9 +45,9 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 function isEscapedByte(buf: Buffer, at: number): boolean {
-  let n = 0;
-  for (let k = at - 1; buf[k] === BACKSLASH; k--) n++;
-  return n % 2 === 1;
+  let backslashes = 0;
+  for (let k = at - 1; buf[k] === BACKSLASH; k--) backslashes++;
+  return backslashes % 2 === 1;
 }
 
 /** Index just past the string that opens at `at`. */
@@ -58,27 +58,30 @@ function stringEnd(buf: Buffer, at: number): number {
   return j + 1;
 }
 
+const isSpace = (byte: number): boolean => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
 function skipSpace(buf: Buffer, i: number): number {
-  while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
+  while (i < buf.length && isSpace(buf[i]!)) i++;
   return i;
 }
 
 /** Index just past the JSON value that starts at `i`. */
 function valueEnd(buf: Buffer, i: number): number {
-  const c = buf[i];
-  if (c === QUOTE) return stringEnd(buf, i);
-  if (c === 0x7b || c === 0x5b) {
+  const first = buf[i];
+  if (first === QUOTE) return stringEnd(buf, i);
+  if (first === 0x7b || first === 0x5b) {
     let depth = 0;
     for (let k = i; k < buf.length; k++) {
-      const b = buf[k];
-      if (b === QUOTE) k = stringEnd(buf, k) - 1;
-      else if (b === 0x7b || b === 0x5b) depth++;
-      else if ((b === 0x7d || b === 0x5d) && --depth === 0) return k + 1;
+      const byte = buf[k];
+      if (byte === QUOTE) k = stringEnd(buf, k) - 1;
+      else if (byte === 0x7b || byte === 0x5b) depth++;
+      else if ((byte === 0x7d || byte === 0x5d) && --depth === 0) return k + 1;
     }
     throw new Error('unterminated value');
   }
+  // A number, true, false or null: ends at a comma, a closing bracket or white space.
   let k = i;
-  while (k < buf.length && buf[k] !== 0x2c && buf[k] !== 0x7d && buf[k] !== 0x5d && buf[k] !== 0x20 && buf[k] !== 0x0a && buf[k] !== 0x0d && buf[k] !== 0x09) k++;
+  while (k < buf.length && buf[k] !== 0x2c && buf[k] !== 0x7d && buf[k] !== 0x5d && !isSpace(buf[k]!)) k++;
   return k;
 }
 
@@ -111,16 +114,16 @@ export function topLevelMembers(buf: Buffer): { key: string; start: number; end:
 export function spliceMembers(buf: Buffer, keep: (key: string) => boolean, set: Record<string, unknown>): Buffer {
   const parts: Buffer[] = [OPEN];
   let first = true;
-  for (const m of topLevelMembers(buf)) {
-    if (!keep(m.key) || Object.hasOwn(set, m.key)) continue;
+  for (const member of topLevelMembers(buf)) {
+    if (!keep(member.key) || Object.hasOwn(set, member.key)) continue;
     if (!first) parts.push(COMMA);
-    parts.push(buf.subarray(m.start, m.end));
+    parts.push(buf.subarray(member.start, member.end));
     first = false;
   }
   let added = '';
-  for (const k in set) {
-    if (set[k] === undefined) continue;
-    added += `${first && !added ? '' : ','}${JSON.stringify(k)}:${JSON.stringify(set[k])}`;
+  for (const key in set) {
+    if (set[key] === undefined) continue;
+    added += `${first && !added ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(set[key])}`;
   }
   parts.push(Buffer.from(added + '}'));
   return Buffer.concat(parts);
