@@ -10,7 +10,7 @@ import type { RouteName } from '../ir.ts';
 import type { AdmitResult, Ledger, LedgerConfig, PauseReason, ReleasedHold, Snapshot } from './types.ts';
 import {
   assess, buildSnapshot, checkAmount, checkConfig, entryView, poolRatesAt, utcDay,
-  type EntryRow, type OrgRecord, type Usage,
+  type EntryRow, type OrgRecord, type SpendAndHolds,
 } from './rules.ts';
 
 const EXPIRED_HOLD_RETENTION_MS = 7 * 86_400_000;
@@ -20,7 +20,7 @@ interface OrgRow {
   override_concurrency: number | null; override_daily_spend_micro_usd: number | null;
   paused_reason: PauseReason | null; paused_day: number | null; paused_daily_limit_micro_usd: number | null;
 }
-interface UsageRow { settled_today: number; held_today: number; reserved: number; in_flight: number }
+interface SpendAndHoldsRow { settled_today: number; held_today: number; reserved: number; in_flight: number }
 interface PoolRow { pool: string; window_start_ms: number; admitted: number }
 interface ReleasedRow { hold_id: string; org_id: string; amount_micro_usd: number; charged_micro_usd: number }
 interface EntryInput {
@@ -98,16 +98,18 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
   };
 
   const readSnapshot = async (client: Pool | PoolClient, orgId: string, nowMs: number): Promise<Snapshot> => {
-    const result = await client.query<OrgRow & UsageRow & { pools: PoolRow[] }>({
+    const result = await client.query<OrgRow & SpendAndHoldsRow & { pools: PoolRow[] }>({
       name: 'ledger_snapshot', text: SNAPSHOT_SQL, values: [orgId, utcDay(nowMs), nowMs],
     });
     const row = result.rows[0];
     if (!row) throw new Error(`ledger: unknown organization "${orgId}"`);
     const org = toRecord(row);
-    const usage: Usage = { settledToday: row.settled_today, heldToday: row.held_today, reserved: row.reserved, inFlight: row.in_flight };
+    const spendAndHolds: SpendAndHolds = {
+      settledToday: row.settled_today, heldToday: row.held_today, reserved: row.reserved, inFlight: row.in_flight,
+    };
     const windows = new Map(row.pools.map((poolWindow) => [poolWindow.pool, poolWindow]));
     const rates = poolRatesAt(config.pools, (name) => windows.get(name), nowMs);
-    return buildSnapshot(org, usage, assess(org, usage, ramp, nowMs), nowMs, rates);
+    return buildSnapshot(org, spendAndHolds, assess(org, spendAndHolds, ramp, nowMs), nowMs, rates);
   };
 
   /** Appends to the organization's ledger entries (the audit trail the admin API shows). */

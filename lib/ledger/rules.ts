@@ -87,8 +87,8 @@ export interface OrgRecord {
   pausedDailyLimit: number | null;
 }
 
-/** Live holds (lease not run out) and settled spend, as of `nowMs`. */
-export interface Usage {
+/** Live holds (lease not run out) and settled spend, as of `nowMs`: what the ceilings are measured against. */
+export interface SpendAndHolds {
   settledToday: number;
   heldToday: number;   // live holds placed today (the UTC day a hold counts against is its creation day)
   reserved: number;    // all live holds
@@ -109,9 +109,9 @@ export interface Standing {
   spendRemaining: number;
 }
 
-export function assess(org: OrgRecord, usage: Usage, sortedRamp: readonly RampStep[], nowMs: number): Standing {
+export function assess(org: OrgRecord, spendAndHolds: SpendAndHolds, sortedRamp: readonly RampStep[], nowMs: number): Standing {
   const balance = org.cash + org.credit;
-  const dailyUsed = usage.settledToday + usage.heldToday;
+  const dailyUsed = spendAndHolds.settledToday + spendAndHolds.heldToday;
   let week: number | null = null;
   let defaults: Standing['defaults'] = null;
   let overrideInForce: Standing['overrideInForce'] = null;
@@ -153,7 +153,9 @@ function pauseInForce(org: OrgRecord, nowMs: number, balance: number, dailyLimit
 }
 
 /** The snapshot every adapter reports, from the same figures admission reads. */
-export function buildSnapshot(org: OrgRecord, usage: Usage, standing: Standing, nowMs: number, rates: Snapshot['rates']): Snapshot {
+export function buildSnapshot(
+  org: OrgRecord, spendAndHolds: SpendAndHolds, standing: Standing, nowMs: number, rates: Snapshot['rates'],
+): Snapshot {
   const paused = standing.pause !== null;
   const balanceBinds = standing.balance <= standing.dailyLimit - standing.dailyUsed;
   return {
@@ -167,12 +169,12 @@ export function buildSnapshot(org: OrgRecord, usage: Usage, standing: Standing, 
     spendRemainingMicroUsd: paused ? Math.min(standing.spendRemaining, 0) : standing.spendRemaining,
     cashMicroUsd: org.cash,
     creditMicroUsd: org.credit,
-    reservedMicroUsd: usage.reserved,
+    reservedMicroUsd: spendAndHolds.reserved,
     dailyLimitMicroUsd: standing.dailyLimit,
     dailyUsedMicroUsd: standing.dailyUsed,
     dailyResetsAtS: nextUtcMidnightS(nowMs),
     concurrencyLimit: standing.concurrency,
-    inFlight: usage.inFlight,
+    inFlight: spendAndHolds.inFlight,
     exempt: org.exempt,
     rampWeek: standing.week,
     rampDefaults: standing.defaults,

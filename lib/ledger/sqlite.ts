@@ -12,7 +12,7 @@ import type {
 import { migrateLedger } from './sqlite-schema.ts';
 import {
   assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, poolRatesAt, utcDay, POOL_WINDOW_MS,
-  type EntryRow, type OrgRecord, type Standing, type Usage,
+  type EntryRow, type OrgRecord, type Standing, type SpendAndHolds,
 } from './rules.ts';
 
 const HOLD_COLS = 'hold_id, org_id, amount_micro_usd, expired_at_ms, delivered_micro_usd, charged_micro_usd';
@@ -69,7 +69,7 @@ export function openSqliteLedger(
     setOverrides: db.prepare<[number | null, number | null, string]>(
       'UPDATE ledger_orgs SET override_concurrency = ?, override_daily_spend_micro_usd = ? WHERE org_id = ?'),
     setExempt: db.prepare<[number, string]>('UPDATE ledger_orgs SET exempt = ? WHERE org_id = ?'),
-    usage: db.prepare<[number, string, number], { in_flight: number; reserved: number; held_today: number }>(`
+    liveHolds: db.prepare<[number, string, number], { in_flight: number; reserved: number; held_today: number }>(`
       SELECT COUNT(*) AS in_flight,
              COALESCE(SUM(amount_micro_usd), 0) AS reserved,
              COALESCE(SUM(CASE WHEN day = ? THEN amount_micro_usd ELSE 0 END), 0) AS held_today
@@ -137,9 +137,9 @@ export function openSqliteLedger(
     return toRecord(row);
   };
 
-  const readUsage = (orgId: string, nowMs: number): Usage => {
+  const readSpendAndHolds = (orgId: string, nowMs: number): SpendAndHolds => {
     const day = utcDay(nowMs);
-    const holds = statements.usage.get(day, orgId, nowMs)!;
+    const holds = statements.liveHolds.get(day, orgId, nowMs)!;
     const settledToday = statements.spent.get(orgId, day) ?? 0;
     return { settledToday, heldToday: holds.held_today, reserved: holds.reserved, inFlight: holds.in_flight };
   };
@@ -178,15 +178,15 @@ export function openSqliteLedger(
   };
 
   /** Reads the org's standing and persists a pause whose lifting condition now holds. */
-  const readStanding = (orgId: string, nowMs: number): { org: OrgRecord; usage: Usage; standing: Standing } => {
+  const readStanding = (orgId: string, nowMs: number): { org: OrgRecord; spendAndHolds: SpendAndHolds; standing: Standing } => {
     const org = readOrg(orgId);
-    const usage = readUsage(orgId, nowMs);
-    const standing = assess(org, usage, ramp, nowMs);
+    const spendAndHolds = readSpendAndHolds(orgId, nowMs);
+    const standing = assess(org, spendAndHolds, ramp, nowMs);
     if (org.pausedReason !== null && standing.pause === null) {
       clearPause(orgId, org.pausedReason, nowMs);
       org.pausedReason = null;
     }
-    return { org, usage, standing };
+    return { org, spendAndHolds, standing };
   };
 
   const poolRates = (nowMs: number): Snapshot['rates'] =>
@@ -210,8 +210,8 @@ export function openSqliteLedger(
   /** Snapshot inside an already open transaction (after a write, or in a read transaction). */
   const snapshotNow = (orgId: string, nowMs: number): Snapshot => {
     const org = readOrg(orgId);
-    const usage = readUsage(orgId, nowMs);
-    return buildSnapshot(org, usage, assess(org, usage, ramp, nowMs), nowMs, poolRates(nowMs));
+    const spendAndHolds = readSpendAndHolds(orgId, nowMs);
+    return buildSnapshot(org, spendAndHolds, assess(org, spendAndHolds, ramp, nowMs), nowMs, poolRates(nowMs));
   };
 
   // ── admission: pause → balance → daily ceiling → concurrency → pool → hold ─────────────────
@@ -221,7 +221,7 @@ export function openSqliteLedger(
     // A hold whose lease ran out belongs to a dead process: release it before counting.
     for (const hold of statements.staleHoldsOfOrg.all(orgId, nowMs)) expireHold(hold, nowMs);
 
-    const { org, usage, standing } = readStanding(orgId, nowMs);
+    const { org, spendAndHolds, standing } = readStanding(orgId, nowMs);
     if (standing.pause !== null) return { ok: false, code: standing.pause };
 
     if (standing.balance <= 0) {
@@ -239,7 +239,7 @@ export function openSqliteLedger(
         setPause(orgId, 'spend_velocity_exceeded', nowMs, standing);
         return { ok: false, code: 'spend_velocity_exceeded' };
       }
-      if (usage.inFlight >= standing.concurrency) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 };
+      if (spendAndHolds.inFlight >= standing.concurrency) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 };
     }
     const poolWait = fullPoolWait(route, nowMs);
     if (poolWait !== null) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: poolWait };
