@@ -3,16 +3,18 @@
 // that the simulator paces at 20 tokens/s (60 s each); its V8 heap is read through the inspector
 // (no hook in the gateway) idle and with every stream open, after a full collection each time.
 // Printed per open stream: process.memoryUsage() deltas, then the new heap objects claimed by a
-// breadth-first walk from each kind of per-stream root in turn (node's sockets and http objects,
-// undici's, then ours: the attempt, the xstate actor, the suspended async functions), never
-// entering objects that existed when idle or another root — a stand-in for retained size.
-import { readFileSync } from 'node:fs';
+// breadth-first walk from each kind of per-stream root in turn (ours: the attempt, the xstate
+// actor, the suspended async functions; then node's sockets and http objects, and undici's), never
+// entering objects that existed when idle or another root — a stand-in for retained size. RSS is
+// open-streams.ts's measure (a heap snapshot grows the process it is taken of).
 import { Agent, request, WebSocket } from 'undici';
 import { forkServer, isMain } from './processes.ts';
 import { bundledChild } from './bundle.ts';
 
 const STREAMS = Number(process.env.BENCH_HEAP_STREAMS ?? 300);
-const ROOTS = ['Socket', 'Client3', 'Request', 'Timeout', 'ServerResponse', 'IncomingMessage', 'UpstreamCall', 'Actor', 'Generator'];
+// Ours first (a walk never enters another root, so node's and undici's objects stay theirs; what
+// only node's objects reach, such as a listener we put on the response, counts as theirs).
+const ROOTS = ['UpstreamCall', 'Actor', 'Generator', 'Socket', 'ServerResponse', 'IncomingMessage', 'Client3', 'Request', 'Timeout'];
 const TOP = 6;
 
 interface Snapshot { ids: Set<number>; raw: HeapSnapshotJson }
@@ -118,7 +120,6 @@ export async function runOpenStreamsHeap(): Promise<void> {
   const gateway = await forkServer('gateway', await bundledChild('gateway-child'), [upstream.url], [`--inspect=127.0.0.1:${port}`]);
   const inspector = await inspect(port);
   const agent = new Agent({ connections: STREAMS + 10, pipelining: 1 });
-  const rss = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${gateway.pid}/status`, 'utf8'))![1]) * 1024;
   try {
     const ask = (tokens: number, perS: number) => request(`${gateway.url}/v1/responses`, {
       method: 'POST', dispatcher: agent,
@@ -127,7 +128,6 @@ export async function runOpenStreamsHeap(): Promise<void> {
     });
     await (await ask(5, 0)).body.text();
     const idle = await inspector.memoryUsage();
-    const idleRss = rss();
     const before = await inspector.snapshot();
     let started = 0;
     let allStarted!: () => void;
@@ -141,11 +141,10 @@ export async function runOpenStreamsHeap(): Promise<void> {
     });
     await Promise.race([opened, Promise.all(streams)]);
     const open = await inspector.memoryUsage();
-    const openRss = rss();
     const rows = claimByRoots(before, await inspector.snapshot());
     const kib = (a: number, b: number): string => ((b - a) / STREAMS / 1024).toFixed(1);
     console.log(`\n## open-streams-heap — ${STREAMS} open streams, per stream (KiB, after a full GC): `
-      + `RSS ${kib(idleRss, openRss)}, heapUsed ${kib(idle.heapUsed, open.heapUsed)}, external ${kib(idle.external, open.external)}, `
+      + `heapUsed ${kib(idle.heapUsed, open.heapUsed)}, external ${kib(idle.external, open.external)}, `
       + `arrayBuffers ${kib(idle.arrayBuffers, open.arrayBuffers)}`);
     for (const r of rows) console.log(`${r.bytes.toFixed(0).padStart(6)} B  ${r.root.padEnd(20)} ${r.top}`);
   } finally {

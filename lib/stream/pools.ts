@@ -109,6 +109,10 @@ class GatedHandler implements Dispatcher.DispatchHandler {
   onRequestStart(c: Dispatcher.DispatchController, ctx: unknown): void { this.handler.onRequestStart?.(c, ctx); }
 
   onResponseStart(c: Dispatcher.DispatchController, status: number, headers: Headers, message?: string): void {
+    // undici's controller for this handler keeps the raw header lines, views into the first read of
+    // the response (headers and the first body bytes, up to 64 KiB), for as long as the request
+    // lives; the parsed headers are all anyone here reads.
+    (c as { rawHeaders?: unknown }).rawHeaders = null;
     this.handler.onResponseStart?.(c, status, headers, message);
   }
 
