@@ -2,7 +2,7 @@
 // reasoning, then either text or one tool call — and the usage that goes with it. Route encoders
 // only reshape an Answer into their wire format.
 import { Rng, hash32, BASE64_ALPHABET, ID_ALPHABET } from './rng.ts';
-import { generateTokens } from './words.ts';
+import { generateTokens, listedTokens, type Tokens } from './words.ts';
 import { argsForSchema, valueForSchema } from './schema-args.ts';
 import { DEFAULT_REASONING_TOKENS, type Prompt } from './prompt.ts';
 import type { Directive } from './directive.ts';
@@ -21,8 +21,9 @@ export interface Answer {
   /** Unique per request (seeded sequence): encoders build their ids from it. */
   uid: string;
   created: number;
-  reasoning?: { tokens: string[]; text: string; signature: string };
-  text?: { tokens: string[]; text: string };
+  /** Token runs are generated as they are read (see Tokens), never held whole. */
+  reasoning?: { tokens: Tokens; signature: string };
+  text?: { tokens: Tokens };
   toolCall?: ToolCallAnswer;
   stop: StopKind;
   usage: {
@@ -52,7 +53,7 @@ export function composeAnswer({ prompt, directive, seed, uid, defaultOutputToken
     const wanted = directive?.reasoning_tokens ?? prompt.reasoningTokens ?? DEFAULT_REASONING_TOKENS;
     reasoningCount = Math.min(wanted, budget);
     const tokens = generateTokens(rng, reasoningCount);
-    reasoning = { tokens, text: tokens.join(''), signature: rng.chars(96, BASE64_ALPHABET) };
+    reasoning = { tokens, signature: rng.chars(96, BASE64_ALPHABET) };
   }
 
   const toolName = pickTool(prompt, directive);
@@ -71,11 +72,11 @@ export function composeAnswer({ prompt, directive, seed, uid, defaultOutputToken
   if (prompt.jsonOutput) {
     // Structured output: the whole answer is JSON valid against the schema, never truncated into
     // invalid JSON (a budget too small for it still gets it, as the providers' grammars do).
-    const json = JSON.stringify(prompt.jsonOutput.schema === undefined ? { answer: generateTokens(rng, 3).join('').trim() } : valueForSchema(prompt.jsonOutput.schema, rng));
-    const tokens = splitFragments(json);
+    const schema = prompt.jsonOutput.schema;
+    const json = JSON.stringify(schema === undefined ? { answer: generateTokens(rng, 3).text().trim() } : valueForSchema(schema, rng));
     return {
       model: prompt.model, uid, created: Math.floor(Date.now() / 1000), reasoning,
-      text: { tokens, text: json }, stop: 'end',
+      text: { tokens: listedTokens(splitFragments(json)) }, stop: 'end',
       usage: { input, output: reasoningCount + Math.max(1, Math.ceil(json.length / 4)), reasoning: reasoningCount },
     };
   }
@@ -83,10 +84,9 @@ export function composeAnswer({ prompt, directive, seed, uid, defaultOutputToken
   const wantedText = directive?.output_tokens ?? defaultOutputTokens;
   const textCount = Math.max(0, Math.min(wantedText, budget - reasoningCount));
   const truncated = reasoningCount + wantedText > budget;
-  const tokens = generateTokens(rng, textCount);
   return {
     model: prompt.model, uid, created: Math.floor(Date.now() / 1000), reasoning,
-    text: textCount > 0 ? { tokens, text: tokens.join('') } : undefined,
+    text: textCount > 0 ? { tokens: generateTokens(rng, textCount) } : undefined,
     stop: truncated ? 'max_tokens' : 'end',
     usage: { input, output: reasoningCount + textCount, reasoning: reasoningCount },
   };

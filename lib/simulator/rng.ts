@@ -16,6 +16,12 @@ export class Rng {
   private state: number;
   constructor(seed: number) { this.state = seed >>> 0; }
 
+  /** An independent generator that continues this one's sequence from here. */
+  clone(): Rng { return new Rng(this.state); }
+
+  /** Advance past `n` draws (what `n` calls of next() or pick() would consume). */
+  skip(n: number): void { this.state = (this.state + Math.imul(n, 0x6d2b79f5)) >>> 0; }
+
   /** Uniform in [0, 1). */
   next(): number {
     this.state = (this.state + 0x6d2b79f5) >>> 0;

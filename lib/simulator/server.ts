@@ -13,7 +13,7 @@ import { FailureSchedule } from './faults.ts';
 import { TokenIssuer } from './oauth-token.ts';
 import { loadReplay } from './replay.ts';
 import { sleep } from './sleep.ts';
-import { writeStream } from './stream-writer.ts';
+import { writeStream, type StreamMeter } from './stream-writer.ts';
 import { isRecord, type Decoded } from './prompt.ts';
 import type { RequestInfo, RouteAdapter, RouteContext } from './routes/route.ts';
 import { openaiResponses } from './routes/openai-responses.ts';
@@ -69,6 +69,8 @@ export interface SimulatorStats {
   open: number;
   peakOpen: number;
   byRoute: Record<string, number>;
+  /** Streamed bytes and socket back-pressure (see StreamMeter). */
+  streams: StreamMeter;
 }
 
 export interface Simulator { url: string; port: number; close(): Promise<void>; stats: SimulatorStats }
@@ -122,7 +124,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const tokens = new TokenIssuer(new Rng(hash32('oauth', seed)));
   const sim: SimState = {
     config,
-    stats: { requests: 0, aborted: 0, open: 0, peakOpen: 0, byRoute: {} },
+    stats: {
+      requests: 0, aborted: 0, open: 0, peakOpen: 0, byRoute: {}, streams: { bytesWritten: 0, drainWaits: 0, paused: 0 },
+    },
     flexRng: new Rng(hash32('flex', seed)),
     uidRng: new Rng(hash32('uid', seed)),
     failures: new FailureSchedule(),
@@ -256,7 +260,7 @@ async function answer(
     errorAfterTokens: directive?.error_after_tokens,
     errorFrames: () => encoding.error('The server had an error while processing your request.'),
     beforeReset: () => markSelfClosed(res),
-  }, signal);
+  }, signal, sim.stats.streams);
 }
 
 async function replay(
@@ -269,14 +273,17 @@ async function replay(
     return send(res, { status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: file.body });
   }
   res.writeHead(200, { ...headers, 'content-type': route.streamContentType, 'cache-control': 'no-cache' });
-  const frames = [...file.lines.map((line) => route.replayFrame(line)), ...route.replayTail];
+  const frames = (function* () {
+    for (const line of file.lines) yield route.replayFrame(line);
+    yield* route.replayTail;
+  })();
   await writeStream(res, frames, {
     tokensPerS: directive.tokens_per_s ?? sim.config.tokensPerS,
     resetAfterTokens: directive.reset_after_tokens,
     errorAfterTokens: undefined,
     errorFrames: () => [],
     beforeReset: () => markSelfClosed(res),
-  }, signal);
+  }, signal, sim.stats.streams);
 }
 
 async function handleToken(req: IncomingMessage, res: ServerResponse, sim: SimState): Promise<void> {

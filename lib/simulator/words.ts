@@ -12,15 +12,44 @@ export const VOCABULARY = [
   'count', 'hours', 'over', 'green', 'valleys', 'silver', 'wires', 'sing', 'between', 'towers',
 ] as const;
 
-/** `count` tokens: the first without a leading space, the rest with one (so they concatenate). */
-export function generateTokens(rng: Rng, count: number): string[] {
-  const tokens: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const word = rng.pick(VOCABULARY);
-    tokens.push(i === 0 ? word[0]!.toUpperCase() + word.slice(1) : ' ' + word);
-  }
-  if (count > 0) tokens[count - 1] += '.';
-  return tokens;
+/** A run of output tokens, produced on demand: a 60k-token stream costs the simulator a cursor,
+ *  not 60k strings. Iterating again replays the same words; text() joins them (the few events
+ *  that carry the whole text build it once, when they are sent). */
+export interface Tokens extends Iterable<string> {
+  readonly count: number;
+  text(): string;
+}
+
+/** `count` tokens: the first without a leading space, the rest with one (so they concatenate), the
+ *  last ending the sentence. Takes its words from a copy of `rng` and moves `rng` past them, so
+ *  what the caller draws next is what it drew when the words were generated eagerly. */
+export function generateTokens(rng: Rng, count: number): Tokens {
+  const start = rng.clone();
+  rng.skip(count);
+  return {
+    count,
+    *[Symbol.iterator]() {
+      const words = start.clone();
+      for (let i = 0; i < count; i++) yield token(words.pick(VOCABULARY), i, count);
+    },
+    text() { return joinTokens(this); },
+  };
+}
+
+/** Tokens already in hand (the fragments of a structured-output answer). */
+export function listedTokens(tokens: readonly string[]): Tokens {
+  return { count: tokens.length, [Symbol.iterator]: () => tokens[Symbol.iterator](), text: () => tokens.join('') };
+}
+
+function token(word: string, i: number, count: number): string {
+  const t = i === 0 ? word[0]!.toUpperCase() + word.slice(1) : ' ' + word;
+  return i === count - 1 ? t + '.' : t;
+}
+
+function joinTokens(tokens: Iterable<string>): string {
+  let s = '';
+  for (const t of tokens) s += t;
+  return s;
 }
 
 export function generateWord(rng: Rng): string {

@@ -74,6 +74,7 @@ export interface Attempt {
 const MAX_ERROR_BODY = 64 * 1024;
 const MAX_BACKLOG = 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
+const NO_HEADERS: Dispatcher.ResponseData['headers'] = Object.freeze({});
 const LF2 = Buffer.from('\n\n');
 const CRLF2 = Buffer.from('\r\n\r\n');
 
@@ -113,26 +114,37 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   head: Buffer = EMPTY;
   /** Where the search for the first complete SSE event resumes in `head`. */
   private searched = 0;
-  readonly framer: Framer;
+  private ownFramer: Framer | undefined;
   readonly ownFraming: boolean;
   readonly launchedAt: number;
   committedAt = 0;
+  /** Capacity terms, needed until the call is dispatched. The spec itself is not kept: its
+   *  request() closure reaches the caller's body and plan, which an open stream must not hold. */
+  private upstream: UpstreamTerms | undefined;
 
-  constructor(private readonly spec: AttemptSpec, private readonly now: () => number) {
+  constructor(spec: AttemptSpec, private readonly now: () => number) {
     this.route = spec.route;
     this.tier = spec.tier;
     this.wire = spec.wire;
     this.streamed = spec.streamed;
     this.ownFraming = spec.adapter.framer !== undefined;
-    this.framer = spec.adapter.framer?.() ?? new SSEParser();
+    this.ownFramer = spec.adapter.framer?.();
+    this.upstream = spec.upstream;
     this.launchedAt = now();
+  }
+
+  /** Made on first use: a passthrough SSE stream never decodes, so never needs one. */
+  get framer(): Framer {
+    return (this.ownFramer ??= new SSEParser());
   }
 
   dispatch(pools: Pools, req: UpstreamRequest): void {
     if (this.aborted) { this.reject(STOPPED); return; }
+    const terms = this.upstream;
+    this.upstream = undefined;
     try {
       // Through the route's capacity gate: may wait for a connection slot (cancel() leaves the queue).
-      this.cancel = pools.dispatch(this.route, req, this, this.spec.upstream, (err) => this.fail(err));
+      this.cancel = pools.dispatch(this.route, req, this, terms, (err) => this.fail(err));
     } catch (err) {
       this.fail(err as Error);
     }
@@ -222,6 +234,11 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
 
   pipe(sink: BodySink): void {
     this.sink = sink;
+    // The responder has read what came before commit (headers, head, frames) before piping: an
+    // open stream need not keep its first chunk or the provider's headers.
+    this.head = EMPTY;
+    this.frames.length = 0;
+    this.headers = NO_HEADERS;
     const backlog = this.backlog;
     this.backlog = undefined;
     if (backlog) for (const c of backlog) sink.data(c);

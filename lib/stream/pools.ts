@@ -72,18 +72,11 @@ export class Pools {
   dispatch(route: RouteName, req: UpstreamRequest, handler: Dispatcher.DispatchHandler, terms: UpstreamTerms | undefined, refuse: (err: Error) => void): (() => void) | undefined {
     const t = terms ?? { org: '', waitMs: this.capacity.wait_ms, firstByteMs: this.timeouts.upstream_first_byte_ms };
     return this.gate(route).acquire(t.org, t.waitMs, (release) => {
-      const wrapped: Dispatcher.DispatchHandler = {
-        onRequestStart: (c, ctx) => handler.onRequestStart?.(c, ctx),
-        onResponseStart: (c, status, headers, message) => handler.onResponseStart?.(c, status, headers, message),
-        onResponseData: (c, chunk) => handler.onResponseData?.(c, chunk),
-        onResponseEnd: (c, trailers) => { release(); handler.onResponseEnd?.(c, trailers); },
-        onResponseError: (c, err) => { release(); this.noteTimeout(err); handler.onResponseError?.(c, err); },
-      };
       try {
         this.get(route, req.origin).dispatch({
           method: 'POST', path: req.path, headers: req.headers, body: req.body,
           headersTimeout: t.firstByteMs, bodyTimeout: this.timeouts.upstream_idle_ms,
-        }, wrapped);
+        }, new GatedHandler(handler, release, this));
       } catch (err) {
         release();
         refuse(err as Error);
@@ -94,7 +87,8 @@ export class Pools {
     });
   }
 
-  private noteTimeout(err: unknown): void {
+  /** Counts an upstream error that is one of undici's timeouts in the metrics. */
+  noteTimeout(err: unknown): void {
     const edge = TIMEOUT_EDGE[(err as { code?: string })?.code ?? ''];
     if (edge) this.metrics?.timeouts.inc({ edge });
   }
@@ -102,5 +96,36 @@ export class Pools {
   async close(): Promise<void> {
     await Promise.all([...this.pools.values()].map((p) => p.destroy()));
     this.pools.clear();
+  }
+}
+
+type Headers = Dispatcher.ResponseData['headers'];
+
+/** undici's calls passed to the attempt unchanged; the capacity slot is given back when the
+ *  response ends or fails. An object, not five closures: one is held by every open stream. */
+class GatedHandler implements Dispatcher.DispatchHandler {
+  constructor(private readonly handler: Dispatcher.DispatchHandler, private readonly release: () => void, private readonly pools: Pools) {}
+
+  onRequestStart(c: Dispatcher.DispatchController, ctx: unknown): void { this.handler.onRequestStart?.(c, ctx); }
+
+  onResponseStart(c: Dispatcher.DispatchController, status: number, headers: Headers, message?: string): void {
+    // undici's controller for this handler keeps the raw header lines, views into the first read of
+    // the response (headers and the first body bytes, up to 64 KiB), for as long as the request
+    // lives; the parsed headers are all anyone here reads.
+    (c as { rawHeaders?: unknown }).rawHeaders = null;
+    this.handler.onResponseStart?.(c, status, headers, message);
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void { this.handler.onResponseData?.(c, chunk); }
+
+  onResponseEnd(c: Dispatcher.DispatchController, trailers: Headers): void {
+    this.release();
+    this.handler.onResponseEnd?.(c, trailers);
+  }
+
+  onResponseError(c: Dispatcher.DispatchController, err: Error): void {
+    this.release();
+    this.pools.noteTimeout(err);
+    this.handler.onResponseError?.(c, err);
   }
 }

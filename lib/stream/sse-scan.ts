@@ -50,7 +50,9 @@ export class PassthroughScanner {
   push(chunk: Buffer, onCandidate: (frame: RawFrame) => Buffer | undefined): Buffer {
     const buf = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
     const end = lastBoundary(buf);
-    this.carry = end === buf.length ? EMPTY : buf.subarray(end);
+    // A copy, not a view: a partial frame waiting for its next chunk (maybe for seconds, on a slow
+    // stream) must not keep the whole chunk it came in alive.
+    this.carry = end === buf.length ? EMPTY : Buffer.from(buf.subarray(end));
     if (end === 0) return EMPTY;
     const region = end === buf.length ? buf : buf.subarray(0, end);
     return this.candidates(region, onCandidate);

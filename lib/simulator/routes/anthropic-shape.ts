@@ -80,13 +80,21 @@ function usage(a: Answer, outputTokens: number) {
 
 export function messageBody(a: Answer): Record<string, unknown> {
   const content: unknown[] = [];
-  if (a.reasoning) content.push({ type: 'thinking', thinking: a.reasoning.text, signature: a.reasoning.signature });
+  if (a.reasoning) content.push({ type: 'thinking', thinking: a.reasoning.tokens.text(), signature: a.reasoning.signature });
   if (a.toolCall) content.push({ type: 'tool_use', id: `toolu_01${a.uid}`, name: a.toolCall.name, input: JSON.parse(a.toolCall.args) });
-  if (a.text) content.push({ type: 'text', text: a.text.text });
+  if (a.text) content.push({ type: 'text', text: a.text.tokens.text() });
   return {
     id: `msg_01${a.uid}`, type: 'message', role: 'assistant', model: a.model, content,
     stop_reason: stopReason(a), stop_sequence: null, usage: usage(a, a.usage.output),
   };
+}
+
+/** A content block delta and the output tokens it carries. */
+type Delta = [Record<string, unknown>, number];
+
+/** One delta per token, made as the stream reaches it. */
+function* tokenDeltas(tokens: Iterable<string>, delta: (t: string) => Record<string, unknown>): Generator<Delta> {
+  for (const t of tokens) yield [delta(t), 1];
 }
 
 export function* messageEvents(a: Answer): Generator<AnthropicEvent> {
@@ -100,7 +108,7 @@ export function* messageEvents(a: Answer): Generator<AnthropicEvent> {
   });
   yield ev({ type: 'ping' });
   let index = 0;
-  const block = function* (start: Record<string, unknown>, deltas: Iterable<[Record<string, unknown>, number]>) {
+  const block = function* (start: Record<string, unknown>, deltas: Iterable<Delta>): Generator<AnthropicEvent> {
     yield ev({ type: 'content_block_start', index, content_block: start });
     for (const [delta, tokens] of deltas) yield ev({ type: 'content_block_delta', index, delta }, tokens);
     yield ev({ type: 'content_block_stop', index });
@@ -108,20 +116,17 @@ export function* messageEvents(a: Answer): Generator<AnthropicEvent> {
   };
   if (a.reasoning) {
     const r = a.reasoning;
-    yield* block({ type: 'thinking', thinking: '', signature: '' }, [
-      ...r.tokens.map((t): [Record<string, unknown>, number] => [{ type: 'thinking_delta', thinking: t }, 1]),
-      [{ type: 'signature_delta', signature: r.signature }, 0],
-    ]);
+    yield* block({ type: 'thinking', thinking: '', signature: '' }, (function* (): Generator<Delta> {
+      yield* tokenDeltas(r.tokens, (thinking) => ({ type: 'thinking_delta', thinking }));
+      yield [{ type: 'signature_delta', signature: r.signature }, 0];
+    })());
   }
   if (a.toolCall) {
     const per = Math.max(1, Math.round((a.usage.output - a.usage.reasoning) / a.toolCall.fragments.length));
     yield* block({ type: 'tool_use', id: `toolu_01${a.uid}`, name: a.toolCall.name, input: {} },
-      a.toolCall.fragments.map((f): [Record<string, unknown>, number] => [{ type: 'input_json_delta', partial_json: f }, per]));
+      a.toolCall.fragments.map((f): Delta => [{ type: 'input_json_delta', partial_json: f }, per]));
   }
-  if (a.text) {
-    yield* block({ type: 'text', text: '' },
-      a.text.tokens.map((t): [Record<string, unknown>, number] => [{ type: 'text_delta', text: t }, 1]));
-  }
+  if (a.text) yield* block({ type: 'text', text: '' }, tokenDeltas(a.text.tokens, (text) => ({ type: 'text_delta', text })));
   yield ev({ type: 'message_delta', delta: { stop_reason: stopReason(a), stop_sequence: null }, usage: { output_tokens: a.usage.output, ...(a.usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: a.usage.reasoning } } : {}) } });
   yield ev({ type: 'message_stop' });
 }

@@ -127,9 +127,11 @@ function head(a: Answer, d: Decoded, status: string) {
 
 function interactionBody(a: Answer, d: Decoded) {
   const steps: unknown[] = [];
-  if (a.reasoning) steps.push({ type: 'thought', signature: a.reasoning.signature, summary: [{ type: 'text', text: a.reasoning.text }] });
+  if (a.reasoning) {
+    steps.push({ type: 'thought', signature: a.reasoning.signature, summary: [{ type: 'text', text: a.reasoning.tokens.text() }] });
+  }
   if (a.toolCall) steps.push({ type: 'function_call', id: a.uid.slice(0, 8).toLowerCase(), name: a.toolCall.name, arguments: JSON.parse(a.toolCall.args) });
-  if (a.text) steps.push({ type: 'model_output', content: [{ type: 'text', text: a.text.text }] });
+  if (a.text) steps.push({ type: 'model_output', content: [{ type: 'text', text: a.text.tokens.text() }] });
   const { id, status, usage: u, created, updated, service_tier, object, model } = head(a, d, statusOf(a));
   return { id, status, usage: u, created, updated, service_tier, steps, object, model };
 }

@@ -90,7 +90,7 @@ function usage(a: Answer) {
 
 function completionBody(a: Answer, d: Decoded) {
   const message: Record<string, unknown> = {
-    role: 'assistant', content: a.text?.text ?? null, refusal: null, annotations: [],
+    role: 'assistant', content: a.text?.tokens.text() ?? null, refusal: null, annotations: [],
   };
   if (a.toolCall) {
     message.tool_calls = [{ id: `call_${a.uid}`, type: 'function', function: { name: a.toolCall.name, arguments: a.toolCall.args } }];

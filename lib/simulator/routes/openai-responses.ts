@@ -105,9 +105,9 @@ function callItem(a: Answer, args: string, status: string): Item {
 
 function outputItems(a: Answer): Item[] {
   const out: Item[] = [];
-  if (a.reasoning) out.push(reasoningItem(a, a.reasoning.text));
+  if (a.reasoning) out.push(reasoningItem(a, a.reasoning.tokens.text()));
   if (a.toolCall) out.push(callItem(a, a.toolCall.args, 'completed'));
-  if (a.text) out.push(messageItem(a, a.text.text, a.stop === 'max_tokens' ? 'incomplete' : 'completed'));
+  if (a.text) out.push(messageItem(a, a.text.tokens.text(), a.stop === 'max_tokens' ? 'incomplete' : 'completed'));
   return out;
 }
 
@@ -170,9 +170,10 @@ function* responseEvents(a: Answer, d: Decoded, ev: Emit): Generator<Frame> {
     yield ev('response.output_item.added', { output_index: index, item: reasoningItem(a, '') });
     yield ev('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
     for (const t of a.reasoning.tokens) yield ev('response.reasoning_summary_text.delta', { ...at, delta: t }, 1);
-    yield ev('response.reasoning_summary_text.done', { ...at, text: a.reasoning.text });
-    yield ev('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text: a.reasoning.text } });
-    yield ev('response.output_item.done', { output_index: index, item: reasoningItem(a, a.reasoning.text) });
+    const text = a.reasoning.tokens.text();
+    yield ev('response.reasoning_summary_text.done', { ...at, text });
+    yield ev('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text } });
+    yield ev('response.output_item.done', { output_index: index, item: reasoningItem(a, text) });
     index++;
   }
   if (a.toolCall) {
@@ -189,10 +190,11 @@ function* responseEvents(a: Answer, d: Decoded, ev: Emit): Generator<Frame> {
     yield ev('response.output_item.added', { output_index: index, item: messageItem(a, '', 'in_progress') });
     yield ev('response.content_part.added', { ...at, part: part('') });
     for (const t of a.text.tokens) yield ev('response.output_text.delta', { ...at, delta: t, logprobs: [] }, 1);
-    yield ev('response.output_text.done', { ...at, text: a.text.text, logprobs: [] });
-    yield ev('response.content_part.done', { ...at, part: part(a.text.text) });
+    const text = a.text.tokens.text();
+    yield ev('response.output_text.done', { ...at, text, logprobs: [] });
+    yield ev('response.content_part.done', { ...at, part: part(text) });
     const status = a.stop === 'max_tokens' ? 'incomplete' : 'completed';
-    yield ev('response.output_item.done', { output_index: index, item: messageItem(a, a.text.text, status) });
+    yield ev('response.output_item.done', { output_index: index, item: messageItem(a, text, status) });
   }
   const incomplete = a.stop === 'max_tokens';
   const final = responseObject(a, d, incomplete ? 'incomplete' : 'completed', outputItems(a), true);

@@ -99,9 +99,9 @@ type Part = Record<string, unknown>;
 
 function allParts(a: Answer): Part[] {
   const parts: Part[] = [];
-  if (a.reasoning) parts.push({ text: a.reasoning.text, thought: true, thoughtSignature: a.reasoning.signature });
+  if (a.reasoning) parts.push({ text: a.reasoning.tokens.text(), thought: true, thoughtSignature: a.reasoning.signature });
   if (a.toolCall) parts.push({ functionCall: { name: a.toolCall.name, args: JSON.parse(a.toolCall.args) } });
-  if (a.text) parts.push({ text: a.text.text });
+  if (a.text) parts.push({ text: a.text.tokens.text() });
   return parts;
 }
 
@@ -131,23 +131,30 @@ function response(a: Answer, d: Decoded, parts: Part[], last: boolean) {
 }
 
 function vertexStream(a: Answer, d: Decoded): StreamEncoding {
-  function* frames(): Generator<Frame> {
-    // The final chunk carries the last piece of output together with finishReason and usage.
-    const pieces: [Part, number][] = [];
+  function* pieces(): Generator<[Part, number]> {
     if (a.reasoning) {
       const r = a.reasoning;
-      r.tokens.forEach((t, i) => pieces.push([
-        i === r.tokens.length - 1 ? { text: t, thought: true, thoughtSignature: r.signature } : { text: t, thought: true }, 1,
-      ]));
+      let i = 0;
+      for (const t of r.tokens) {
+        yield [++i === r.tokens.count ? { text: t, thought: true, thoughtSignature: r.signature } : { text: t, thought: true }, 1];
+      }
     }
     // Vertex sends a function call whole ({name, args}); its tokens are one frame.
-    if (a.toolCall) pieces.push([{ functionCall: { name: a.toolCall.name, args: JSON.parse(a.toolCall.args) } }, a.usage.output - a.usage.reasoning]);
-    for (const t of a.text?.tokens ?? []) pieces.push([{ text: t }, 1]);
-    if (!pieces.length) pieces.push([{ text: '' }, 0]);
-    for (let i = 0; i < pieces.length; i++) {
-      const [part, tokens] = pieces[i]!;
-      yield sseData(response(a, d, [part], i === pieces.length - 1), tokens);
+    const call = a.toolCall;
+    if (call) yield [{ functionCall: { name: call.name, args: JSON.parse(call.args) } }, a.usage.output - a.usage.reasoning];
+    for (const t of a.text?.tokens ?? []) yield [{ text: t }, 1];
+  }
+  function* frames(): Generator<Frame> {
+    // The final chunk carries the last piece of output together with finishReason and usage: each
+    // piece is sent once the next one is known (one piece of look-ahead, not the whole answer).
+    let held: [Part, number] = [{ text: '' }, 0];
+    let any = false;
+    for (const next of pieces()) {
+      if (any) yield sseData(response(a, d, [held[0]], false), held[1]);
+      held = next;
+      any = true;
     }
+    yield sseData(response(a, d, [held[0]], true), held[1]);
   }
   return {
     frames: frames(),
