@@ -1,4 +1,4 @@
-// What the request machine costs a request: CPU per request of startRequest → commit → stream.end
+// What the request machine costs a request: CPU per request of startRequest → commit
 // in one process, attempts that commit at once (no network), for the shapes the gateway runs: a
 // "now" request on one route (every request pays this), a flex race whose flex commits first, and
 // a fallback chain whose first route fails. The figure to set beside the gateway's CPU µs/req.
@@ -26,7 +26,6 @@ async function cpuPerRequest(input: Omit<MachineInput, 'now' | 'random' | 'hedge
       const r = startRequest({ ...input, hedge, deadlineAt: Date.now() + 30_000, now: Date.now, random: Math.random });
       const o = await r.outcome;
       if (!o.winner) throw new Error('no winner');
-      r.end();
     }
     const c = process.cpuUsage(c0);
     return (c.user + c.system) / n;

@@ -189,6 +189,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
   if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
   const headers = { ...routingHeaders(checked, served, outcome, winner.tier), ...spendHeaders(served, ctx.admitted) };
+  ctx.bytes = undefined;   // nothing is sent upstream after commit: a long stream does not keep the prompt
   const result = ctx.result = await respond({
     res, committed: winner, caller: svc.codecs[checked.format], wire: svc.codecs[winner.wire],
     passthrough: served.passthrough, stream: checked.stream, includeCost: checked.includeCost, includeUsage: checked.includeUsage,
@@ -226,8 +227,8 @@ function refuse(ctx: RequestContext, err: unknown): void {
 async function finish(ctx: RequestContext): Promise<void> {
   const { svc, res, outcome, result, key } = ctx;
   if (ctx.onClose) res.off('close', ctx.onClose);
-  // A stream that ran to its end ends the machine (stream.end → done); anything else stops it.
-  if (ctx.run) { if (result?.complete && !ctx.clientClosed) ctx.run.end(); else ctx.run.stop(); }
+  // Anything but a stream that ran to its end stops the machine, which aborts what is still open.
+  if (ctx.run && !(result?.complete && !ctx.clientClosed)) ctx.run.stop();
   if (ctx.holdsSlot) void svc.flexSlots.release(key!.orgId);
   if (ctx.clientClosed) { ctx.status = 499; ctx.errorCode = 'client_closed_request'; }
   else if (!ctx.errorCode && result && !result.complete) ctx.errorCode = 'provider_error';

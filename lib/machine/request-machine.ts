@@ -4,7 +4,8 @@
 // route as much as a flex race with retries and fallbacks. The machine hears about five lifecycle
 // events per attempt; bytes never pass through it.
 //
-//   running ── attempt.committed ──► committed ── stream.end ──► done
+//   running ── attempt.committed ──► committed   (final: the responder drains the stream; stop()
+//      │                                          still aborts the winner's upstream call)
 //      │  flex on routes[0] at once; standard when the hedge advisor says (at once, or later);
 //      │  flex refusal → standard now; standard failure → retry after backoff, then the next route
 //      └── no attempt left ──► failed
@@ -82,8 +83,7 @@ type Ev =
   | { type: 'attempt.committed'; tier: Tier; committed: Committed }
   | { type: 'attempt.failed'; tier: Tier; failure: Failure }
   | { type: 'hedge' }
-  | { type: 'retry' }
-  | { type: 'stream.end' };
+  | { type: 'retry' };
 
 type Emitted = { type: 'settled' };
 
@@ -229,10 +229,7 @@ export const requestMachine = setup({
         ],
       },
     },
-    committed: {
-      on: { 'stream.end': 'done' },
-    },
-    done: { type: 'final' },
+    committed: { type: 'final' },
     failed: { type: 'final' },
   },
 });
@@ -243,8 +240,6 @@ export interface TimerClock { setTimeout(fn: (...args: any[]) => void, ms: numbe
 export interface RunningRequest {
   /** Resolves when a tier committed or nothing is left to try (or the request was stopped). */
   outcome: Promise<Outcome>;
-  /** The responder finished with the committed stream: the machine ends (`stream.end` → done). */
-  end(): void;
   /** Ends the request: stops every attempt (aborting upstream calls, the winner's too) and the machine. */
   stop(): void;
 }
@@ -259,7 +254,6 @@ export function startRequest(input: MachineInput, clock: TimerClock = globalThis
   run.start(input);
   return {
     outcome,
-    end: () => run.send({ type: 'stream.end' }),
     stop: () => run.stop(),
   };
 }
@@ -310,7 +304,8 @@ class RequestRun {
   }
 
   send(event: Ev): void {
-    if (!this.stopped && this.snapshot.status === 'active') this.step(() => requestMachine.transition(this.snapshot, event, this.scope));
+    if (this.stopped || this.snapshot.status !== 'active') return;
+    this.step(() => requestMachine.transition(this.snapshot, event, this.scope));
   }
 
   /** Ends the request: stops every attempt (aborting upstream calls, the winner's too) and the machine. */
