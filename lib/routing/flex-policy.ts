@@ -29,10 +29,17 @@ export interface FlexPolicyConfig {
   standard_half_life_ms: number;
   /** Effective observations needed before an estimate is trusted. */
   min_observations: number;
+  /** z of the one-sided confidence the policy wants before acting on a flex estimate (1 ≈ 84 %; 0:
+   *  act on the point estimate). Late in a long wait few past attempts were still waiting, and a
+   *  chance estimated from a dozen of them is noise: giving up on flex needs the chance's upper
+   *  bound below `min_flex_chance` (else flex the oracle keeps is thrown away), and the hedge plans
+   *  with P(flex fails) at its upper bound (else it hedges too late and misses). */
+  confidence_z: number;
 }
 
 export const DEFAULT_FLEX_POLICY: FlexPolicyConfig = {
   miss_budget: 0.001, min_flex_chance: 0.05, flex_half_life_ms: 30_000, standard_half_life_ms: 600_000, min_observations: 5,
+  confidence_z: 1,
 };
 
 export interface LeadBounds { initial_lead_ms: number; min_lead_ms: number; max_lead_ms: number }
@@ -46,6 +53,12 @@ const MIN_WAKE_MS = 1_000;
 const PLANNED_SHARE = 0.5;
 const TAIL_OBSERVATIONS_FACTOR = 4;
 const Z90 = normalQuantile(0.9);
+
+/** Wilson's upper bound on a proportion `p` estimated from `n` (effective) observations. */
+export function upperBound(p: number, n: number, z: number): number {
+  const z2n = (z * z) / n;
+  return (p + z2n / 2 + z * Math.sqrt((p * (1 - p)) / n + z2n / (4 * n))) / (1 + z2n);
+}
 
 interface Estimates { route: RouteName; model: string; flex: DecayedSurvival; standard: DecayedSurvival }
 
@@ -66,7 +79,9 @@ export class FlexScheduler {
         const known = e.flex.weight(now) >= this.cfg.min_observations;
         // The hedge point, planned from arrival: P(miss) = P(flex fails by the deadline, and was
         // not refused early — a refusal launches standard at once) × P(standard slower than L).
-        const fails = known ? Math.max(0, 1 - e.flex.eventBy(budget) - e.flex.otherBy(budget / 2)) : 1;
+        // P(flex fails) is taken at its upper confidence bound: its far end rests on the few past
+        // attempts that waited that long, and an estimate too low would hedge too late.
+        const fails = known ? Math.min(1, Math.max(0, 1 - e.flex.eventBy(budget) - e.flex.otherBy(budget / 2)) + this.cfg.confidence_z * e.flex.survivalError(budget, now)) : 1;
         const tail = fails <= 0 ? MAX_TAIL : Math.min(MAX_TAIL, (PLANNED_SHARE * this.cfg.miss_budget) / fails);
         const hedgeAt = deadlineAt - this.lead(e, 1 - tail, now);
         // Flex's chance, only trusted when enough past attempts were still waiting at this point.
@@ -75,10 +90,11 @@ export class FlexScheduler {
         // given that it has not started yet.
         const first = !arrived;
         arrived = true;
-        if (known && e.flex.atRisk(waited, now) >= this.cfg.min_observations) {
+        const atRisk = known ? e.flex.atRisk(waited, now) : 0;
+        if (atRisk >= this.cfg.min_observations) {
           const until = first ? Math.min(budget, hedgeAt - arrivalAt + this.lead(e, 0.5, now)) : budget;
           const chance = e.flex.eventBetween(waited, until);
-          if (chance !== undefined && chance < this.cfg.min_flex_chance) return { at: now, flexUnlikely: true };
+          if (chance !== undefined && upperBound(chance, atRisk, this.cfg.confidence_z) < this.cfg.min_flex_chance) return { at: now, flexUnlikely: true };
         }
         if (hedgeAt <= now) return { at: now, flexUnlikely: false };
         return { at: Math.min(hedgeAt, now + Math.max(MIN_WAKE_MS, (hedgeAt - now) / 2)), flexUnlikely: false };

@@ -22,8 +22,9 @@ const binOf = (ms: number): number => (ms < MIN_MS ? 0 : Math.min(BINS - 1, 1 + 
 export type Observation = 'event' | 'other' | 'censored';
 
 interface Curve {
-  /** After bin i: P(no outcome yet), P(event so far), P(other so far); at risk entering bin i. */
-  surv: Float64Array; cifEvent: Float64Array; cifOther: Float64Array; atRisk: Float64Array;
+  /** After bin i: P(no outcome yet), P(event so far), P(other so far); at risk entering bin i;
+   *  Greenwood's sum (Var S = S² × it, in stored weights). */
+  surv: Float64Array; cifEvent: Float64Array; cifOther: Float64Array; atRisk: Float64Array; greenwood: Float64Array;
 }
 
 export class DecayedSurvival {
@@ -62,6 +63,14 @@ export class DecayedSurvival {
 
   /** P(no outcome by ms). */
   survival(ms: number): number { return this.at(this.get().surv, ms, 1); }
+  /** Standard error of survival(ms) (Greenwood), with the decayed weights as the sample size: how
+   *  far the estimate may be off because few attempts were still waiting that long. */
+  survivalError(ms: number, now: number): number {
+    if (this.t0 === undefined) return 1;
+    const c = this.get();
+    const s = this.survival(ms);
+    return s * Math.sqrt(this.at(c.greenwood, ms, 0) / this.scale(now));
+  }
   /** P(event by ms). */
   eventBy(ms: number): number { return this.at(this.get().cifEvent, ms, 0); }
   /** P(competing outcome by ms). */
@@ -111,20 +120,23 @@ export class DecayedSurvival {
   private get(): Curve {
     if (this.curve) return this.curve;
     const surv = new Float64Array(BINS), cifEvent = new Float64Array(BINS), cifOther = new Float64Array(BINS), atRisk = new Float64Array(BINS);
+    const greenwood = new Float64Array(BINS);
     let n = 0;
     // A censoring in bin i counts as at risk only before it (as if at the bin's lower edge): "not
     // by t" says nothing about the rest of t's bin, and an attempt aborted at once says nothing.
     for (let i = BINS - 1; i >= 0; i--) { n += this.event[i]! + this.other[i]!; atRisk[i] = n; n += this.censored[i]!; }
-    let s = 1, ce = 0, co = 0;
+    let s = 1, ce = 0, co = 0, gw = 0;
     for (let i = 0; i < BINS; i++) {
       const r = atRisk[i]!;
       if (r > 0) {
+        const d = this.event[i]! + this.other[i]!;
         const he = this.event[i]! / r, ho = this.other[i]! / r;
         ce += s * he; co += s * ho; s *= 1 - he - ho;
+        if (d > 0) gw += r > d ? d / (r * (r - d)) : 1 / r;   // every one at risk ended here: no spread left to measure
       }
-      surv[i] = s; cifEvent[i] = ce; cifOther[i] = co;
+      surv[i] = s; cifEvent[i] = ce; cifOther[i] = co; greenwood[i] = gw;
     }
-    return (this.curve = { surv, cifEvent, cifOther, atRisk });
+    return (this.curve = { surv, cifEvent, cifOther, atRisk, greenwood });
   }
 }
 

@@ -56,3 +56,19 @@ test('quantiles of a lognormal sample land near the truth (censoring above them 
   close(s.quantile(0.5)!, 600, 60, 'median');
   close(s.quantile(0.9)!, 600 * Math.exp(0.7 * 1.2816), 150, 'p90');
 });
+
+test('the survival estimate says how sure it is: few attempts still waiting, a wide error; many, a narrow one', () => {
+  const sample = (n: number) => {
+    const s = new DecayedSurvival(1e12);
+    for (let i = 0; i < n; i++) s.observe('event', 1_000, 0);
+    for (let i = 0; i < n; i++) s.observe('event', 20_000, 0);    // half still waiting at 10 s
+    return s;
+  };
+  const few = sample(5), many = sample(500);
+  close(few.survival(10_000), 0.5, 1e-9, 'same estimate');
+  close(many.survival(10_000), 0.5, 1e-9, 'same estimate');
+  close(many.survivalError(10_000, 0), Math.sqrt(0.25 / 1_000), 1e-4, 'binomial error of a half from 1,000');
+  assert.ok(few.survivalError(10_000, 0) > 8 * many.survivalError(10_000, 0), 'a hundred times fewer: ten times wider');
+  // Decay: the same data an hour of half-lives later weighs less, so the estimate is less sure.
+  assert.ok(many.survivalError(10_000, 1e13) > many.survivalError(10_000, 0));
+});
