@@ -29,11 +29,10 @@ export interface FlexPolicyConfig {
   standard_half_life_ms: number;
   /** Effective observations needed before an estimate is trusted. */
   min_observations: number;
-  /** z of the one-sided confidence the policy wants before acting on a flex estimate (1 ≈ 84 %; 0:
-   *  act on the point estimate). Late in a long wait few past attempts were still waiting, and a
-   *  chance estimated from a dozen of them is noise: giving up on flex needs the chance's upper
-   *  bound below `min_flex_chance` (else flex the oracle keeps is thrown away), and the hedge plans
-   *  with P(flex fails) at its upper bound (else it hedges too late and misses). */
+  /** Giving up on flex needs the upper confidence bound (Wilson, this z; 1 ≈ 84 % one-sided, 0: the
+   *  point estimate) of its chance below `min_flex_chance`: late in a long wait few past attempts
+   *  were still waiting, and a chance estimated from a dozen of them is noise — acting on it threw
+   *  away flex the oracle keeps. */
   confidence_z: number;
 }
 
@@ -79,9 +78,7 @@ export class FlexScheduler {
         const known = e.flex.weight(now) >= this.cfg.min_observations;
         // The hedge point, planned from arrival: P(miss) = P(flex fails by the deadline, and was
         // not refused early — a refusal launches standard at once) × P(standard slower than L).
-        // P(flex fails) is taken at its upper confidence bound: its far end rests on the few past
-        // attempts that waited that long, and an estimate too low would hedge too late.
-        const fails = known ? Math.min(1, Math.max(0, 1 - e.flex.eventBy(budget) - e.flex.otherBy(budget / 2)) + this.cfg.confidence_z * e.flex.survivalError(budget, now)) : 1;
+        const fails = known ? Math.max(0, 1 - e.flex.eventBy(budget) - e.flex.otherBy(budget / 2)) : 1;
         const tail = fails <= 0 ? MAX_TAIL : Math.min(MAX_TAIL, (PLANNED_SHARE * this.cfg.miss_budget) / fails);
         const hedgeAt = deadlineAt - this.lead(e, 1 - tail, now);
         // Flex's chance, only trusted when enough past attempts were still waiting at this point.
