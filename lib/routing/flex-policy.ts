@@ -5,7 +5,8 @@
 //
 //   • give up on waiting — launch standard at once (reason flex_unlikely) — when the chance that
 //     flex starts before the deadline, given that it has not started yet, is below
-//     `min_flex_chance`; asked at arrival and again at every wake-up while waiting;
+//     `min_flex_chance` with confidence (its upper bound, over the past attempts that waited as
+//     long); asked at arrival and again at every wake-up while waiting;
 //   • otherwise hedge at the latest point that meets the miss budget ε: a deadline is missed only
 //     when flex has not started by then AND standard, launched at deadline − L, takes longer than
 //     L, so L is standard's (1 − ε / P(flex fails))-quantile. The likelier flex is, the later the
