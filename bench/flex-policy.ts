@@ -312,7 +312,7 @@ export function targets(budgetMs: number, l: PolicyStats, o: PolicyStats): Targe
 
 export interface WorldResult {
   world: string;
-  byBudget: Array<{ budgetMs: number; policies: Record<PolicyName, PolicyStats>; targets: Target[]; ceiling: Target[]; ceilingMaxSharePct: number }>;
+  byBudget: Array<{ budgetMs: number; policies: Record<PolicyName, PolicyStats>; targets: Target[]; ceiling: Target[]; ceilingMaxSharePct: number | undefined }>;
 }
 
 /** Congestion phase of a request's arrival (0: none), so the ceiling may hedge differently in each. */
@@ -327,13 +327,13 @@ const GOLDEN = 0.6180339887498949;
  *  kept: the deadline target first (the others mean nothing without it), then the most targets
  *  held, the most flex, the soonest p50. An upper bound for
  *  policies that do not see the draws: none can choose better (q, h) than the one chosen after the fact. */
-function hindsight(world: World, draws: Draw[], idx: number[], budgetMs: number, oracleStats: PolicyStats): { served: Served[]; maxSharePct: number } {
+function hindsight(world: World, draws: Draw[], idx: number[], budgetMs: number, oracleStats: PolicyStats): { served: Served[]; maxSharePct: number | undefined } {
   const phases = [...new Set(idx.map((i) => phaseOf(world, draws[i]!)))].sort();
   const grid = Array.from({ length: HINDSIGHT_HEDGE_STEPS + 1 }, (_, k) => Math.round((budgetMs * k) / HINDSIGHT_HEDGE_STEPS));
   const atOnce = idx.map((_, j) => (j * GOLDEN) % 1);
   const sub = idx.map((i) => draws[i]!);
   let best: { score: number[]; served: Served[]; hs: Map<number, number> } | undefined;
-  let maxSharePct = 0;                   // the most flex any (q, h) keeps with the deadline target held
+  let maxSharePct: number | undefined;   // the most flex any (q, h) keeps with the deadline target held
   // One h per phase, searched phase by phase with the others at their best so far (twice round when phased).
   const hs = new Map(phases.map((p) => [p, budgetMs]));
   for (let round = 0; round < (phases.length > 1 ? 2 : 1); round++) {
@@ -345,7 +345,7 @@ function hindsight(world: World, draws: Draw[], idx: number[], budgetMs: number,
           const st = stats(sub, served);
           const [met, ...rest] = targets(budgetMs, st, oracleStats);
           const score = [met!.holds ? 1 : 0, rest.filter((t) => t.holds).length, st.flexSharePct, -st.p50CommitMs];
-          if (met!.holds) maxSharePct = Math.max(maxSharePct, st.flexSharePct);
+          if (met!.holds) maxSharePct = Math.max(maxSharePct ?? 0, st.flexSharePct);
           if (!best || isBetter(score, best.score)) best = { score, served, hs: new Map(hs) };
         }
       }
@@ -389,7 +389,7 @@ export async function evaluateWorld(world: World, opts: { n: number; seed: numbe
 
 const COLUMNS = ['policy', 'requests', 'deadline met %', 'flex share %', 'cost vs oracle', 'p50 commit ms', 'p99 commit ms'];
 
-function printTable(title: string, policies: Record<PolicyName, PolicyStats>, t: Target[], ceiling: Target[], maxShare: number): void {
+function printTable(title: string, policies: Record<PolicyName, PolicyStats>, t: Target[], ceiling: Target[], maxShare: number | undefined): void {
   const cells = POLICIES.map((p) => {
     const s = policies[p];
     return [p, String(s.requests), s.deadlineMetPct.toFixed(3), s.flexSharePct.toFixed(1), (s.meanCostMicroUsd / policies.oracle.meanCostMicroUsd).toFixed(3),
@@ -403,16 +403,18 @@ function printTable(title: string, policies: Record<PolicyName, PolicyStats>, t:
   for (const row of cells) console.log(line(row));
   console.log(`learned reasons: ${Object.entries(policies.learned.reasons).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
   console.log(`targets: ${t.map((x) => `${x.holds ? '✓' : '✗'} ${x.name} (${x.detail})`).join('; ')}`);
-  console.log(`hindsight ceiling: ${ceiling.map((x) => `${x.holds ? '✓' : '✗'} ${x.name.split(' ')[0]}`).join('; ')}; most flex any (q, h) keeps with the deadline held: ${maxShare.toFixed(1)} %`);
+  console.log(`hindsight ceiling: ${ceiling.map((x) => `${x.holds ? '✓' : '✗'} ${x.name.split(' ')[0]}`).join('; ')}; most flex any (q, h) keeps with the deadline held: ${pct(maxShare)} %`);
 }
 
+/** A share, or — when no (q, h) held the deadline target at all. */
+const pct = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(1));
 const marks = (t: Target[]): string => t.map((x) => (x.holds ? '✓' : '✗')).join(' ');
 
 /** One markdown row per world and deadline: what the README's summary table shows. */
 function summaryRow(world: string, b: WorldResult['byBudget'][number]): string {
   const { fixed, learned, oracle: o } = b.policies;
   return `| ${world.split(' (')[0]} | ${b.budgetMs / 1000} s | ${fixed.deadlineMetPct.toFixed(3)} → **${learned.deadlineMetPct.toFixed(3)}** | ` +
-    `${learned.flexSharePct.toFixed(1)} (${b.ceilingMaxSharePct.toFixed(1)}, ${o.flexSharePct.toFixed(1)}) | ` +
+    `${learned.flexSharePct.toFixed(1)} (${pct(b.ceilingMaxSharePct)}, ${o.flexSharePct.toFixed(1)}) | ` +
     `${(learned.meanCostMicroUsd / o.meanCostMicroUsd).toFixed(3)} | ${learned.p50CommitMs.toFixed(0)} (${o.p50CommitMs.toFixed(0)}) | ` +
     `${marks(b.targets)} | ${marks(b.ceiling)} |`;
 }
