@@ -67,7 +67,9 @@ export const WORLDS: readonly World[] = [
  *  (one episode in the 25 minutes of 3,000 requests; a longer run sees the same proportion). */
 function backedUp(episodes: number): Congestion[] {
   const EVERY_MS = 25 * 60_000;
-  return Array.from({ length: episodes }, (_, k) => ({ fromMs: 300_000 + k * EVERY_MS, toMs: 540_000 + k * EVERY_MS, flexScale: 10, refusal: 0.3 }));
+  return Array.from({ length: episodes }, (_, k) => ({
+    fromMs: 300_000 + k * EVERY_MS, toMs: 540_000 + k * EVERY_MS, flexScale: 10, refusal: 0.3,
+  }));
 }
 
 const FLEX_MAX_MS = 600_000;
@@ -312,7 +314,10 @@ export function targets(budgetMs: number, l: PolicyStats, o: PolicyStats): Targe
 
 export interface WorldResult {
   world: string;
-  byBudget: Array<{ budgetMs: number; policies: Record<PolicyName, PolicyStats>; targets: Target[]; ceiling: Target[]; ceilingMaxSharePct: number | undefined }>;
+  byBudget: Array<{
+    budgetMs: number; policies: Record<PolicyName, PolicyStats>;
+    targets: Target[]; ceiling: Target[]; ceilingMaxSharePct: number | undefined;
+  }>;
 }
 
 /** Congestion phase of a request's arrival (0: none), so the ceiling may hedge differently in each. */
@@ -327,7 +332,9 @@ const GOLDEN = 0.6180339887498949;
  *  kept: the deadline target first (the others mean nothing without it), then the most targets
  *  held, the most flex, the soonest p50. An upper bound for
  *  policies that do not see the draws: none can choose better (q, h) than the one chosen after the fact. */
-function hindsight(world: World, draws: Draw[], idx: number[], budgetMs: number, oracleStats: PolicyStats): { served: Served[]; maxSharePct: number | undefined } {
+function hindsight(
+  world: World, draws: Draw[], idx: number[], budgetMs: number, oracleStats: PolicyStats,
+): { served: Served[]; maxSharePct: number | undefined } {
   const phases = [...new Set(idx.map((i) => phaseOf(world, draws[i]!)))].sort();
   const grid = Array.from({ length: HINDSIGHT_HEDGE_STEPS + 1 }, (_, k) => Math.round((budgetMs * k) / HINDSIGHT_HEDGE_STEPS));
   const atOnce = idx.map((_, j) => (j * GOLDEN) % 1);
@@ -380,7 +387,8 @@ export async function evaluateWorld(world: World, opts: { n: number; seed: numbe
       const h = hindsight(world, draws, idx, b, o);
       const ceiling = stats(sub, h.served);
       const policies = { naive: of('naive'), fixed: of('fixed'), learned: of('learned'), hindsight: ceiling, oracle: o };
-      return { budgetMs: b, policies, targets: targets(b, policies.learned, o), ceiling: targets(b, ceiling, o), ceilingMaxSharePct: h.maxSharePct };
+      const held = { targets: targets(b, policies.learned, o), ceiling: targets(b, ceiling, o) };
+      return { budgetMs: b, policies, ...held, ceilingMaxSharePct: h.maxSharePct };
     }),
   };
 }
@@ -389,7 +397,9 @@ export async function evaluateWorld(world: World, opts: { n: number; seed: numbe
 
 const COLUMNS = ['policy', 'requests', 'deadline met %', 'flex share %', 'cost vs oracle', 'p50 commit ms', 'p99 commit ms'];
 
-function printTable(title: string, policies: Record<PolicyName, PolicyStats>, t: Target[], ceiling: Target[], maxShare: number | undefined): void {
+function printTable(
+  title: string, policies: Record<PolicyName, PolicyStats>, t: Target[], ceiling: Target[], maxShare: number | undefined,
+): void {
   const cells = POLICIES.map((p) => {
     const s = policies[p];
     return [p, String(s.requests), s.deadlineMetPct.toFixed(3), s.flexSharePct.toFixed(1), (s.meanCostMicroUsd / policies.oracle.meanCostMicroUsd).toFixed(3),
@@ -403,7 +413,8 @@ function printTable(title: string, policies: Record<PolicyName, PolicyStats>, t:
   for (const row of cells) console.log(line(row));
   console.log(`learned reasons: ${Object.entries(policies.learned.reasons).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
   console.log(`targets: ${t.map((x) => `${x.holds ? '✓' : '✗'} ${x.name} (${x.detail})`).join('; ')}`);
-  console.log(`hindsight ceiling: ${ceiling.map((x) => `${x.holds ? '✓' : '✗'} ${x.name.split(' ')[0]}`).join('; ')}; most flex any (q, h) keeps with the deadline held: ${pct(maxShare)} %`);
+  const ceilingMarks = ceiling.map((x) => `${x.holds ? '✓' : '✗'} ${x.name.split(' ')[0]}`).join('; ');
+  console.log(`hindsight ceiling: ${ceilingMarks}; most flex any (q, h) keeps with the deadline held: ${pct(maxShare)} %`);
 }
 
 /** A share, or — when no (q, h) held the deadline target at all. */
@@ -413,7 +424,8 @@ const marks = (t: Target[]): string => t.map((x) => (x.holds ? '✓' : '✗')).j
 /** One markdown row per world and deadline: what the README's summary table shows. */
 function summaryRow(world: string, b: WorldResult['byBudget'][number]): string {
   const { fixed, learned, oracle: o } = b.policies;
-  return `| ${world.split(' (')[0]} | ${b.budgetMs / 1000} s | ${fixed.deadlineMetPct.toFixed(3)} → **${learned.deadlineMetPct.toFixed(3)}** | ` +
+  return `| ${world.split(' (')[0]} | ${b.budgetMs / 1000} s | ` +
+    `${fixed.deadlineMetPct.toFixed(3)} → **${learned.deadlineMetPct.toFixed(3)}** | ` +
     `${learned.flexSharePct.toFixed(1)} (${pct(b.ceilingMaxSharePct)}, ${o.flexSharePct.toFixed(1)}) | ` +
     `${(learned.meanCostMicroUsd / o.meanCostMicroUsd).toFixed(3)} | ${learned.p50CommitMs.toFixed(0)} (${o.p50CommitMs.toFixed(0)}) | ` +
     `${marks(b.targets)} | ${marks(b.ceiling)} |`;
@@ -427,7 +439,8 @@ if (isMain(import.meta.url)) {
   const t0 = performance.now();
   let held = 0, total = 0, reachable = 0;
   const summary: string[] = [];
-  console.log(`## flex-policy — naive, fixed-lead hedge, learned policy, hindsight ceiling, oracle; ${MODEL}; n=${n} per world; seed=${seed}`);
+  console.log(`## flex-policy — naive, fixed-lead hedge, learned policy, hindsight ceiling, oracle; ${MODEL}; n=${n} per world; ` +
+    `seed=${seed}`);
   console.log(`cost per request: flex ${COST_MICRO_USD.flex} µUSD, standard ${COST_MICRO_USD.standard} µUSD; budgets ${BUDGETS_MS.map((b) => `${b / 1000} s`).join(', ')} (a third each)`);
   for (const w of WORLDS) {
     const r = await evaluateWorld(w, { n, seed });
@@ -441,7 +454,8 @@ if (isMain(import.meta.url)) {
     }
   }
   console.log('\n## summary\n');
-  console.log('| world | start_within | deadline met %, fixed → learned | flex share %, learned (most any (q, h) keeps, oracle) | cost vs oracle | ' +
+  console.log('| world | start_within | deadline met %, fixed → learned | ' +
+    'flex share %, learned (most any (q, h) keeps, oracle) | cost vs oracle | ' +
     'p50 commit ms, learned (oracle) | targets: met, share, [cost,] p50 | ceiling |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const row of summary) console.log(row);

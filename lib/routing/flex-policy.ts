@@ -92,7 +92,8 @@ export class FlexScheduler {
         if (atRisk >= this.cfg.min_observations) {
           const until = first ? Math.min(budget, hedgeAt - arrivalAt + this.lead(e, 0.5, now)) : budget;
           const chance = e.flex.eventBetween(waited, until);
-          if (chance !== undefined && upperBound(chance, atRisk, this.cfg.confidence_z) < this.cfg.min_flex_chance) return { at: now, flexUnlikely: true };
+          const unlikely = chance !== undefined && upperBound(chance, atRisk, this.cfg.confidence_z) < this.cfg.min_flex_chance;
+          if (unlikely) return { at: now, flexUnlikely: true };
         }
         if (hedgeAt <= now) return { at: now, flexUnlikely: false };
         return { at: Math.min(hedgeAt, now + Math.max(MIN_WAKE_MS, (hedgeAt - now) / 2)), flexUnlikely: false };

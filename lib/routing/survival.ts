@@ -128,7 +128,11 @@ export class DecayedSurvival {
     // at risk in its bin at all over-states the hazard where many are censored alike — every hedge
     // aborts flex near deadline − lead — and in the last such bin makes it 1: all still waiting
     // "start", and P(flex fails by a 120 s deadline) read 0.1 where it was 0.22.)
-    for (let i = BINS - 1; i >= 0; i--) { n += this.event[i]! + this.other[i]!; atRisk[i] = n + this.censoredPart[i]!; n += this.censored[i]!; }
+    for (let i = BINS - 1; i >= 0; i--) {
+      n += this.event[i]! + this.other[i]!;
+      atRisk[i] = n + this.censoredPart[i]!;
+      n += this.censored[i]!;
+    }
     let s = 1, ce = 0, co = 0;
     for (let i = 0; i < BINS; i++) {
       const r = atRisk[i]!;

@@ -2,7 +2,9 @@
 // SimulatedClock under the learned policy. These tests assert behaviour, not the bench's figures.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WORLDS, drawRequests, runMachine, learnedPolicy, stats, targets, evaluateWorld, hedged, type Draw, type World } from '../../bench/flex-policy.ts';
+import {
+  WORLDS, drawRequests, runMachine, learnedPolicy, stats, targets, evaluateWorld, hedged, type Draw, type World,
+} from '../../bench/flex-policy.ts';
 
 /** A world of the bench's shape whose flex queue starts in about a second, backing up ×30 (median
  *  30 s) from minute 5 to 9 when `changing`, for the whole run when `congested`. */
@@ -72,7 +74,8 @@ test('stats: deadline met, flex share and mean cost counted from what was served
   assert.ok(st.meanCostMicroUsd < allStandard.meanCostMicroUsd, 'flex is cheaper than standard');
 });
 
-test('hedged (the ceiling\'s policy): flex wins if it starts before standard\'s first event, even after the hedge; a refusal launches standard at once', () => {
+test('hedged (the ceiling\'s policy): flex wins if it starts before standard\'s first event, even after the hedge; ' +
+  'a refusal launches standard at once', () => {
   const d: Draw = { arrivalMs: 0, budgetMs: 30_000, flexRefused: false, refusalDelayMs: 100, flexDelayMs: 10_000, stdTtfeMs: 2_000 };
   assert.deepEqual(hedged(d, 20_000), { tier: 'flex', commitMs: 10_000 }, 'started before the hedge');
   assert.deepEqual(hedged(d, 9_000), { tier: 'flex', commitMs: 10_000 }, 'started while standard was still waiting for its first event');
@@ -84,7 +87,8 @@ test('the hindsight ceiling holds the deadline target when some (q, h) does, and
   const r = await evaluateWorld(WORLDS[0]!, { n: 600, seed: 4 });
   for (const b of r.byBudget) {
     const c = b.policies.hindsight;
-    assert.equal(b.ceiling[0]!.holds, true, `${b.budgetMs}: ${c.deadlineMetPct}`);   // q = 1 (all standard at once) meets it in the healthy world
+    // q = 1 (all standard at once) meets it in the healthy world
+    assert.equal(b.ceiling[0]!.holds, true, `${b.budgetMs}: ${c.deadlineMetPct}`);
     assert.ok(c.flexSharePct > 0, `${b.budgetMs}: the ceiling races flex`);
   }
 });

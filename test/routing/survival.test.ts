@@ -57,7 +57,8 @@ test('quantiles of a lognormal sample land near the truth (censoring above them 
   close(s.quantile(0.9)!, 600 * Math.exp(0.7 * 1.2816), 150, 'p90');
 });
 
-test('many attempts censored at the same points (every hedge aborts flex near deadline − lead) do not bias the estimate, nor make the last of them a start', () => {
+test('many attempts censored at the same points (every hedge aborts flex near deadline − lead) do not bias the estimate, ' +
+  'nor make the last of them a start', () => {
   const s = new DecayedSurvival(1e12);
   let seed = 5;
   const rand = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
