@@ -5,7 +5,8 @@
 //
 //   • give up on waiting — launch standard at once (reason flex_unlikely) — when the chance that
 //     flex starts before the deadline, given that it has not started yet, is below
-//     `min_flex_chance`; asked at arrival and again at every wake-up while waiting;
+//     `min_flex_chance` with confidence (its upper bound, over the past attempts that waited as
+//     long); asked at arrival and again at every wake-up while waiting;
 //   • otherwise hedge at the latest point that meets the miss budget ε: a deadline is missed only
 //     when flex has not started by then AND standard, launched at deadline − L, takes longer than
 //     L, so L is standard's (1 − ε / P(flex fails))-quantile. The likelier flex is, the later the
@@ -29,10 +30,16 @@ export interface FlexPolicyConfig {
   standard_half_life_ms: number;
   /** Effective observations needed before an estimate is trusted. */
   min_observations: number;
+  /** Giving up on flex needs the upper confidence bound (Wilson, this z; 1 ≈ 84 % one-sided, 0: the
+   *  point estimate) of its chance below `min_flex_chance`: late in a long wait few past attempts
+   *  were still waiting, and a chance estimated from a dozen of them is noise — acting on it threw
+   *  away flex the oracle keeps. */
+  confidence_z: number;
 }
 
 export const DEFAULT_FLEX_POLICY: FlexPolicyConfig = {
   miss_budget: 0.001, min_flex_chance: 0.05, flex_half_life_ms: 30_000, standard_half_life_ms: 600_000, min_observations: 5,
+  confidence_z: 1,
 };
 
 export interface LeadBounds { initial_lead_ms: number; min_lead_ms: number; max_lead_ms: number }
@@ -46,6 +53,12 @@ const MIN_WAKE_MS = 1_000;
 const PLANNED_SHARE = 0.5;
 const TAIL_OBSERVATIONS_FACTOR = 4;
 const Z90 = normalQuantile(0.9);
+
+/** Wilson's upper bound on a proportion `p` estimated from `n` (effective) observations. */
+export function upperBound(p: number, n: number, z: number): number {
+  const z2n = (z * z) / n;
+  return (p + z2n / 2 + z * Math.sqrt((p * (1 - p)) / n + z2n / (4 * n))) / (1 + z2n);
+}
 
 interface Estimates { route: RouteName; model: string; flex: DecayedSurvival; standard: DecayedSurvival }
 
@@ -75,10 +88,12 @@ export class FlexScheduler {
         // given that it has not started yet.
         const first = !arrived;
         arrived = true;
-        if (known && e.flex.atRisk(waited, now) >= this.cfg.min_observations) {
+        const atRisk = known ? e.flex.atRisk(waited, now) : 0;
+        if (atRisk >= this.cfg.min_observations) {
           const until = first ? Math.min(budget, hedgeAt - arrivalAt + this.lead(e, 0.5, now)) : budget;
           const chance = e.flex.eventBetween(waited, until);
-          if (chance !== undefined && chance < this.cfg.min_flex_chance) return { at: now, flexUnlikely: true };
+          const unlikely = chance !== undefined && upperBound(chance, atRisk, this.cfg.confidence_z) < this.cfg.min_flex_chance;
+          if (unlikely) return { at: now, flexUnlikely: true };
         }
         if (hedgeAt <= now) return { at: now, flexUnlikely: false };
         return { at: Math.min(hedgeAt, now + Math.max(MIN_WAKE_MS, (hedgeAt - now) / 2)), flexUnlikely: false };

@@ -17,6 +17,11 @@ const RENORMALIZE_AT = 30;                       // exponent of the lazy decay f
 
 /** Lower edge of bin i (bin 0 is [0, 10 ms)). */
 const edge = (i: number): number => (i === 0 ? 0 : MIN_MS * RATIO ** (i - 1));
+/** Where ms falls inside bin i, 0 at its lower edge, 1 at its upper (in log time; bin 0 linear). */
+const binShare = (i: number, ms: number): number => {
+  const f = i === 0 ? ms / MIN_MS : i === BINS - 1 ? 1 : Math.log(ms / edge(i)) / LOG_RATIO;
+  return Math.max(0, Math.min(1, f));
+};
 const binOf = (ms: number): number => (ms < MIN_MS ? 0 : Math.min(BINS - 1, 1 + Math.floor(Math.log(ms / MIN_MS) / LOG_RATIO)));
 
 export type Observation = 'event' | 'other' | 'censored';
@@ -30,9 +35,16 @@ export class DecayedSurvival {
   private readonly event = new Float64Array(BINS);
   private readonly other = new Float64Array(BINS);
   private readonly censored = new Float64Array(BINS);
+  /** Each censoring's weight × the share of its bin (in log time) it was still waiting through. */
+  private readonly censoredPart = new Float64Array(BINS);
   private t0: number | undefined;               // weights are stored × e^{(t − t0)/τ}
   private readonly tau: number;
-  private curve: Curve | undefined;
+  private total = 0;                             // Σ of the three arrays (stored weights)
+  /** Recomputed in place when an observation made it stale: a query per request allocates nothing. */
+  private readonly curve: Curve = {
+    surv: new Float64Array(BINS), cifEvent: new Float64Array(BINS), cifOther: new Float64Array(BINS), atRisk: new Float64Array(BINS),
+  };
+  private stale = true;
 
   constructor(halfLifeMs: number) { this.tau = halfLifeMs / Math.LN2; }
 
@@ -43,15 +55,15 @@ export class DecayedSurvival {
     const w = Math.exp(x);
     const i = binOf(Math.max(0, ms));
     (kind === 'event' ? this.event : kind === 'other' ? this.other : this.censored)[i]! += w;
-    this.curve = undefined;
+    if (kind === 'censored') this.censoredPart[i]! += w * binShare(i, ms);
+    this.total += w;
+    this.stale = true;
   }
 
   /** Effective number of observations now (decayed). */
   weight(now: number): number {
     if (this.t0 === undefined) return 0;
-    let s = 0;
-    for (let i = 0; i < BINS; i++) s += this.event[i]! + this.other[i]! + this.censored[i]!;
-    return s * this.scale(now);
+    return this.total * this.scale(now);
   }
 
   /** Effective number of observations still waiting at `ms` (how much the estimate beyond it rests on). */
@@ -96,25 +108,31 @@ export class DecayedSurvival {
   private scale(now: number): number { return Math.exp(-(now - (this.t0 ?? now)) / this.tau); }
 
   private rescale(f: number): void {
-    for (let i = 0; i < BINS; i++) { this.event[i]! *= f; this.other[i]! *= f; this.censored[i]! *= f; }
+    for (let i = 0; i < BINS; i++) { this.event[i]! *= f; this.other[i]! *= f; this.censored[i]! *= f; this.censoredPart[i]! *= f; }
+    this.total *= f;
   }
 
   /** Value of a step curve at ms, interpolated in log time inside the bin. */
   private at(arr: Float64Array, ms: number, before0: number): number {
     const i = binOf(Math.max(0, ms));
     const prev = i === 0 ? before0 : arr[i - 1]!;
-    const lo = edge(i), hi = edge(i + 1);
-    const f = i === 0 ? ms / hi : i === BINS - 1 ? 1 : Math.log(ms / lo) / Math.log(hi / lo);
-    return prev + (arr[i]! - prev) * Math.max(0, Math.min(1, f));
+    return prev + (arr[i]! - prev) * binShare(i, ms);
   }
 
   private get(): Curve {
-    if (this.curve) return this.curve;
-    const surv = new Float64Array(BINS), cifEvent = new Float64Array(BINS), cifOther = new Float64Array(BINS), atRisk = new Float64Array(BINS);
+    if (!this.stale) return this.curve;
+    const { surv, cifEvent, cifOther, atRisk } = this.curve;
     let n = 0;
-    // A censoring in bin i counts as at risk only before it (as if at the bin's lower edge): "not
-    // by t" says nothing about the rest of t's bin, and an attempt aborted at once says nothing.
-    for (let i = BINS - 1; i >= 0; i--) { n += this.event[i]! + this.other[i]!; atRisk[i] = n; n += this.censored[i]!; }
+    // A censoring in bin i counts as at risk in it for the share of the bin it waited through: "not
+    // by t" says nothing about the rest of t's bin, and an attempt aborted at once says nothing. (Not
+    // at risk in its bin at all over-states the hazard where many are censored alike — every hedge
+    // aborts flex near deadline − lead — and in the last such bin makes it 1: all still waiting
+    // "start", and P(flex fails by a 120 s deadline) read 0.1 where it was 0.22.)
+    for (let i = BINS - 1; i >= 0; i--) {
+      n += this.event[i]! + this.other[i]!;
+      atRisk[i] = n + this.censoredPart[i]!;
+      n += this.censored[i]!;
+    }
     let s = 1, ce = 0, co = 0;
     for (let i = 0; i < BINS; i++) {
       const r = atRisk[i]!;
@@ -124,7 +142,8 @@ export class DecayedSurvival {
       }
       surv[i] = s; cifEvent[i] = ce; cifOther[i] = co;
     }
-    return (this.curve = { surv, cifEvent, cifOther, atRisk });
+    this.stale = false;
+    return this.curve;
   }
 }
 

@@ -2,7 +2,9 @@
 // SimulatedClock under the learned policy. These tests assert behaviour, not the bench's figures.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WORLDS, drawRequests, runMachine, learnedPolicy, stats, targets, evaluateWorld, type World } from '../../bench/flex-policy.ts';
+import {
+  WORLDS, drawRequests, runMachine, learnedPolicy, stats, targets, evaluateWorld, hedged, type Draw, type World,
+} from '../../bench/flex-policy.ts';
 
 /** A world of the bench's shape whose flex queue starts in about a second, backing up ×30 (median
  *  30 s) from minute 5 to 9 when `changing`, for the whole run when `congested`. */
@@ -47,7 +49,7 @@ test('seeded: the same seed gives the same results; a different seed different d
 test('targets: each one fails when the learned policy misses it against the oracle, and holds at the line', () => {
   const oracle = { requests: 100, deadlineMetPct: 100, flexSharePct: 80, meanCostMicroUsd: 1_000, p50CommitMs: 2_000, p99CommitMs: 5_000, reasons: {} };
   const judge = (budgetMs: number, learned: Partial<typeof oracle>) => Object.fromEntries(
-    targets(budgetMs, { naive: oracle, fixed: oracle, oracle, learned: { ...oracle, ...learned } }).map((t) => [t.name.split(' ')[0], t.holds]));
+    targets(budgetMs, { ...oracle, ...learned }, oracle).map((t) => [t.name.split(' ')[0], t.holds]));
   const LONG = 60_000;
   assert.deepEqual(judge(LONG, {}), { deadline: true, flex: true, cost: true, p50: true });
   assert.deepEqual(judge(LONG, { deadlineMetPct: 99.8 }), { deadline: false, flex: true, cost: true, p50: true });
@@ -70,4 +72,23 @@ test('stats: deadline met, flex share and mean cost counted from what was served
   assert.equal(stats(draws, draws.map((d) => ({ tier: 'standard' as const, commitMs: d.budgetMs + 1 }))).deadlineMetPct, 0);
   const allStandard = stats(draws, draws.map((d) => ({ tier: 'standard' as const, commitMs: 0 })));
   assert.ok(st.meanCostMicroUsd < allStandard.meanCostMicroUsd, 'flex is cheaper than standard');
+});
+
+test('hedged (the ceiling\'s policy): flex wins if it starts before standard\'s first event, even after the hedge; ' +
+  'a refusal launches standard at once', () => {
+  const d: Draw = { arrivalMs: 0, budgetMs: 30_000, flexRefused: false, refusalDelayMs: 100, flexDelayMs: 10_000, stdTtfeMs: 2_000 };
+  assert.deepEqual(hedged(d, 20_000), { tier: 'flex', commitMs: 10_000 }, 'started before the hedge');
+  assert.deepEqual(hedged(d, 9_000), { tier: 'flex', commitMs: 10_000 }, 'started while standard was still waiting for its first event');
+  assert.deepEqual(hedged(d, 7_000), { tier: 'standard', commitMs: 9_000 }, 'standard answered first');
+  assert.deepEqual(hedged({ ...d, flexRefused: true }, 20_000), { tier: 'standard', commitMs: 2_100 }, 'refused: standard at once');
+});
+
+test('the hindsight ceiling holds the deadline target when some (q, h) does, and still races flex', async () => {
+  const r = await evaluateWorld(WORLDS[0]!, { n: 600, seed: 4 });
+  for (const b of r.byBudget) {
+    const c = b.policies.hindsight;
+    // q = 1 (all standard at once) meets it in the healthy world
+    assert.equal(b.ceiling[0]!.holds, true, `${b.budgetMs}: ${c.deadlineMetPct}`);
+    assert.ok(c.flexSharePct > 0, `${b.budgetMs}: the ceiling races flex`);
+  }
 });

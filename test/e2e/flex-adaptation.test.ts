@@ -21,7 +21,9 @@ before(async () => {
     simulatedTime: true,
     config: {
       hedge: { initial_lead_ms: 1_000, min_lead_ms: 1_000, max_lead_ms: 1_000 },
-      flex_policy: { ...DEFAULT_FLEX_POLICY, min_flex_chance: 0.2, min_observations: 3 },
+      // A handful of requests: act on the point estimates (the confidence bounds need dozens of
+      // observations; test/routing/flex-policy.test.ts covers them).
+      flex_policy: { ...DEFAULT_FLEX_POLICY, min_flex_chance: 0.2, min_observations: 3, confidence_z: 0 },
       simulator: {
         // Healthy: flex starts at once (standard takes 100 ms of real time, so a flex attempt
         // launched beside it wins). Backed up: flex would start after 10 minutes.

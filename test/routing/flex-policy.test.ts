@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlexScheduler, DEFAULT_FLEX_POLICY } from '../../lib/routing/flex-policy.ts';
 import { AttemptFailed, STOPPED, type Committed } from '../../lib/stream/attempt.ts';
+import { normalQuantile } from '../../lib/routing/survival.ts';
 
 const BOUNDS = { initial_lead_ms: 2_000, min_lead_ms: 200, max_lead_ms: 60_000 };
 
@@ -58,10 +59,42 @@ test('while waiting, a request gives up on flex once its chance from there falls
   for (let i = 0; i < 30; i++) { await attempt(s, now(), 'standard', 'start', 600); }
   // Flex starts within 2 s or not at all in 60 s.
   for (let i = 0; i < 20; i++) { await attempt(s, now(), 'flex', 'start', 1_000 + 50 * i); }
-  for (let i = 0; i < 20; i++) { await attempt(s, now(), 'flex', 'abort', 60_000); }
+  for (let i = 0; i < 40; i++) { await attempt(s, now(), 'flex', 'abort', 60_000); }
   const a = s.advisor('vendor_a', 'gpt-5.4', t, t + 30_000);
-  assert.equal(a.standardAt(t).flexUnlikely, false, 'at arrival, a 50 % chance: race');
+  assert.equal(a.standardAt(t).flexUnlikely, false, 'at arrival, a 33 % chance: race');
   assert.deepEqual(a.standardAt(t + 5_000), { at: t + 5_000, flexUnlikely: true }, 'not started by 5 s: it will not');
+});
+
+test('giving up needs evidence: a chance of 0 from a few attempts still waiting is not trusted, from many it is', async () => {
+  const decide = async (stillWaiting: number) => {
+    const { s, now } = scheduler();
+    const t = now();
+    for (let i = 0; i < 30; i++) { await attempt(s, now(), 'standard', 'start', 600); }
+    for (let i = 0; i < 40; i++) { await attempt(s, now(), 'flex', 'start', 1_000 + 50 * i); }
+    // None of the attempts still waiting at 5 s ever started (all seen waiting to 60 s).
+    for (let i = 0; i < stillWaiting; i++) { await attempt(s, now(), 'flex', 'abort', 60_000); }
+    const a = s.advisor('vendor_a', 'gpt-5.4', t, t + 30_000);
+    a.standardAt(t);
+    return a.standardAt(t + 5_000).flexUnlikely;
+  };
+  assert.equal(await decide(8), false, '8 attempts: 0 of 8 could still be a 1-in-10 chance');
+  assert.equal(await decide(60), true, '60 attempts: it will not start');
+});
+
+test('the hedge lead tracks a known lognormal\'s p99.9 from its samples, censored ones included', async () => {
+  const { s, now } = scheduler();
+  let seed = 11;
+  const rand = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const [median, sigma] = [600, 0.9];
+  for (let i = 0; i < 3_000; i++) {
+    const x = median * Math.exp(sigma * normalQuantile(rand()));
+    // One in four raced flex and lost to it at a random time: right-censored there.
+    const abortAt = i % 4 === 0 ? 3_000 * rand() : Infinity;
+    await attempt(s, now(), 'standard', x <= abortAt ? 'start' : 'abort', Math.min(x, abortAt));
+  }
+  const lead = (s.snapshot()[0]!.standard as any).hedge_lead_ms as number;
+  const truth = median * Math.exp(sigma * normalQuantile(0.999));   // ≈ 9.6 s
+  assert.ok(lead >= 0.85 * truth && lead <= 1.3 * truth, `lead ${lead} vs p99.9 ${Math.round(truth)}`);
 });
 
 test('the hedge lead follows standard\'s tail, not its mean, and a smaller miss budget moves it earlier', async () => {
