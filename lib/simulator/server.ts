@@ -125,7 +125,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const sim: SimState = {
     config,
     stats: {
-      requests: 0, aborted: 0, open: 0, peakOpen: 0, byRoute: {}, streams: { bytesWritten: 0, drainWaits: 0, paused: 0 },
+      requests: 0, aborted: 0, open: 0, peakOpen: 0, byRoute: {}, streams: { bytesWritten: 0, drainWaits: 0, paused: 0, finished: 0 },
     },
     flexRng: new Rng(hash32('flex', seed)),
     uidRng: new Rng(hash32('uid', seed)),

@@ -28,6 +28,8 @@ export interface StreamMeter {
   drainWaits: number;
   /** Streams waiting for 'drain' right now: readers that stopped reading hold their writers here. */
   paused: number;
+  /** Streams written to their end. */
+  finished: number;
 }
 
 const BATCH_BYTES = 64 * 1024;
@@ -80,6 +82,7 @@ export async function writeStream(
   }
   if (!(await flush())) return 'aborted';
   res.end();
+  meter.finished++;
   return 'finished';
 }
 
