@@ -76,8 +76,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     (creds.cloud_a as { key: { token_uri: string } }).key.token_uri = `${sim}/token`;
     config.routes = Object.fromEntries(ROUTES.map((r) => [r, { base_url: sim }]));
     config.managed = Object.fromEntries((Object.keys(config.managed) as RouteName[]).map((r) => {
-      const c = creds[r];
-      return [r, typeof c === 'string' ? { key: c } : (c as { key: unknown })];
+      const credential = creds[r];
+      return [r, typeof credential === 'string' ? { key: credential } : (credential as { key: unknown })];
     }));
   }
   const owner = { instanceId: opts.instanceId ?? randomUUID(), processId: randomUUID() };

@@ -93,7 +93,7 @@ export interface Endpoint {
   /** This format's own rules, run after the shared ones on a schema-valid body: refuses what it
    *  cannot serve (GatewayError), drops what the gateway decides (service_tier), and sets what the
    *  format derives (ownWire, includeUsage, betas), reading the request headers it needs. */
-  check(c: CallerRequest, headers: IncomingHttpHeaders): void;
+  check(request: CallerRequest, headers: IncomingHttpHeaders): void;
   /** The caller's output cap, from the field this format names it in; undefined when absent or not
    *  an integer. */
   maxOutput(body: Record<string, any>): number | undefined;

@@ -44,10 +44,10 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
         ? `The request body did not arrive within ${totalMs} ms.`
         : `The request body paused for more than ${idleMs} ms.`));
     };
-    const onData = (c: Buffer): void => {
-      size += c.length;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
       if (size > cap) { fail(new GatewayError('request_too_large')); return; }
-      parts.push(c);
+      parts.push(chunk);
       if (idleMs) idle!.refresh();
     };
     if (totalMs) total = setTimeout(timedOut('request_body'), totalMs);

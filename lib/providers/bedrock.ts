@@ -22,9 +22,9 @@ export interface BedrockCredential {
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
 export function parseBedrockCredential(raw: unknown): { creds: BedrockCredential['key']; region: string } {
-  const c = raw as BedrockCredential;
-  if (!c?.key?.access_key_id || !c.key.secret_access_key) throw new GatewayError('provider_key_missing', 'The cloud_b key must be {"key": {"access_key_id", "secret_access_key", "session_token"?}, "region"?}.');
-  return { creds: c.key, region: c.region ?? 'us-east-1' };
+  const credential = raw as BedrockCredential;
+  if (!credential?.key?.access_key_id || !credential.key.secret_access_key) throw new GatewayError('provider_key_missing', 'The cloud_b key must be {"key": {"access_key_id", "secret_access_key", "session_token"?}, "region"?}.');
+  return { creds: credential.key, region: credential.region ?? 'us-east-1' };
 }
 
 export function cloudB(baseUrl: string, defaultMaxTokens: number): RouteAdapter {

@@ -23,8 +23,8 @@ const clients = new Map<string, JWT>();
 // they are ≈ 16 MB of resident memory a gateway without cloud_a traffic never needs.
 async function jwtFor(sa: { client_email: string; private_key: string; token_uri?: string }): Promise<JWT> {
   const id = createHash('sha256').update(sa.client_email + '\0' + sa.private_key + '\0' + (sa.token_uri ?? '')).digest('hex');
-  let c = clients.get(id);
-  if (!c) {
+  let client = clients.get(id);
+  if (!client) {
     const [{ JWT }, { Gaxios }] = await Promise.all([import('google-auth-library'), import('gaxios')]);
     const transporter = new Gaxios();
     if (sa.token_uri && sa.token_uri !== GOOGLE_TOKEN_URL) {
@@ -33,10 +33,10 @@ async function jwtFor(sa: { client_email: string; private_key: string; token_uri
         resolved: async (cfg) => (String(cfg.url) === GOOGLE_TOKEN_URL ? { ...cfg, url: new URL(uri) } : cfg),
       });
     }
-    c = new JWT({ email: sa.client_email, key: sa.private_key, scopes: ["https://www.googleapis.com/auth/cloud-platform"], transporter: transporter as unknown as JWTOptions["transporter"] });
-    clients.set(id, c);
+    client = new JWT({ email: sa.client_email, key: sa.private_key, scopes: ["https://www.googleapis.com/auth/cloud-platform"], transporter: transporter as unknown as JWTOptions["transporter"] });
+    clients.set(id, client);
   }
-  return c;
+  return client;
 }
 
 export function parseVertexCredential(raw: unknown): { sa: { client_email: string; private_key: string; project_id?: string; token_uri?: string }; project: string; location: string } {

@@ -33,8 +33,8 @@ export interface PlanDeps {
   managedKey(route: RouteName): unknown | undefined;
 }
 
-export function planRequest(c: CheckedRequest, deps: PlanDeps): Plan {
-  const routes = c.routes.map((route): RoutePlan => {
+export function planRequest(checked: CheckedRequest, deps: PlanDeps): Plan {
+  const routes = checked.routes.map((route): RoutePlan => {
     const own = deps.ownKey(route);
     const managed = own === undefined ? deps.managedKey(route) : undefined;
     if (own === undefined && managed === undefined) {
@@ -43,35 +43,35 @@ export function planRequest(c: CheckedRequest, deps: PlanDeps): Plan {
     const adapter = deps.adapters[route];
     // The route gets the caller's body as it is when it speaks the caller's format and the format
     // allows it for this request (Chat only with Chat-native parameters); else its first wire.
-    const speaksCaller = c.ownWire && adapter.wires.includes(c.format);
-    const wire = speaksCaller ? c.format : adapter.wires[0]!;
+    const speaksCaller = checked.ownWire && adapter.wires.includes(checked.format);
+    const wire = speaksCaller ? checked.format : adapter.wires[0]!;
     return {
       route, mode: own !== undefined ? 'byok' : 'managed', credential: own ?? managed, wire,
-      passthrough: wire === c.format, modelId: c.model.route_model_ids?.[route] ?? c.model.id,
+      passthrough: wire === checked.format, modelId: checked.model.route_model_ids?.[route] ?? checked.model.id,
     };
   });
   let ir: IRRequest | undefined;
   const bodies = new Map<FormatName, Record<string, any>>();
   return {
-    checked: c,
+    checked,
     routes,
-    anyManaged: routes.some((r) => r.mode === 'managed'),
+    anyManaged: routes.some((route) => route.mode === 'managed'),
     upstreamBody(rp) {
-      let b = bodies.get(rp.wire);
-      if (!b) {
-        if (rp.passthrough) b = c.body;
+      let body = bodies.get(rp.wire);
+      if (!body) {
+        if (rp.passthrough) body = checked.body;
         else {
-          ir ??= deps.codecs[c.format].decodeRequest(c.body);
-          b = deps.codecs[rp.wire].encodeRequest(ir);
+          ir ??= deps.codecs[checked.format].decodeRequest(checked.body);
+          body = deps.codecs[rp.wire].encodeRequest(ir);
         }
-        bodies.set(rp.wire, b);
+        bodies.set(rp.wire, body);
       }
-      return b;
+      return body;
     },
   };
 }
 
 /** The caller's output cap, in the field its format names it (the codec's endpoint knows which). */
-export function requestedMaxOutput(c: Pick<CheckedRequest, 'format' | 'body'>): number | undefined {
-  return CALLER_CODECS[c.format].endpoint.maxOutput(c.body);
+export function requestedMaxOutput(checked: Pick<CheckedRequest, 'format' | 'body'>): number | undefined {
+  return CALLER_CODECS[checked.format].endpoint.maxOutput(checked.body);
 }

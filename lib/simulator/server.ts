@@ -358,9 +358,9 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too_large' | undefine
   return new Promise((resolveBody) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(c);
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
     req.on('end', () => resolveBody(size > MAX_BODY_BYTES ? 'too_large' : Buffer.concat(chunks)));
     req.on('error', () => resolveBody(undefined));

@@ -138,6 +138,6 @@ function resetConnection(res: ServerResponse): void {
   else socket.destroy();
 }
 
-function toBuffer(c: string | Uint8Array): Buffer {
-  return typeof c === 'string' ? Buffer.from(c) : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+function toBuffer(data: string | Uint8Array): Buffer {
+  return typeof data === 'string' ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }

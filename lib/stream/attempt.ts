@@ -90,7 +90,7 @@ export function runAttempt(spec: AttemptSpec, pools: Pools, now: () => number): 
 type Phase = 'waiting' | 'refused' | 'precommit' | 'committed' | 'ended';
 
 class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
-  resolve!: (c: Committed) => void;
+  resolve!: (committed: Committed) => void;
   reject!: (e: unknown) => void;
   private phase: Phase = 'waiting';
   private controller: Dispatcher.DispatchController | undefined;
@@ -241,7 +241,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     this.headers = NO_HEADERS;
     const backlog = this.backlog;
     this.backlog = undefined;
-    if (backlog) for (const c of backlog) sink.data(c);
+    if (backlog) for (const chunk of backlog) sink.data(chunk);
     if (this.endedEarly !== undefined) { this.deliverEnd(this.endedEarly); return; }
     this.resume();
   }

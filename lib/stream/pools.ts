@@ -106,26 +106,26 @@ type Headers = Dispatcher.ResponseData['headers'];
 class GatedHandler implements Dispatcher.DispatchHandler {
   constructor(private readonly handler: Dispatcher.DispatchHandler, private readonly release: () => void, private readonly pools: Pools) {}
 
-  onRequestStart(c: Dispatcher.DispatchController, ctx: unknown): void { this.handler.onRequestStart?.(c, ctx); }
+  onRequestStart(controller: Dispatcher.DispatchController, ctx: unknown): void { this.handler.onRequestStart?.(controller, ctx); }
 
-  onResponseStart(c: Dispatcher.DispatchController, status: number, headers: Headers, message?: string): void {
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Headers, message?: string): void {
     // undici's controller for this handler keeps the raw header lines, views into the first read of
     // the response (headers and the first body bytes, up to 64 KiB), for as long as the request
     // lives; the parsed headers are all anyone here reads.
-    (c as { rawHeaders?: unknown }).rawHeaders = null;
-    this.handler.onResponseStart?.(c, status, headers, message);
+    (controller as { rawHeaders?: unknown }).rawHeaders = null;
+    this.handler.onResponseStart?.(controller, status, headers, message);
   }
 
-  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void { this.handler.onResponseData?.(c, chunk); }
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void { this.handler.onResponseData?.(controller, chunk); }
 
-  onResponseEnd(c: Dispatcher.DispatchController, trailers: Headers): void {
+  onResponseEnd(controller: Dispatcher.DispatchController, trailers: Headers): void {
     this.release();
-    this.handler.onResponseEnd?.(c, trailers);
+    this.handler.onResponseEnd?.(controller, trailers);
   }
 
-  onResponseError(c: Dispatcher.DispatchController, err: Error): void {
+  onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
     this.release();
     this.pools.noteTimeout(err);
-    this.handler.onResponseError?.(c, err);
+    this.handler.onResponseError?.(controller, err);
   }
 }

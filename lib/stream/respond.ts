@@ -53,7 +53,7 @@ export async function respond(a: RespondArgs): Promise<StreamResult> {
 /** Feeds the committed body to `onChunk` (the bytes read before commit first, then each chunk as
  *  it arrives) and resolves at the clean end. A caller whose socket is full pauses the upstream
  *  until it drains (backpressure): memory per slow caller is bounded by the socket buffers. */
-function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => void, idle?: CallerIdle): Promise<void> {
+function drain(committed: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => void, idle?: CallerIdle): Promise<void> {
   return new Promise((resolve, reject) => {
     let failed = false;
     let waiting = false;             // paused until the caller's socket drains
@@ -62,7 +62,7 @@ function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => vo
     const onDrain = (): void => {
       waiting = false;
       if (timer) { clearTimeout(timer); timer = undefined; }
-      c.resume();
+      committed.resume();
     };
     // A caller that reads nothing for callerIdleMs is cut off like one that went away: its socket
     // is destroyed, which stops the request (upstream aborted, hold settled for what was delivered).
@@ -82,8 +82,8 @@ function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => vo
       res.off('drain', onDrain);
       if (timer) clearTimeout(timer);
     };
-    if (c.head.length) step(c.head);
-    c.pipe({
+    if (committed.head.length) step(committed.head);
+    committed.pipe({
       data: step,
       end() { done(); if (!failed) resolve(); },
       error(err) { done(); fail(err); },
@@ -95,10 +95,10 @@ function drain(c: Committed, res: ServerResponse, onChunk: (chunk: Buffer) => vo
 type CallerIdle = Pick<RespondArgs, 'callerIdleMs' | 'onCallerIdle'>;
 
 /** drain(), decoded: the stream's frames in order, the framer's tail at the end. */
-async function drainFrames(c: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void, idle?: CallerIdle): Promise<void> {
-  if (c.frames.length) onFrames(c.frames);
-  await drain(c, res, (chunk) => onFrames(c.framer.push(chunk)), idle);
-  const tail = c.framer.end();
+async function drainFrames(committed: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void, idle?: CallerIdle): Promise<void> {
+  if (committed.frames.length) onFrames(committed.frames);
+  await drain(committed, res, (chunk) => onFrames(committed.framer.push(chunk)), idle);
+  const tail = committed.framer.end();
   if (tail.length) onFrames(tail);
 }
 
@@ -266,11 +266,11 @@ async function assemble(a: RespondArgs): Promise<StreamResult> {
 const isEventStream = (ct: string | string[] | undefined): boolean => typeof ct === 'string' && ct.startsWith('text/event-stream');
 
 /** A non-streamed upstream body, whole. */
-function collectBody(c: Committed): Promise<Buffer> {
+function collectBody(committed: Committed): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
-    if (c.head.length) parts.push(c.head);
-    c.pipe({
+    if (committed.head.length) parts.push(committed.head);
+    committed.pipe({
       data(chunk) { parts.push(chunk); return true; },
       end() { resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts)); },
       error: reject,

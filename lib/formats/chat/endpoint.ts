@@ -14,36 +14,36 @@ const CHAT_NATIVE = [
 export const chatEndpoint: Endpoint = {
   path: '/v1/chat/completions',
   schema,
-  check(c) {
-    const b = c.body;
-    if (b.n !== undefined && b.n > 1) throw new GatewayError('unsupported_value', 'n greater than 1 is not supported.', { param: 'n' });
-    delete b.service_tier;
-    c.includeUsage = b.stream_options?.include_usage === true;
-    const native = CHAT_NATIVE.filter((k) => isRealValue(k, b[k]));
-    c.ownWire = false;
+  check(request) {
+    const body = request.body;
+    if (body.n !== undefined && body.n > 1) throw new GatewayError('unsupported_value', 'n greater than 1 is not supported.', { param: 'n' });
+    delete body.service_tier;
+    request.includeUsage = body.stream_options?.include_usage === true;
+    const native = CHAT_NATIVE.filter((k) => isRealValue(k, body[k]));
+    request.ownWire = false;
     if (native.length === 0) return;
     const param = native[0];
-    if (c.model.family !== 'vendor_a') {
+    if (request.model.family !== 'vendor_a') {
       throw new GatewayError('unsupported_parameter', `'${param}' is only supported on vendor A models.`, { param });
     }
-    if (c.startWithin.kind === 'duration') {
+    if (request.startWithin.kind === 'duration') {
       throw new GatewayError('unsupported_parameter', `'${param}' cannot be combined with a duration start_within; use "now".`, { param });
     }
-    c.ownWire = true;
+    request.ownWire = true;
   },
   maxOutput(body) {
-    const v = body.max_completion_tokens ?? body.max_tokens;
-    return Number.isInteger(v) ? v : undefined;
+    const value = body.max_completion_tokens ?? body.max_tokens;
+    return Number.isInteger(value) ? value : undefined;
   },
   // The gateway always asks vendor A for usage (settlement needs it); this is the chunk it comes in.
   usageOnlyFrame: (data) => Array.isArray(data.choices) && data.choices.length === 0,
 };
 
 /** A Chat-native parameter counts when set to a real value (not null/false/empty; text-only modalities do not). */
-function isRealValue(key: string, v: unknown): boolean {
-  if (v === undefined || v === null || v === false) return false;
-  if (key === 'modalities') return Array.isArray(v) && v.some((m) => m !== 'text');
-  if (Array.isArray(v)) return v.length > 0;
-  if (typeof v === 'object') return Object.keys(v as object).length > 0;
+function isRealValue(key: string, value: unknown): boolean {
+  if (value === undefined || value === null || value === false) return false;
+  if (key === 'modalities') return Array.isArray(value) && value.some((m) => m !== 'text');
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === 'object') return Object.keys(value as object).length > 0;
   return true;
 }

@@ -12,18 +12,18 @@ export const interactionsEndpoint: Endpoint = {
   path: '/v1/interactions',
   schema,
   state: { fields: ['previous_interaction_id', 'continuation_token'], route: 'vendor_b' },
-  check(c) {
-    const b = c.body;
-    if (b.service_tier !== undefined) throw new GatewayError('service_tier_not_allowed', undefined, { param: 'service_tier' });
-    if (c.model.family === 'vendor_b' || !b.generation_config) return;
-    const extra = Object.keys(b.generation_config).find((k) => !MAPPED_GENERATION_CONFIG.has(k));
+  check(request) {
+    const body = request.body;
+    if (body.service_tier !== undefined) throw new GatewayError('service_tier_not_allowed', undefined, { param: 'service_tier' });
+    if (request.model.family === 'vendor_b' || !body.generation_config) return;
+    const extra = Object.keys(body.generation_config).find((k) => !MAPPED_GENERATION_CONFIG.has(k));
     if (extra) {
       const param = `generation_config.${extra}`;
       throw new GatewayError('unsupported_generation_config', `${param} is only supported on vendor B models.`, { param });
     }
   },
   maxOutput(body) {
-    const v = body.generation_config?.max_output_tokens;
-    return Number.isInteger(v) ? v : undefined;
+    const value = body.generation_config?.max_output_tokens;
+    return Number.isInteger(value) ? value : undefined;
   },
 };

@@ -6,8 +6,8 @@ export const responsesEndpoint: Endpoint = {
   path: '/v1/responses',
   schema,
   state: { fields: ['previous_response_id', 'conversation'], route: 'vendor_a' },
-  check(c) {
-    delete c.body.service_tier;   // the tier follows from start_within
+  check(request) {
+    delete request.body.service_tier;   // the tier follows from start_within
   },
   maxOutput(body) {
     return Number.isInteger(body.max_output_tokens) ? body.max_output_tokens : undefined;
