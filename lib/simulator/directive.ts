@@ -81,13 +81,13 @@ function matchingBrace(text: string, open: number): number {
   let depth = 0;
   let inString = false;
   for (let i = open; i < text.length; i++) {
-    const c = text[i];
+    const char = text[i];
     if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) return i;
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{') depth++;
+    else if (char === '}' && --depth === 0) return i;
   }
   return -1;
 }

@@ -42,7 +42,7 @@ function assistantMessage(m: IRMessage): Record<string, unknown>[] {
   const calls = m.content.filter((p): p is Extract<IRPart, { type: 'tool_call' }> => p.type === 'tool_call');
   if (!text && !calls.length) return []; // e.g. a turn of reasoning only
   const msg: Record<string, unknown> = { role: 'assistant', content: text || null };
-  if (calls.length) msg.tool_calls = calls.map(c => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  if (calls.length) msg.tool_calls = calls.map(call => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
   return [msg];
 }
 

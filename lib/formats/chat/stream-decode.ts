@@ -66,7 +66,7 @@ export function createChatStreamDecoder(): StreamDecoder {
       out.push({ type: 'start', ...(chunk.id ? { id: String(chunk.id) } : {}), ...(chunk.model ? { model: String(chunk.model) } : {}) });
     }
     tier = tierOfChunk(chunk.service_tier) ?? tier;
-    const choice = choices.find(c => (c?.index ?? 0) === 0);
+    const choice = choices.find(entry => (entry?.index ?? 0) === 0);
     const delta = choice?.delta;
     if (delta) {
       const thought = delta.reasoning_content ?? delta.reasoning;

@@ -3,30 +3,30 @@
 import type { CostExtras, IRUsage, Tier } from '../../ir.ts';
 import { addCostExtras } from '../cost-extras.ts';
 
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
-export function usageFromChat(u: any): IRUsage {
+export function usageFromChat(wire: any): IRUsage {
   return {
-    inputTokens: num(u?.prompt_tokens),
-    cachedInputTokens: num(u?.prompt_tokens_details?.cached_tokens),
-    cacheWriteTokens: num(u?.prompt_tokens_details?.cache_write_tokens),
-    outputTokens: num(u?.completion_tokens),
-    reasoningTokens: num(u?.completion_tokens_details?.reasoning_tokens),
+    inputTokens: num(wire?.prompt_tokens),
+    cachedInputTokens: num(wire?.prompt_tokens_details?.cached_tokens),
+    cacheWriteTokens: num(wire?.prompt_tokens_details?.cache_write_tokens),
+    outputTokens: num(wire?.completion_tokens),
+    reasoningTokens: num(wire?.completion_tokens_details?.reasoning_tokens),
   };
 }
 
-export function usageToChat(u: IRUsage, extras?: CostExtras): Record<string, unknown> {
-  const promptDetails: Record<string, number> = { cached_tokens: u.cachedInputTokens };
-  if (u.cacheWriteTokens) promptDetails.cache_write_tokens = u.cacheWriteTokens;
-  const usage: Record<string, unknown> = {
-    prompt_tokens: u.inputTokens,
-    completion_tokens: u.outputTokens,
-    total_tokens: u.inputTokens + u.outputTokens,
+export function usageToChat(usage: IRUsage, extras?: CostExtras): Record<string, unknown> {
+  const promptDetails: Record<string, number> = { cached_tokens: usage.cachedInputTokens };
+  if (usage.cacheWriteTokens) promptDetails.cache_write_tokens = usage.cacheWriteTokens;
+  const wire: Record<string, unknown> = {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
     prompt_tokens_details: promptDetails,
-    completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
   };
-  if (extras) addChatExtras(usage, extras);
-  return usage;
+  if (extras) addChatExtras(wire, extras);
+  return wire;
 }
 
 /** The spec's cost-in-stream fields: input_tokens and output_tokens beside Chat's own names, then
@@ -37,5 +37,5 @@ export function addChatExtras(usage: Record<string, unknown>, extras: CostExtras
 }
 
 /** Chat reports the served tier on every chunk; absent (Azure, compatible servers) says nothing. */
-export const tierOfChunk = (t: unknown): Tier | undefined =>
-  typeof t === 'string' && t ? (t === 'flex' ? 'flex' : 'standard') : undefined;
+export const tierOfChunk = (serviceTier: unknown): Tier | undefined =>
+  typeof serviceTier === 'string' && serviceTier ? (serviceTier === 'flex' ? 'flex' : 'standard') : undefined;

@@ -102,10 +102,10 @@ function decodeItem(item: any, path: string, turns: Turns, loss: Loss, role: IRM
   loss.check(item, known);
   switch (item.type) {
     case 'user_input':
-      contentList(item.content, `${path}.content`).forEach((c, k) => decodeItem(c, `${path}.content[${k}]`, turns, loss, 'user'));
+      contentList(item.content, `${path}.content`).forEach((part, k) => decodeItem(part, `${path}.content[${k}]`, turns, loss, 'user'));
       return;
     case 'model_output':
-      contentList(item.content, `${path}.content`).forEach((c, k) => decodeItem(c, `${path}.content[${k}]`, turns, loss, 'assistant'));
+      contentList(item.content, `${path}.content`).forEach((part, k) => decodeItem(part, `${path}.content[${k}]`, turns, loss, 'assistant'));
       return;
     case 'thought': {
       const summary = Array.isArray(item.summary) ? item.summary.filter((s: any) => s?.type === 'text').map((s: any) => String(s.text ?? '')) : [];
@@ -140,7 +140,7 @@ function decodeTurn(turn: any, path: string, turns: Turns, loss: Loss): void {
   const role = turn.role === 'user' ? 'user' : turn.role === 'model' || turn.role === 'assistant' ? 'assistant' : undefined;
   if (!role) throw invalid(`${path}.role`, 'A turn role must be "user" or "model".');
   loss.check(turn, ['role', 'content']);
-  contentList(turn.content, `${path}.content`).forEach((c, k) => decodeItem(c, `${path}.content[${k}]`, turns, loss, role));
+  contentList(turn.content, `${path}.content`).forEach((part, k) => decodeItem(part, `${path}.content[${k}]`, turns, loss, role));
 }
 
 function contentList(content: unknown, path: string): unknown[] {
@@ -165,7 +165,7 @@ function mediaPart(item: any): IRPart {
 function resultText(result: unknown, loss: Loss): string {
   if (typeof result === 'string') return result;
   if (Array.isArray(result)) {
-    const texts = result.filter((c: any) => c?.type === 'text').map((c: any) => String(c.text ?? ''));
+    const texts = result.filter((part: any) => part?.type === 'text').map((part: any) => String(part.text ?? ''));
     if (texts.length < result.length) loss.lossy = true;
     return texts.join('\n');
   }

@@ -9,7 +9,7 @@ import { isoSeconds, tierFromInteractions, usageFromInteractions, usageToInterac
 import { addCostExtras } from '../cost-extras.ts';
 
 const textOf = (items: unknown): string =>
-  Array.isArray(items) ? items.filter((c: any) => c?.type === 'text').map((c: any) => String(c.text ?? '')).join('') : '';
+  Array.isArray(items) ? items.filter((part: any) => part?.type === 'text').map((part: any) => String(part.text ?? '')).join('') : '';
 
 export function decodeInteractionsResponse(body: any): IRResponse {
   const blocks: IRBlock[] = [];

@@ -48,8 +48,8 @@ export class InteractionsStreamDecoder implements StreamDecoder {
       case 'model_output': {
         this.open.set(index, 'text');
         events.push({ type: 'block_start', index, block: { kind: 'text' } });
-        for (const c of Array.isArray(step.content) ? step.content : []) {
-          if (c?.type === 'text' && c.text) events.push({ type: 'text_delta', index, text: c.text });
+        for (const part of Array.isArray(step.content) ? step.content : []) {
+          if (part?.type === 'text' && part.text) events.push({ type: 'text_delta', index, text: part.text });
         }
         break;
       }

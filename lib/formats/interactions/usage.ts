@@ -4,28 +4,28 @@
 // IR's inputTokens includes them.
 import type { IRUsage, Tier } from '../../ir.ts';
 
-const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
-export function usageFromInteractions(u: any): IRUsage {
-  const thought = n(u?.total_thought_tokens);
+export function usageFromInteractions(wire: any): IRUsage {
+  const thought = num(wire?.total_thought_tokens);
   return {
-    inputTokens: n(u?.total_input_tokens) + n(u?.total_tool_use_tokens),
-    cachedInputTokens: n(u?.total_cached_tokens),
+    inputTokens: num(wire?.total_input_tokens) + num(wire?.total_tool_use_tokens),
+    cachedInputTokens: num(wire?.total_cached_tokens),
     cacheWriteTokens: 0,
-    outputTokens: n(u?.total_output_tokens) + thought,
+    outputTokens: num(wire?.total_output_tokens) + thought,
     reasoningTokens: thought,
   };
 }
 
-export function usageToInteractions(u: IRUsage): Record<string, number> {
-  const output = Math.max(0, u.outputTokens - u.reasoningTokens);
+export function usageToInteractions(usage: IRUsage): Record<string, number> {
+  const output = Math.max(0, usage.outputTokens - usage.reasoningTokens);
   return {
-    total_input_tokens: u.inputTokens,
-    total_cached_tokens: u.cachedInputTokens,
+    total_input_tokens: usage.inputTokens,
+    total_cached_tokens: usage.cachedInputTokens,
     total_output_tokens: output,
-    total_thought_tokens: u.reasoningTokens,
+    total_thought_tokens: usage.reasoningTokens,
     total_tool_use_tokens: 0,
-    total_tokens: u.inputTokens + u.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
   };
 }
 

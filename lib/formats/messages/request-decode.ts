@@ -159,7 +159,7 @@ function decodeDocument(b: any, path: string, loss: Loss): IRPart {
       return { type: 'file', mediaType: 'application/pdf', url: s.url, ...filename };
     case 'content': {
       loss.lossy = true;
-      const text = Array.isArray(s.content) ? s.content.filter((c: any) => c?.type === 'text').map((c: any) => c.text).join('\n') : String(s.content ?? '');
+      const text = Array.isArray(s.content) ? s.content.filter((part: any) => part?.type === 'text').map((part: any) => part.text).join('\n') : String(s.content ?? '');
       return { type: 'file', mediaType: 'text/plain', data: Buffer.from(text, 'utf8').toString('base64'), ...filename };
     }
     default:
@@ -175,8 +175,8 @@ function decodeToolResult(b: any, path: string, loss: Loss): IRPart[] {
   const extra: IRPart[] = [];
   if (typeof b.content === 'string') texts.push(b.content);
   else if (Array.isArray(b.content)) {
-    b.content.forEach((c: any, k: number) => {
-      for (const p of decodeBlock(c, `${path}.content[${k}]`, loss)) {
+    b.content.forEach((part: any, k: number) => {
+      for (const p of decodeBlock(part, `${path}.content[${k}]`, loss)) {
         if (p.type === 'text') texts.push(p.text); else extra.push(p);
       }
     });

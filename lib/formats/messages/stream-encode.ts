@@ -76,13 +76,13 @@ export class MessagesStreamEncoder implements StreamEncoder {
 
   private messageStart(id: string | undefined): string {
     this.started = true;
-    const c = countersFromIR(this.usage);
+    const counters = countersFromIR(this.usage);
     const message = {
       id: this.ctx.id || (id?.startsWith('msg_') ? id : newMessageId()),
       type: 'message', role: 'assistant', model: this.ctx.model, content: [],
       stop_reason: null, stop_sequence: null,
       usage: {
-        input_tokens: c.input, cache_creation_input_tokens: c.cacheWrite, cache_read_input_tokens: c.cacheRead,
+        input_tokens: counters.input, cache_creation_input_tokens: counters.cacheWrite, cache_read_input_tokens: counters.cacheRead,
         output_tokens: 1, service_tier: this.ctx.tier,
       },
     };

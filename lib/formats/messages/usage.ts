@@ -7,46 +7,46 @@ export interface AnthropicCounters { input: number; cacheRead: number; cacheWrit
 
 export const zeroCounters = (): AnthropicCounters => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, thinking: 0 });
 
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
 /** Overwrite the counters a usage object carries; absent or null fields keep their value. */
-export function mergeAnthropicUsage(c: AnthropicCounters, u: any): void {
-  if (!u || typeof u !== 'object') return;
-  c.input = num(u.input_tokens) ?? c.input;
-  c.cacheRead = num(u.cache_read_input_tokens) ?? c.cacheRead;
-  c.cacheWrite = num(u.cache_creation_input_tokens) ?? c.cacheWrite;
-  c.output = num(u.output_tokens) ?? c.output;
-  c.thinking = num(u.output_tokens_details?.thinking_tokens) ?? c.thinking;
+export function mergeAnthropicUsage(counters: AnthropicCounters, wire: any): void {
+  if (!wire || typeof wire !== 'object') return;
+  counters.input = num(wire.input_tokens) ?? counters.input;
+  counters.cacheRead = num(wire.cache_read_input_tokens) ?? counters.cacheRead;
+  counters.cacheWrite = num(wire.cache_creation_input_tokens) ?? counters.cacheWrite;
+  counters.output = num(wire.output_tokens) ?? counters.output;
+  counters.thinking = num(wire.output_tokens_details?.thinking_tokens) ?? counters.thinking;
 }
 
-export function countersToIR(c: AnthropicCounters): IRUsage {
+export function countersToIR(counters: AnthropicCounters): IRUsage {
   return {
-    inputTokens: c.input + c.cacheRead + c.cacheWrite,
-    cachedInputTokens: c.cacheRead,
-    cacheWriteTokens: c.cacheWrite,
-    outputTokens: c.output,
-    reasoningTokens: c.thinking,
+    inputTokens: counters.input + counters.cacheRead + counters.cacheWrite,
+    cachedInputTokens: counters.cacheRead,
+    cacheWriteTokens: counters.cacheWrite,
+    outputTokens: counters.output,
+    reasoningTokens: counters.thinking,
   };
 }
 
-export function countersFromIR(u: IRUsage): AnthropicCounters {
+export function countersFromIR(usage: IRUsage): AnthropicCounters {
   return {
-    input: Math.max(0, u.inputTokens - u.cachedInputTokens - u.cacheWriteTokens),
-    cacheRead: u.cachedInputTokens,
-    cacheWrite: u.cacheWriteTokens,
-    output: u.outputTokens,
-    thinking: u.reasoningTokens,
+    input: Math.max(0, usage.inputTokens - usage.cachedInputTokens - usage.cacheWriteTokens),
+    cacheRead: usage.cachedInputTokens,
+    cacheWrite: usage.cacheWriteTokens,
+    output: usage.outputTokens,
+    thinking: usage.reasoningTokens,
   };
 }
 
 /** The usage object a Messages caller sees (message_delta and non-streamed body). */
-export function anthropicUsage(u: IRUsage): Record<string, number> {
-  const c = countersFromIR(u);
+export function anthropicUsage(usage: IRUsage): Record<string, number> {
+  const counters = countersFromIR(usage);
   return {
-    input_tokens: c.input,
-    output_tokens: c.output,
-    cache_creation_input_tokens: c.cacheWrite,
-    cache_read_input_tokens: c.cacheRead,
+    input_tokens: counters.input,
+    output_tokens: counters.output,
+    cache_creation_input_tokens: counters.cacheWrite,
+    cache_read_input_tokens: counters.cacheRead,
   };
 }
 

@@ -54,8 +54,8 @@ function encodeMessage(msg: IRMessage): Record<string, unknown>[] {
     content = undefined;
   };
   for (const part of msg.content) {
-    const c = contentPart(part, msg.role);
-    if (c) { (content ??= []).push(c); continue; }
+    const wirePart = contentPart(part, msg.role);
+    if (wirePart) { (content ??= []).push(wirePart); continue; }
     flush();
     const item = standaloneItem(part);
     if (item) items.push(item);

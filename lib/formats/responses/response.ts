@@ -22,9 +22,9 @@ export function decodeResponsesResponse(body: any): IRResponse {
       }
       case 'message': {
         let text = '';
-        for (const c of Array.isArray(item.content) ? item.content : []) {
-          if (c?.type === 'output_text') text += String(c.text ?? '');
-          else if (c?.type === 'refusal') { text += String(c.refusal ?? ''); sawRefusal = true; }
+        for (const part of Array.isArray(item.content) ? item.content : []) {
+          if (part?.type === 'output_text') text += String(part.text ?? '');
+          else if (part?.type === 'refusal') { text += String(part.refusal ?? ''); sawRefusal = true; }
         }
         blocks.push({ kind: 'text', text });
         break;

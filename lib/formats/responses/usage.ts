@@ -5,30 +5,30 @@
 import type { CostExtras, IRUsage } from '../../ir.ts';
 import { addCostExtras } from '../cost-extras.ts';
 
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
-export function usageFromResponses(u: any): IRUsage {
+export function usageFromResponses(wire: any): IRUsage {
   return {
-    inputTokens: num(u?.input_tokens),
-    cachedInputTokens: num(u?.input_tokens_details?.cached_tokens),
-    cacheWriteTokens: num(u?.input_tokens_details?.cache_write_tokens),
-    outputTokens: num(u?.output_tokens),
-    reasoningTokens: num(u?.output_tokens_details?.reasoning_tokens),
+    inputTokens: num(wire?.input_tokens),
+    cachedInputTokens: num(wire?.input_tokens_details?.cached_tokens),
+    cacheWriteTokens: num(wire?.input_tokens_details?.cache_write_tokens),
+    outputTokens: num(wire?.output_tokens),
+    reasoningTokens: num(wire?.output_tokens_details?.reasoning_tokens),
   };
 }
 
-export function usageToResponses(u: IRUsage, extras?: CostExtras): Record<string, unknown> {
-  const inputDetails: Record<string, number> = { cached_tokens: u.cachedInputTokens };
+export function usageToResponses(usage: IRUsage, extras?: CostExtras): Record<string, unknown> {
+  const inputDetails: Record<string, number> = { cached_tokens: usage.cachedInputTokens };
   // Only written when there is something to say: older clients know cached_tokens alone.
-  if (u.cacheWriteTokens) inputDetails.cache_write_tokens = u.cacheWriteTokens;
-  const usage: Record<string, unknown> = {
-    input_tokens: u.inputTokens,
+  if (usage.cacheWriteTokens) inputDetails.cache_write_tokens = usage.cacheWriteTokens;
+  const wire: Record<string, unknown> = {
+    input_tokens: usage.inputTokens,
     input_tokens_details: inputDetails,
-    output_tokens: u.outputTokens,
-    output_tokens_details: { reasoning_tokens: u.reasoningTokens },
-    total_tokens: u.inputTokens + u.outputTokens,
+    output_tokens: usage.outputTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    total_tokens: usage.inputTokens + usage.outputTokens,
   };
-  if (extras) addCostExtras(usage, extras);
-  return usage;
+  if (extras) addCostExtras(wire, extras);
+  return wire;
 }
 

@@ -58,11 +58,11 @@ export function decodeVertexRequest(body: Record<string, any>): IRRequest {
 function decodeContents(contents: any[]): IRMessage[] {
   const messages: IRMessage[] = [];
   const unanswered: { id: string; name: string }[] = [];
-  contents.forEach((c, i) => {
-    if (!c || typeof c !== 'object') throw invalid(`contents[${i}]`, 'Each content must be an object.');
-    const role = c.role === 'model' ? 'assistant' : 'user';
+  contents.forEach((content, i) => {
+    if (!content || typeof content !== 'object') throw invalid(`contents[${i}]`, 'Each content must be an object.');
+    const role = content.role === 'model' ? 'assistant' : 'user';
     const parts: IRPart[] = [];
-    for (const p of Array.isArray(c.parts) ? c.parts : []) {
+    for (const p of Array.isArray(content.parts) ? content.parts : []) {
       const sig = typeof p?.thoughtSignature === 'string' ? p.thoughtSignature : undefined;
       if (p?.functionCall) {
         const id = typeof p.functionCall.id === 'string' ? p.functionCall.id : newCallId();

@@ -48,18 +48,18 @@ function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
   for (const p of partsOf(body.systemInstruction)) if (isRecord(p)) text += asString(p.text) ?? '';
   let lastUserText = '';
   let lastIsToolResult = false;
-  for (const c of contents) {
-    if (!isRecord(c)) return invalid('Invalid value at \'contents\'.');
-    let t = '';
+  for (const content of contents) {
+    if (!isRecord(content)) return invalid('Invalid value at \'contents\'.');
+    let turnText = '';
     lastIsToolResult = false;
-    for (const p of asArray(c.parts)) {
+    for (const p of asArray(content.parts)) {
       if (!isRecord(p)) continue;
-      if (typeof p.text === 'string' && p.thought !== true) t += p.text;
+      if (typeof p.text === 'string' && p.thought !== true) turnText += p.text;
       if (isRecord(p.functionCall)) text += JSON.stringify(p.functionCall.args ?? {});
       if (isRecord(p.functionResponse)) { text += JSON.stringify(p.functionResponse.response ?? {}); lastIsToolResult = true; }
     }
-    text += t;
-    if (c.role !== 'model' && t) lastUserText = t;
+    text += turnText;
+    if (content.role !== 'model' && turnText) lastUserText = turnText;
   }
 
   const tools: PromptTool[] = [];
