@@ -21,24 +21,24 @@ export class ResponseCollector {
           : ev.block.kind === 'text' ? { kind: 'text', text: '' } : { kind: 'reasoning', text: '' });
         break;
       case 'text_delta': {
-        const b = this.block(ev.index, 'text');
-        if (b.kind === 'text') b.text += ev.text;
+        const block = this.block(ev.index, 'text');
+        if (block.kind === 'text') block.text += ev.text;
         break;
       }
       case 'reasoning_delta': {
-        const b = this.block(ev.index, 'reasoning');
-        if (b.kind === 'reasoning') b.text += ev.text;
+        const block = this.block(ev.index, 'reasoning');
+        if (block.kind === 'reasoning') block.text += ev.text;
         break;
       }
       case 'signature': {
-        const b = this.blocks.get(ev.index) ?? this.block(ev.index, 'reasoning');
-        if (b.kind === 'reasoning') { if (ev.encrypted) b.encrypted = ev.signature; else b.signature = (b.signature ?? '') + ev.signature; }
-        else if (b.kind === 'tool_call') b.signature = ev.signature;
+        const block = this.blocks.get(ev.index) ?? this.block(ev.index, 'reasoning');
+        if (block.kind === 'reasoning') { if (ev.encrypted) block.encrypted = ev.signature; else block.signature = (block.signature ?? '') + ev.signature; }
+        else if (block.kind === 'tool_call') block.signature = ev.signature;
         break;
       }
       case 'args_delta': {
-        const b = this.blocks.get(ev.index);
-        if (b?.kind === 'tool_call') b.arguments += ev.json;
+        const block = this.blocks.get(ev.index);
+        if (block?.kind === 'tool_call') block.arguments += ev.json;
         break;
       }
       case 'usage':
@@ -60,13 +60,13 @@ export class ResponseCollector {
   }
 
   result(): IRResponse {
-    this.res.blocks = [...this.blocks.entries()].sort((a, b) => a[0] - b[0]).map(([, b]) => b);
+    this.res.blocks = [...this.blocks.entries()].sort((a, block) => a[0] - block[0]).map(([, block]) => block);
     return this.res;
   }
 
   private block(index: number, kind: 'text' | 'reasoning'): IRBlock {
-    let b = this.blocks.get(index);
-    if (!b) { b = kind === 'text' ? { kind: 'text', text: '' } : { kind: 'reasoning', text: '' }; this.blocks.set(index, b); }
-    return b;
+    let block = this.blocks.get(index);
+    if (!block) { block = kind === 'text' ? { kind: 'text', text: '' } : { kind: 'reasoning', text: '' }; this.blocks.set(index, block); }
+    return block;
   }
 }

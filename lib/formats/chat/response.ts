@@ -51,9 +51,9 @@ export function decodeChatResponse(body: any): IRResponse {
 export function encodeChatResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
   let text = '';
   const toolCalls: Record<string, unknown>[] = [];
-  for (const b of res.blocks) {
-    if (b.kind === 'text') text += b.text;
-    else if (b.kind === 'tool_call') toolCalls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: b.arguments } });
+  for (const block of res.blocks) {
+    if (block.kind === 'text') text += block.text;
+    else if (block.kind === 'tool_call') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments } });
     // reasoning: Chat Completions has no field for it
   }
   const message: Record<string, unknown> = { role: 'assistant', content: text || null };

@@ -36,7 +36,7 @@ export function decodeInteractionsResponse(body: any): IRResponse {
     id: String(body?.id ?? ''),
     model: String(body?.model ?? ''),
     blocks,
-    stopReason: stopFromStatus(body?.status, blocks.some((b) => b.kind === 'tool_call')),
+    stopReason: stopFromStatus(body?.status, blocks.some((block) => block.kind === 'tool_call')),
     usage: usageFromInteractions(body?.usage),
     tier: tierFromInteractions(body?.service_tier),
   };
@@ -50,17 +50,17 @@ export function decodeInteractionsResponse(body: any): IRResponse {
 export function encodeInteractionsResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
   const steps: Record<string, unknown>[] = [];
   let output: Record<string, unknown>[] | undefined; // the model_output step text blocks join
-  for (const b of res.blocks) {
-    if (b.kind === 'text') {
+  for (const block of res.blocks) {
+    if (block.kind === 'text') {
       if (!output) steps.push({ type: 'model_output', content: (output = []) });
-      output.push({ type: 'text', text: b.text });
+      output.push({ type: 'text', text: block.text });
       continue;
     }
     output = undefined;
-    if (b.kind === 'reasoning') {
-      if (b.signature || b.text) steps.push({ type: 'thought', ...(b.signature ? { signature: b.signature } : {}), ...(b.text ? { summary: [{ type: 'text', text: b.text }] } : {}) });
+    if (block.kind === 'reasoning') {
+      if (block.signature || block.text) steps.push({ type: 'thought', ...(block.signature ? { signature: block.signature } : {}), ...(block.text ? { summary: [{ type: 'text', text: block.text }] } : {}) });
     } else {
-      steps.push({ type: 'function_call', id: b.id, name: b.name, arguments: argumentsObject(b.arguments) ?? {}, ...(b.signature ? { signature: b.signature } : {}) });
+      steps.push({ type: 'function_call', id: block.id, name: block.name, arguments: argumentsObject(block.arguments) ?? {}, ...(block.signature ? { signature: block.signature } : {}) });
     }
   }
   const at = isoSeconds(ctx.createdAt);
@@ -68,7 +68,7 @@ export function encodeInteractionsResponse(res: IRResponse, ctx: EncodeContext):
     id: ctx.id || newInteractionId(),
     object: 'interaction',
     model: ctx.model,
-    status: statusFromStop(res.stopReason, res.blocks.some((b) => b.kind === 'tool_call')),
+    status: statusFromStop(res.stopReason, res.blocks.some((block) => block.kind === 'tool_call')),
     created: at,
     updated: at,
     service_tier: ctx.tier,

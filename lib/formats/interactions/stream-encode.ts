@@ -40,13 +40,13 @@ export class InteractionsStreamEncoder implements StreamEncoder {
         } else out += this.open(ev.index, ev.block.kind);
         break;
       case 'text_delta': {
-        const [s, pre] = this.stepFor(ev.index, 'text');
-        if (s.kind === 'text' && ev.text) out += pre + delta(s.at!, { type: 'text', text: ev.text });
+        const [step, pre] = this.stepFor(ev.index, 'text');
+        if (step.kind === 'text' && ev.text) out += pre + delta(step.at!, { type: 'text', text: ev.text });
         break;
       }
       case 'reasoning_delta': {
-        const [s, pre] = this.stepFor(ev.index, 'reasoning');
-        if (s.kind === 'reasoning' && ev.text) out += pre + delta(s.at!, { type: 'thought_summary', content: { type: 'text', text: ev.text } });
+        const [step, pre] = this.stepFor(ev.index, 'reasoning');
+        if (step.kind === 'reasoning' && ev.text) out += pre + delta(step.at!, { type: 'thought_summary', content: { type: 'text', text: ev.text } });
         break;
       }
       case 'signature': {
@@ -56,15 +56,15 @@ export class InteractionsStreamEncoder implements StreamEncoder {
           if (held.at === undefined) held.tool!.signature = ev.signature;
           break;
         }
-        const [s, pre] = this.stepFor(ev.index, 'reasoning');
-        if (s.kind === 'reasoning') out += pre + delta(s.at!, { type: 'thought_signature', signature: ev.signature });
+        const [step, pre] = this.stepFor(ev.index, 'reasoning');
+        if (step.kind === 'reasoning') out += pre + delta(step.at!, { type: 'thought_signature', signature: ev.signature });
         break;
       }
       case 'args_delta': {
-        const s = this.steps.get(ev.index);
-        if (s?.kind !== 'tool_call') break;
-        out += this.flushTool(s);
-        if (ev.json) out += delta(s.at!, { type: 'arguments_delta', arguments: ev.json });
+        const step = this.steps.get(ev.index);
+        if (step?.kind !== 'tool_call') break;
+        out += this.flushTool(step);
+        if (ev.json) out += delta(step.at!, { type: 'arguments_delta', arguments: ev.json });
         break;
       }
       case 'block_stop': out += this.close(ev.index); break;
@@ -95,31 +95,31 @@ export class InteractionsStreamEncoder implements StreamEncoder {
   }
 
   private open(index: number, kind: 'text' | 'reasoning'): string {
-    const s: OpenStep = { kind, at: this.nextIndex++ };
-    this.steps.set(index, s);
-    return frame('step.start', { index: s.at, step: { type: kind === 'text' ? 'model_output' : 'thought' } });
+    const step: OpenStep = { kind, at: this.nextIndex++ };
+    this.steps.set(index, step);
+    return frame('step.start', { index: step.at, step: { type: kind === 'text' ? 'model_output' : 'thought' } });
   }
 
   private stepFor(index: number, kind: 'text' | 'reasoning'): [OpenStep, string] {
-    const s = this.steps.get(index);
-    if (s) return [s, ''];
+    const step = this.steps.get(index);
+    if (step) return [step, ''];
     const pre = this.open(index, kind);
     return [this.steps.get(index)!, pre];
   }
 
   /** A function_call step opens with its id, name and (Gemini) signature, as the API sends it. */
-  private flushTool(s: OpenStep): string {
-    if (s.at !== undefined || !s.tool) return '';
-    s.at = this.nextIndex++;
-    const { id, name, signature } = s.tool;
-    return frame('step.start', { index: s.at, step: { type: 'function_call', id, name, arguments: {}, ...(signature ? { signature } : {}) } });
+  private flushTool(step: OpenStep): string {
+    if (step.at !== undefined || !step.tool) return '';
+    step.at = this.nextIndex++;
+    const { id, name, signature } = step.tool;
+    return frame('step.start', { index: step.at, step: { type: 'function_call', id, name, arguments: {}, ...(signature ? { signature } : {}) } });
   }
 
   private close(index: number): string {
-    const s = this.steps.get(index);
-    if (!s) return '';
+    const step = this.steps.get(index);
+    if (!step) return '';
     this.steps.delete(index);
-    return this.flushTool(s) + frame('step.stop', { index: s.at });
+    return this.flushTool(step) + frame('step.stop', { index: step.at });
   }
 
   private closeAll(): string {

@@ -9,12 +9,12 @@ import { addCostExtras } from '../cost-extras.ts';
 
 export function decodeMessagesResponse(body: any): IRResponse {
   const blocks: IRBlock[] = [];
-  for (const b of Array.isArray(body?.content) ? body.content : []) {
-    switch (b?.type) {
-      case 'text': blocks.push({ kind: 'text', text: String(b.text ?? '') }); break;
-      case 'thinking': blocks.push({ kind: 'reasoning', text: String(b.thinking ?? ''), ...(b.signature ? { signature: b.signature } : {}) }); break;
-      case 'redacted_thinking': blocks.push({ kind: 'reasoning', text: '', signature: String(b.data ?? '') }); break;
-      case 'tool_use': blocks.push({ kind: 'tool_call', id: String(b.id), name: String(b.name), arguments: JSON.stringify(b.input ?? {}) }); break;
+  for (const block of Array.isArray(body?.content) ? body.content : []) {
+    switch (block?.type) {
+      case 'text': blocks.push({ kind: 'text', text: String(block.text ?? '') }); break;
+      case 'thinking': blocks.push({ kind: 'reasoning', text: String(block.thinking ?? ''), ...(block.signature ? { signature: block.signature } : {}) }); break;
+      case 'redacted_thinking': blocks.push({ kind: 'reasoning', text: '', signature: String(block.data ?? '') }); break;
+      case 'tool_use': blocks.push({ kind: 'tool_call', id: String(block.id), name: String(block.name), arguments: JSON.stringify(block.input ?? {}) }); break;
       default: break; // server tool blocks have no IR shape
     }
   }
@@ -32,15 +32,15 @@ export function decodeMessagesResponse(body: any): IRResponse {
 
 export function encodeMessagesResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
   const content: Record<string, unknown>[] = [];
-  for (const b of res.blocks) {
-    if (b.kind === 'text') content.push({ type: 'text', text: b.text });
-    else if (b.kind === 'reasoning') {
-      if (b.text || b.signature) content.push({ type: 'thinking', thinking: b.text, signature: b.signature ?? '' });
+  for (const block of res.blocks) {
+    if (block.kind === 'text') content.push({ type: 'text', text: block.text });
+    else if (block.kind === 'reasoning') {
+      if (block.text || block.signature) content.push({ type: 'thinking', thinking: block.text, signature: block.signature ?? '' });
     } else {
       // A Gemini thought signature on a function call has no tool_use field; it rides in a
       // thinking block just before the call, which the Gemini encoders put back on the call.
-      if (b.signature) content.push({ type: 'thinking', thinking: '', signature: b.signature });
-      content.push({ type: 'tool_use', id: b.id, name: b.name, input: argumentsObject(b.arguments) ?? {} });
+      if (block.signature) content.push({ type: 'thinking', thinking: '', signature: block.signature });
+      content.push({ type: 'tool_use', id: block.id, name: block.name, input: argumentsObject(block.arguments) ?? {} });
     }
   }
   const usage: Record<string, unknown> = { ...anthropicUsage(res.usage), service_tier: ctx.tier };

@@ -38,21 +38,21 @@ export class MessagesStreamEncoder implements StreamEncoder {
         else out += this.open(ev.index, ev.block.kind);
         break;
       case 'text_delta': {
-        const [b, pre] = this.blockFor(ev.index, 'text');
-        if (b.kind === 'text' && ev.text) out += pre + delta(b.at!, { type: 'text_delta', text: ev.text });
+        const [block, pre] = this.blockFor(ev.index, 'text');
+        if (block.kind === 'text' && ev.text) out += pre + delta(block.at!, { type: 'text_delta', text: ev.text });
         break;
       }
       case 'reasoning_delta': {
-        const [b, pre] = this.blockFor(ev.index, 'reasoning');
-        if (b.kind === 'reasoning' && ev.text) out += pre + delta(b.at!, { type: 'thinking_delta', thinking: ev.text });
+        const [block, pre] = this.blockFor(ev.index, 'reasoning');
+        if (block.kind === 'reasoning' && ev.text) out += pre + delta(block.at!, { type: 'thinking_delta', thinking: ev.text });
         break;
       }
       case 'signature': out += this.signature(ev.index, ev.signature, ev.encrypted === true); break;
       case 'args_delta': {
-        const b = this.blocks.get(ev.index);
-        if (b?.kind !== 'tool_call') break;
-        out += this.flushTool(b);
-        if (ev.json) out += delta(b.at!, { type: 'input_json_delta', partial_json: ev.json });
+        const block = this.blocks.get(ev.index);
+        if (block?.kind !== 'tool_call') break;
+        out += this.flushTool(block);
+        if (ev.json) out += delta(block.at!, { type: 'input_json_delta', partial_json: ev.json });
         break;
       }
       case 'block_stop': out += this.close(ev.index); break;
@@ -90,16 +90,16 @@ export class MessagesStreamEncoder implements StreamEncoder {
   }
 
   private open(index: number, kind: 'text' | 'reasoning'): string {
-    const b: OpenBlock = { kind, at: this.nextIndex++ };
-    this.blocks.set(index, b);
+    const block: OpenBlock = { kind, at: this.nextIndex++ };
+    this.blocks.set(index, block);
     const content_block = kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' };
-    return frame('content_block_start', { type: 'content_block_start', index: b.at, content_block });
+    return frame('content_block_start', { type: 'content_block_start', index: block.at, content_block });
   }
 
   /** The open block at `index`, opening one of `kind` first when the stream skipped block_start. */
   private blockFor(index: number, kind: 'text' | 'reasoning'): [OpenBlock, string] {
-    const b = this.blocks.get(index);
-    if (b) return [b, ''];
+    const block = this.blocks.get(index);
+    if (block) return [block, ''];
     const pre = this.open(index, kind);
     return [this.blocks.get(index)!, pre];
   }
@@ -109,31 +109,31 @@ export class MessagesStreamEncoder implements StreamEncoder {
    *  a thinking block of its own, which the Gemini encoders put back on the call next turn. */
   private signature(index: number, signature: string, encrypted: boolean): string {
     if (encrypted || !signature) return ''; // OpenAI encrypted_content means nothing to Anthropic
-    const b = this.blocks.get(index);
-    if (b?.kind === 'tool_call') {
-      if (b.at !== undefined) return '';
+    const block = this.blocks.get(index);
+    if (block?.kind === 'tool_call') {
+      if (block.at !== undefined) return '';
       const at = this.nextIndex++;
       return frame('content_block_start', { type: 'content_block_start', index: at, content_block: { type: 'thinking', thinking: '', signature: '' } })
         + delta(at, { type: 'signature_delta', signature })
         + frame('content_block_stop', { type: 'content_block_stop', index: at })
-        + this.flushTool(b);
+        + this.flushTool(block);
     }
     const [r, pre] = this.blockFor(index, 'reasoning');
     return r.kind === 'reasoning' ? pre + delta(r.at!, { type: 'signature_delta', signature }) : '';
   }
 
-  private flushTool(b: OpenBlock): string {
-    if (b.at !== undefined || !b.tool) return '';
-    b.at = this.nextIndex++;
-    const content_block = { type: 'tool_use', id: b.tool.id, name: b.tool.name, input: {} };
-    return frame('content_block_start', { type: 'content_block_start', index: b.at, content_block });
+  private flushTool(block: OpenBlock): string {
+    if (block.at !== undefined || !block.tool) return '';
+    block.at = this.nextIndex++;
+    const content_block = { type: 'tool_use', id: block.tool.id, name: block.tool.name, input: {} };
+    return frame('content_block_start', { type: 'content_block_start', index: block.at, content_block });
   }
 
   private close(index: number): string {
-    const b = this.blocks.get(index);
-    if (!b) return '';
+    const block = this.blocks.get(index);
+    if (!block) return '';
     this.blocks.delete(index);
-    return this.flushTool(b) + frame('content_block_stop', { type: 'content_block_stop', index: b.at });
+    return this.flushTool(block) + frame('content_block_stop', { type: 'content_block_stop', index: block.at });
   }
 
   private closeAll(): string {

@@ -69,7 +69,7 @@ export function encodeResponsesResponse(res: IRResponse, ctx: EncodeContext): Re
   const body = responseShell(id, ctx, status);
   if (status === 'failed') body.error = { code: res.error?.code ?? 'server_error', message: res.error?.message ?? 'The response failed.' };
   if (status === 'incomplete') body.incomplete_details = { reason: 'max_output_tokens' };
-  body.output = res.blocks.map((b, i) => outputItem(b, id, i));
+  body.output = res.blocks.map((block, i) => outputItem(block, id, i));
   body.usage = usageToResponses(res.usage, res.extras);
   return body;
 }
@@ -106,25 +106,25 @@ export function responseShell(id: string, ctx: EncodeContext, status: ResponseSt
 }
 
 /** One IR block → one output item, completed. Ids follow the item's output index (ids.ts). */
-export function outputItem(b: IRBlock, respId: string, outputIndex: number): Record<string, unknown> {
-  switch (b.kind) {
+export function outputItem(block: IRBlock, respId: string, outputIndex: number): Record<string, unknown> {
+  switch (block.kind) {
     case 'text':
       return {
         id: itemId('msg_', respId, outputIndex), type: 'message', status: 'completed', role: 'assistant',
-        content: [{ type: 'output_text', text: b.text, annotations: [] }],
+        content: [{ type: 'output_text', text: block.text, annotations: [] }],
       };
     case 'reasoning': {
       const item: Record<string, unknown> = {
         id: itemId('rs_', respId, outputIndex), type: 'reasoning',
-        summary: b.text ? [{ type: 'summary_text', text: b.text }] : [],
+        summary: block.text ? [{ type: 'summary_text', text: block.text }] : [],
       };
-      if (b.encrypted) item.encrypted_content = b.encrypted;
+      if (block.encrypted) item.encrypted_content = block.encrypted;
       return item;
     }
     case 'tool_call':
       return {
         id: itemId('fc_', respId, outputIndex), type: 'function_call', status: 'completed',
-        call_id: b.id, name: b.name, arguments: b.arguments,
+        call_id: block.id, name: block.name, arguments: block.arguments,
       };
   }
 }

@@ -22,13 +22,13 @@ export function createResponsesStreamDecoder(): StreamDecoder {
   const summaryParts = new Map<number, number>(); // reasoning block index → summary parts seen
 
   const open = (out: IREvent[], key: string, block: StartBlock): OpenBlock => {
-    const b: OpenBlock = { index: next++, kind: block.kind, streamed: false, open: true };
-    blocks.set(key, b);
-    out.push({ type: 'block_start', index: b.index, block });
-    return b;
+    const openBlock: OpenBlock = { index: next++, kind: block.kind, streamed: false, open: true };
+    blocks.set(key, openBlock);
+    out.push({ type: 'block_start', index: openBlock.index, block });
+    return openBlock;
   };
-  const close = (out: IREvent[], b: OpenBlock | undefined): void => {
-    if (b?.open) { b.open = false; out.push({ type: 'block_stop', index: b.index }); }
+  const close = (out: IREvent[], openBlock: OpenBlock | undefined): void => {
+    if (openBlock?.open) { openBlock.open = false; out.push({ type: 'block_stop', index: openBlock.index }); }
   };
   const textBlock = (out: IREvent[], ev: any): OpenBlock =>
     blocks.get(`${ev.output_index}:${ev.content_index ?? 0}`) ?? open(out, `${ev.output_index}:${ev.content_index ?? 0}`, { kind: 'text' });
@@ -52,12 +52,12 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         const item = ev.item ?? {};
         const key = String(ev.output_index);
         if (item.type === 'reasoning') {
-          const b = open(out, key, { kind: 'reasoning' });
-          summaryParts.set(b.index, 0);
+          const openBlock = open(out, key, { kind: 'reasoning' });
+          summaryParts.set(openBlock.index, 0);
         } else if (item.type === 'function_call') {
           sawToolCall = true;
-          const b = open(out, key, { kind: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? '') });
-          if (item.arguments) { b.streamed = true; out.push({ type: 'args_delta', index: b.index, json: item.arguments }); }
+          const openBlock = open(out, key, { kind: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? '') });
+          if (item.arguments) { openBlock.streamed = true; out.push({ type: 'args_delta', index: openBlock.index, json: item.arguments }); }
         }
         break; // message items open their blocks per content part
       }
@@ -68,45 +68,45 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       case 'response.refusal.delta': {
         if (type === 'response.refusal.delta') sawRefusal = true;
         if (!ev.delta) break;
-        const b = textBlock(out, ev);
-        b.streamed = true;
-        out.push({ type: 'text_delta', index: b.index, text: String(ev.delta) });
+        const openBlock = textBlock(out, ev);
+        openBlock.streamed = true;
+        out.push({ type: 'text_delta', index: openBlock.index, text: String(ev.delta) });
         break;
       }
       case 'response.output_text.done':
       case 'response.refusal.done': {
         // A stream that skipped the deltas still delivers the text once.
-        const b = textBlock(out, ev);
+        const openBlock = textBlock(out, ev);
         const text = type === 'response.output_text.done' ? ev.text : ev.refusal;
-        if (!b.streamed && text) { b.streamed = true; out.push({ type: 'text_delta', index: b.index, text: String(text) }); }
+        if (!openBlock.streamed && text) { openBlock.streamed = true; out.push({ type: 'text_delta', index: openBlock.index, text: String(text) }); }
         break;
       }
       case 'response.content_part.done':
         close(out, blocks.get(`${ev.output_index}:${ev.content_index ?? 0}`));
         break;
       case 'response.reasoning_summary_part.added': {
-        const b = blocks.get(String(ev.output_index));
-        if (!b || b.kind !== 'reasoning') break;
-        const seen = summaryParts.get(b.index) ?? 0;
+        const openBlock = blocks.get(String(ev.output_index));
+        if (!openBlock || openBlock.kind !== 'reasoning') break;
+        const seen = summaryParts.get(openBlock.index) ?? 0;
         // Several summary parts share one IR reasoning block, separated as the non-streamed decoder joins them.
-        if (seen > 0) out.push({ type: 'reasoning_delta', index: b.index, text: '\n\n' });
-        summaryParts.set(b.index, seen + 1);
+        if (seen > 0) out.push({ type: 'reasoning_delta', index: openBlock.index, text: '\n\n' });
+        summaryParts.set(openBlock.index, seen + 1);
         break;
       }
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta': {
-        const b = blocks.get(String(ev.output_index));
-        if (b?.kind === 'reasoning' && ev.delta) { b.streamed = true; out.push({ type: 'reasoning_delta', index: b.index, text: String(ev.delta) }); }
+        const openBlock = blocks.get(String(ev.output_index));
+        if (openBlock?.kind === 'reasoning' && ev.delta) { openBlock.streamed = true; out.push({ type: 'reasoning_delta', index: openBlock.index, text: String(ev.delta) }); }
         break;
       }
       case 'response.function_call_arguments.delta': {
-        const b = blocks.get(String(ev.output_index));
-        if (b?.kind === 'tool_call' && ev.delta) { b.streamed = true; out.push({ type: 'args_delta', index: b.index, json: String(ev.delta) }); }
+        const openBlock = blocks.get(String(ev.output_index));
+        if (openBlock?.kind === 'tool_call' && ev.delta) { openBlock.streamed = true; out.push({ type: 'args_delta', index: openBlock.index, json: String(ev.delta) }); }
         break;
       }
       case 'response.function_call_arguments.done': {
-        const b = blocks.get(String(ev.output_index));
-        if (b?.kind === 'tool_call' && !b.streamed && ev.arguments) { b.streamed = true; out.push({ type: 'args_delta', index: b.index, json: String(ev.arguments) }); }
+        const openBlock = blocks.get(String(ev.output_index));
+        if (openBlock?.kind === 'tool_call' && !openBlock.streamed && ev.arguments) { openBlock.streamed = true; out.push({ type: 'args_delta', index: openBlock.index, json: String(ev.arguments) }); }
         break;
       }
       case 'response.output_item.done':
@@ -140,29 +140,29 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     const item = ev.item ?? {};
     const key = String(ev.output_index);
     if (item.type === 'message') {
-      for (const [k, b] of blocks) if (k.startsWith(`${key}:`)) close(out, b);
+      for (const [k, openBlock] of blocks) if (k.startsWith(`${key}:`)) close(out, openBlock);
       return;
     }
-    let b = blocks.get(key);
+    let openBlock = blocks.get(key);
     if (item.type === 'reasoning') {
-      b ??= open(out, key, { kind: 'reasoning' });
-      if (!b.streamed && Array.isArray(item.summary) && item.summary.length) {
-        out.push({ type: 'reasoning_delta', index: b.index, text: item.summary.map((s: any) => String(s?.text ?? '')).join('\n\n') });
+      openBlock ??= open(out, key, { kind: 'reasoning' });
+      if (!openBlock.streamed && Array.isArray(item.summary) && item.summary.length) {
+        out.push({ type: 'reasoning_delta', index: openBlock.index, text: item.summary.map((s: any) => String(s?.text ?? '')).join('\n\n') });
       }
       // The item's final encrypted_content supersedes the one output_item.added carried.
       if (typeof item.encrypted_content === 'string' && item.encrypted_content) {
-        out.push({ type: 'signature', index: b.index, signature: item.encrypted_content, encrypted: true });
+        out.push({ type: 'signature', index: openBlock.index, signature: item.encrypted_content, encrypted: true });
       }
     } else if (item.type === 'function_call') {
       sawToolCall = true;
-      b ??= open(out, key, { kind: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? '') });
-      if (!b.streamed && item.arguments) out.push({ type: 'args_delta', index: b.index, json: String(item.arguments) });
+      openBlock ??= open(out, key, { kind: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? '') });
+      if (!openBlock.streamed && item.arguments) out.push({ type: 'args_delta', index: openBlock.index, json: String(item.arguments) });
     }
-    if (b) { b.streamed = true; close(out, b); }
+    if (openBlock) { openBlock.streamed = true; close(out, openBlock); }
   }
 
   function finish(out: IREvent[], r: any, status: unknown): void {
-    for (const b of blocks.values()) close(out, b);
+    for (const openBlock of blocks.values()) close(out, openBlock);
     if (next === 0 && Array.isArray(r?.output) && r.output.length) {
       next = replayBlocks(out, r, next);
       sawToolCall ||= r.output.some((item: any) => item?.type === 'function_call');
@@ -180,7 +180,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       // a missing finish and treats it as the upstream failure it is.
       if (ended || !usage) return [];
       const out: IREvent[] = [];
-      for (const b of blocks.values()) close(out, b);
+      for (const openBlock of blocks.values()) close(out, openBlock);
       ended = true;
       out.push({ type: 'finish', reason: sawToolCall ? 'tool_use' : 'end', usage });
       return out;
@@ -193,12 +193,12 @@ type StartBlock = Extract<IREvent, { type: 'block_start' }>['block'];
 /** Blocks of a terminal response whose items never streamed (a body relayed as one event). */
 function replayBlocks(out: IREvent[], r: any, first: number): number {
   let index = first;
-  for (const b of decodeResponsesResponse(r).blocks) {
-    out.push({ type: 'block_start', index, block: b.kind === 'tool_call' ? { kind: 'tool_call', id: b.id, name: b.name } : { kind: b.kind } });
-    if (b.kind === 'text' && b.text) out.push({ type: 'text_delta', index, text: b.text });
-    if (b.kind === 'reasoning' && b.text) out.push({ type: 'reasoning_delta', index, text: b.text });
-    if (b.kind === 'reasoning' && b.encrypted) out.push({ type: 'signature', index, signature: b.encrypted, encrypted: true });
-    if (b.kind === 'tool_call' && b.arguments) out.push({ type: 'args_delta', index, json: b.arguments });
+  for (const openBlock of decodeResponsesResponse(r).blocks) {
+    out.push({ type: 'block_start', index, block: openBlock.kind === 'tool_call' ? { kind: 'tool_call', id: openBlock.id, name: openBlock.name } : { kind: openBlock.kind } });
+    if (openBlock.kind === 'text' && openBlock.text) out.push({ type: 'text_delta', index, text: openBlock.text });
+    if (openBlock.kind === 'reasoning' && openBlock.text) out.push({ type: 'reasoning_delta', index, text: openBlock.text });
+    if (openBlock.kind === 'reasoning' && openBlock.encrypted) out.push({ type: 'signature', index, signature: openBlock.encrypted, encrypted: true });
+    if (openBlock.kind === 'tool_call' && openBlock.arguments) out.push({ type: 'args_delta', index, json: openBlock.arguments });
     out.push({ type: 'block_stop', index });
     index++;
   }

@@ -82,19 +82,19 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
   function closeItem(item: Item): string {
     if (!item.open) return '';
     item.open = false;
-    const b = item.block;
+    const block = item.block;
     const at = { item_id: item.id, output_index: item.outputIndex };
     let out = '';
-    if (b.kind === 'text') {
-      out += frame('response.output_text.done', { ...at, content_index: 0, text: b.text, logprobs: [] })
-        + frame('response.content_part.done', { ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: b.text } });
-    } else if (b.kind === 'reasoning' && item.summaryOpen) {
-      out += frame('response.reasoning_summary_text.done', { ...at, summary_index: 0, text: b.text })
-        + frame('response.reasoning_summary_part.done', { ...at, summary_index: 0, part: { type: 'summary_text', text: b.text } });
-    } else if (b.kind === 'tool_call') {
-      out += frame('response.function_call_arguments.done', { ...at, name: b.name, arguments: b.arguments });
+    if (block.kind === 'text') {
+      out += frame('response.output_text.done', { ...at, content_index: 0, text: block.text, logprobs: [] })
+        + frame('response.content_part.done', { ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: block.text } });
+    } else if (block.kind === 'reasoning' && item.summaryOpen) {
+      out += frame('response.reasoning_summary_text.done', { ...at, summary_index: 0, text: block.text })
+        + frame('response.reasoning_summary_part.done', { ...at, summary_index: 0, part: { type: 'summary_text', text: block.text } });
+    } else if (block.kind === 'tool_call') {
+      out += frame('response.function_call_arguments.done', { ...at, name: block.name, arguments: block.arguments });
     }
-    return out + frame('response.output_item.done', { output_index: item.outputIndex, item: outputItem(b, id, item.outputIndex) });
+    return out + frame('response.output_item.done', { output_index: item.outputIndex, item: outputItem(block, id, item.outputIndex) });
   }
 
   function terminal(reason: IRStopReason, usage: IRUsage, ev?: Extract<IREvent, { type: 'finish' }>, error?: IRResponse['error']): string {

@@ -27,19 +27,19 @@ export class VertexStreamEncoder implements StreamEncoder {
         return '';
       case 'text_delta': return ev.text ? this.chunk([{ text: ev.text }]) : '';
       case 'reasoning_delta': {
-        const b = this.blocks.get(ev.index);
-        if (b) b.thoughtText = true;
+        const block = this.blocks.get(ev.index);
+        if (block) block.thoughtText = true;
         return ev.text ? this.chunk([{ text: ev.text, thought: true }]) : '';
       }
       case 'signature': {
         if (ev.encrypted || !ev.signature) return '';
-        const b = this.blocks.get(ev.index);
-        if (b?.kind === 'tool_call') { b.signature = ev.signature; return ''; }
-        return this.chunk([b?.thoughtText ? { text: '', thought: true, thoughtSignature: ev.signature } : { text: '', thoughtSignature: ev.signature }]);
+        const block = this.blocks.get(ev.index);
+        if (block?.kind === 'tool_call') { block.signature = ev.signature; return ''; }
+        return this.chunk([block?.thoughtText ? { text: '', thought: true, thoughtSignature: ev.signature } : { text: '', thoughtSignature: ev.signature }]);
       }
       case 'args_delta': {
-        const b = this.blocks.get(ev.index);
-        if (b?.kind === 'tool_call') b.args += ev.json;
+        const block = this.blocks.get(ev.index);
+        if (block?.kind === 'tool_call') block.args += ev.json;
         return '';
       }
       case 'block_stop': return this.close(ev.index);
@@ -58,12 +58,12 @@ export class VertexStreamEncoder implements StreamEncoder {
   }
 
   private close(index: number): string {
-    const b = this.blocks.get(index);
+    const block = this.blocks.get(index);
     this.blocks.delete(index);
-    if (b?.kind !== 'tool_call') return '';
+    if (block?.kind !== 'tool_call') return '';
     let args: unknown = {};
-    try { if (b.args!.trim()) args = JSON.parse(b.args!); } catch { /* cut off by max_tokens */ }
-    return this.chunk([{ functionCall: { name: b.name, args }, ...(b.signature ? { thoughtSignature: b.signature } : {}) }]);
+    try { if (block.args!.trim()) args = JSON.parse(block.args!); } catch { /* cut off by max_tokens */ }
+    return this.chunk([{ functionCall: { name: block.name, args }, ...(block.signature ? { thoughtSignature: block.signature } : {}) }]);
   }
 
   private chunk(parts: VertexPart[], end?: { finishReason: string; usageMetadata: Record<string, unknown> }): string {
