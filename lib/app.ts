@@ -31,6 +31,7 @@ import { clientIpResolver } from './http/client-ip.ts';
 import type { Simulator } from './simulator/server.ts';
 import type { Services } from './services.ts';
 import type { TimerClock } from './machine/request-machine.ts';
+import type { ReleasedHold } from './ledger/types.ts';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -71,13 +72,17 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     const aws = (creds.cloud_b as { key: { access_key_id: string; secret_access_key: string } }).key;
     // Loaded only when used: a gateway pointed at real providers never pays for the simulator's code.
     const { startSimulator } = await import('./simulator/server.ts');
-    simulator = await startSimulator({ now: () => clock.now(), ...config.simulator, awsSecrets: { [aws.access_key_id]: aws.secret_access_key } });
+    simulator = await startSimulator({
+      now: () => clock.now(),
+      ...config.simulator,
+      awsSecrets: { [aws.access_key_id]: aws.secret_access_key },
+    });
     const sim = simulator.url;
     (creds.cloud_a as { key: { token_uri: string } }).key.token_uri = `${sim}/token`;
-    config.routes = Object.fromEntries(ROUTES.map((r) => [r, { base_url: sim }]));
-    config.managed = Object.fromEntries((Object.keys(config.managed) as RouteName[]).map((r) => {
-      const credential = creds[r];
-      return [r, typeof credential === 'string' ? { key: credential } : (credential as { key: unknown })];
+    config.routes = Object.fromEntries(ROUTES.map((route) => [route, { base_url: sim }]));
+    config.managed = Object.fromEntries((Object.keys(config.managed) as RouteName[]).map((route) => {
+      const credential = creds[route];
+      return [route, typeof credential === 'string' ? { key: credential } : (credential as { key: unknown })];
     }));
   }
   const owner = { instanceId: opts.instanceId ?? randomUUID(), processId: randomUUID() };
@@ -108,19 +113,19 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   // output delivered by their last renewal); other dead processes' holds lapse after their lease,
   // released by whichever process sweeps first (one at a time with PostgreSQL). Live holds are
   // renewed by their own process, recording what each has delivered so far.
-  for (const h of await ledger.releasePredecessors(clock.now())) {
-    log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd, charged_micro_usd: h.chargedMicroUsd }, 'hold of a previous process released at start');
+  for (const hold of await ledger.releasePredecessors(clock.now())) {
+    log.warn(holdFields(hold), 'hold of a previous process released at start');
   }
   let sweeping = false;
   const sweep = setInterval(() => {
     if (sweeping) return;
     sweeping = true;
     void (async () => {
-      const live = [...services.inflight].flatMap((e) => (e.holdId ? [{ holdId: e.holdId, deliveredMicroUsd: e.delivered?.() ?? 0 }] : []));
+      const live = [...services.inflight].flatMap((entry) => (
+        entry.holdId ? [{ holdId: entry.holdId, deliveredMicroUsd: entry.delivered?.() ?? 0 }] : []
+      ));
       if (live.length) await ledger.renew(live, clock.now());
-      for (const h of await ledger.expireLeases(clock.now())) {
-        log.warn({ hold: h.holdId, org: h.orgId, amount_micro_usd: h.amountMicroUsd, charged_micro_usd: h.chargedMicroUsd }, 'hold lease expired, released');
-      }
+      for (const hold of await ledger.expireLeases(clock.now())) log.warn(holdFields(hold), 'hold lease expired, released');
     })().catch((err) => log.error({ err }, 'lease sweep failed')).finally(() => { sweeping = false; });
   }, config.ledger.hold_renew_ms ?? Math.max(1_000, Math.floor(config.ledger.hold_lease_ms / 3)));
   sweep.unref();
@@ -141,11 +146,11 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       clearInterval(sweep);
       server.close();
       // Drain: streams in flight get drainMs to finish, then are aborted; each settles its hold.
-      const drained = Promise.all([...services.inflight].map((e) => e.done));
-      const timer = new Promise((r) => setTimeout(r, opts.drainMs ?? config.timeouts.shutdown_drain_ms).unref());
+      const drained = Promise.all([...services.inflight].map((entry) => entry.done));
+      const timer = new Promise((resolve) => setTimeout(resolve, opts.drainMs ?? config.timeouts.shutdown_drain_ms).unref());
       await Promise.race([drained, timer]);
-      for (const e of services.inflight) e.abort();
-      await Promise.all([...services.inflight].map((e) => e.done));
+      for (const entry of services.inflight) entry.abort();
+      await Promise.all([...services.inflight].map((entry) => entry.done));
       server.closeAllConnections();
       await services.pools.close();
       await services.usage.close();   // every request has ended: its record is queued; write them all
@@ -167,6 +172,11 @@ function buildAdapters(config: GatewayConfig): Record<RouteName, RouteAdapter> {
   };
 }
 
+/** A released hold as the log writes it. */
+function holdFields(hold: ReleasedHold): Record<string, unknown> {
+  return { hold: hold.holdId, org: hold.orgId, amount_micro_usd: hold.amountMicroUsd, charged_micro_usd: hold.chargedMicroUsd };
+}
+
 /** Credentials for the built-in simulator: plain keys for direct routes, a freshly generated
  *  service account for cloud_a (its token_uri set to the simulator's once it listens), AWS keys
  *  for cloud_b (the simulator verifies their SigV4 signatures). */
@@ -182,7 +192,13 @@ export function simulatorCredentials(dataDir?: string): Record<RouteName, unknow
       },
       location: 'us-central1',
     },
-    cloud_b: { key: { access_key_id: 'AKIDSIM' + randomBytes(4).toString('hex').toUpperCase(), secret_access_key: randomBytes(20).toString('base64') }, region: 'us-east-1' },
+    cloud_b: {
+      key: {
+        access_key_id: 'AKIDSIM' + randomBytes(4).toString('hex').toUpperCase(),
+        secret_access_key: randomBytes(20).toString('base64'),
+      },
+      region: 'us-east-1',
+    },
   };
 }
 

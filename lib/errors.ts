@@ -13,9 +13,13 @@ export const ERRORS = {
   missing_start_within: { status: 400, message: 'start_within is required (a duration "HHh-MMm-SSs" of at most 10 minutes, or "now").' },
   invalid_start_within: { status: 400, message: 'start_within must be "HHh-MMm-SSs" (two-digit fields) of at most 00h-10m-00s, or "now".' },
   invalid_retry: { status: 400, message: 'retry must be {count: 1..5, backoff: "exponential"|"linear", jitter: boolean}.' },
-  invalid_provider_chain: { status: 400, message: 'provider must be a non-empty array of distinct routes: vendor_a, vendor_b, vendor_c, cloud_a, cloud_b.' },
+  invalid_provider_chain: {
+    status: 400, message: 'provider must be a non-empty array of distinct routes: vendor_a, vendor_b, vendor_c, cloud_a, cloud_b.',
+  },
   provider_model_mismatch: { status: 400, message: 'A route in provider cannot serve this model.' },
-  flex_unsupported_on_cloud: { status: 400, message: 'A duration start_within cannot race flex on a cloud route; put a direct route first or use "now".' },
+  flex_unsupported_on_cloud: {
+    status: 400, message: 'A duration start_within cannot race flex on a cloud route; put a direct route first or use "now".',
+  },
   flex_unsupported_for_vendor_c: { status: 400, message: 'vendor C models have no flex tier; use start_within "now".' },
   flex_model_not_capable: { status: 400, message: 'This model cannot race the flex tier; use start_within "now".' },
   provider_key_missing: { status: 400, message: 'No key is configured for a route named in provider.' },
@@ -34,7 +38,10 @@ export const ERRORS = {
   spend_velocity_exceeded: { status: 429, message: 'The daily spend ceiling is passed; managed serving resumes at the next UTC midnight.' },
   rate_limit_exceeded: { status: 429, message: 'Too many requests; back off for the seconds in Retry-After.' },
   limits_unavailable: { status: 503, message: 'The limits record cannot be read right now.' },
-  upstream_capacity_exceeded: { status: 503, message: 'Every upstream connection of the route is taken and its wait queue is full or timed out; retry after Retry-After.' },
+  upstream_capacity_exceeded: {
+    status: 503,
+    message: 'Every upstream connection of the route is taken and its wait queue is full or timed out; retry after Retry-After.',
+  },
   request_timeout: { status: 408, message: 'The request headers or body did not arrive in time.' },
   store_unavailable: { status: 503, message: 'The key store cannot be read right now; retry shortly.' },
   // upstream and lifecycle

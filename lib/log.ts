@@ -7,7 +7,10 @@ export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destinatio
     level,
     base: undefined,
     redact: {
-      paths: ['authorization', 'headers.authorization', 'headers["x-api-key"]', 'headers["x-goog-api-key"]', 'key', 'credential', '*.key', '*.credential', 'api_key'],
+      paths: [
+        'authorization', 'headers.authorization', 'headers["x-api-key"]', 'headers["x-goog-api-key"]',
+        'key', 'credential', '*.key', '*.credential', 'api_key',
+      ],
       censor: '[redacted]',
     },
   };

@@ -29,7 +29,10 @@ export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Prom
     log.info({ signal }, 'shutting down: draining streams');
     // close(): stop accepting, let streams run up to timeouts.shutdown_drain_ms, settle, close the
     // ledger; then flush the log and exit 0.
-    gw.close().then(() => { log.info('stopped'); log.flush(); process.exit(0); }, (err) => { log.error({ err }, 'shutdown failed'); log.flush(); process.exit(1); });
+    gw.close().then(
+      () => { log.info('stopped'); log.flush(); process.exit(0); },
+      (err) => { log.error({ err }, 'shutdown failed'); log.flush(); process.exit(1); },
+    );
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));

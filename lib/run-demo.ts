@@ -18,7 +18,14 @@ process.env.GATEWAY_DATA_DIR = dataDir;
 
 // Without a config file the demo's simulator behaves like a real provider: flex starts after a
 // spread-out delay and sometimes refuses, standard answers in ~300 ms, tokens arrive at 80/s.
-const realistic = { simulator: { flex: { startMs: { min: 200, max: 8_000 }, refuseRate: 0.05 }, standard: { startMs: 300 }, tokensPerS: 80, outputTokens: 60 } };
+const realistic = {
+  simulator: {
+    flex: { startMs: { min: 200, max: 8_000 }, refuseRate: 0.05 },
+    standard: { startMs: 300 },
+    tokensPerS: 80,
+    outputTokens: 60,
+  },
+};
 const gw = await startFromEnv(process.env.GATEWAY_CONFIG ? {} : realistic);
 const svc = gw.services;
 const now = svc.clock.now();

@@ -68,8 +68,10 @@ export function requestBodyLimits(svc: Services, cap = BODY_CAP): BodyLimits {
 }
 
 export function parseJsonObject(buf: Buffer): Record<string, any> {
-  let v: unknown;
-  try { v = JSON.parse(buf.toString('utf8')); } catch { throw new GatewayError('invalid_json'); }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
-  return v as Record<string, any>;
+  let parsed: unknown;
+  try { parsed = JSON.parse(buf.toString('utf8')); } catch { throw new GatewayError('invalid_json'); }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+  }
+  return parsed as Record<string, any>;
 }

@@ -18,7 +18,8 @@ export function trustList(entries: string[]): BlockList {
     const [addr, bits, extra] = raw.trim().split('/');
     const family = isIP(addr ?? '');
     const prefix = bits === undefined ? undefined : Number(bits);
-    if (!family || extra !== undefined || (prefix !== undefined && !(Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128)))) {
+    const prefixFits = prefix === undefined || (Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128));
+    if (!family || extra !== undefined || !prefixFits) {
       throw new Error(`trust_proxy: "${raw}" is not an IP address or CIDR`);
     }
     const type = family === 4 ? 'ipv4' : 'ipv6';

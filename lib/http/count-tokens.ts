@@ -21,11 +21,16 @@ export async function handleCountTokens(req: IncomingMessage, res: ServerRespons
     const counter = svc.adapters.vendor_c.countTokens;
     if (own !== undefined && counter) {
       const upstream = counter({ body: { ...body, model: model.route_model_ids?.vendor_c ?? model.id }, credential: own, betas });
-      const t = svc.config.timeouts;
-      const r = await svc.pools.get('vendor_c', upstream.origin).request({ method: 'POST', path: upstream.path, headers: upstream.headers, body: upstream.body, headersTimeout: t.upstream_first_byte_ms, bodyTimeout: t.upstream_idle_ms });
-      const text = await r.body.text();
-      if (r.statusCode !== 200) {
-        throw new GatewayError(r.statusCode >= 500 ? 'provider_error' : 'provider_rejected', `vendor C refused the count (${r.statusCode}): ${text.slice(0, 300)}`, r.statusCode < 500 ? { status: r.statusCode } : {});
+      const timeouts = svc.config.timeouts;
+      const reply = await svc.pools.get('vendor_c', upstream.origin).request({
+        method: 'POST', path: upstream.path, headers: upstream.headers, body: upstream.body,
+        headersTimeout: timeouts.upstream_first_byte_ms, bodyTimeout: timeouts.upstream_idle_ms,
+      });
+      const text = await reply.body.text();
+      const status = reply.statusCode;
+      if (status !== 200) {
+        const why = `vendor C refused the count (${status}): ${text.slice(0, 300)}`;
+        throw new GatewayError(status >= 500 ? 'provider_error' : 'provider_rejected', why, status < 500 ? { status } : {});
       }
       const counted = JSON.parse(text) as Record<string, unknown>;
       return sendJson(res, 200, JSON.stringify({ ...counted, counted_by: 'vendor_c' }), { 'x-service-served-provider': 'vendor_c' });

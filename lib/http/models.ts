@@ -23,6 +23,9 @@ const serialize = fastJson({
 export function catalogBody(catalog: Catalog): string {
   return serialize({
     object: 'list',
-    data: catalog.models.map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: m.family, family: m.family, routes: m.routes, flex_capable: m.flex })),
+    data: catalog.models.map((model) => ({
+      id: model.id, object: 'model', created: 0, owned_by: model.family,
+      family: model.family, routes: model.routes, flex_capable: model.flex,
+    })),
   });
 }

@@ -38,7 +38,8 @@ export function planRequest(checked: CheckedRequest, deps: PlanDeps): Plan {
     const own = deps.ownKey(route);
     const managed = own === undefined ? deps.managedKey(route) : undefined;
     if (own === undefined && managed === undefined) {
-      throw new GatewayError('provider_key_missing', `No key is configured for the route '${route}'; set one with PUT /admin/v1/orgs/{id}/provider-keys/${route}.`, { param: 'provider' });
+      const how = `set one with PUT /admin/v1/orgs/{id}/provider-keys/${route}`;
+      throw new GatewayError('provider_key_missing', `No key is configured for the route '${route}'; ${how}.`, { param: 'provider' });
     }
     const adapter = deps.adapters[route];
     // The route gets the caller's body as it is when it speaks the caller's format and the format

@@ -14,6 +14,8 @@ export function parseStartWithin(value: unknown): StartWithin {
   const [h, min, s] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (min > 59 || s > 59) throw new GatewayError('invalid_start_within', undefined, { param: 'start_within' });
   const ms = ((h * 60 + min) * 60 + s) * 1000;
-  if (ms > MAX_START_WITHIN_MS) throw new GatewayError('invalid_start_within', 'start_within is longer than 10 minutes (00h-10m-00s).', { param: 'start_within' });
+  if (ms > MAX_START_WITHIN_MS) {
+    throw new GatewayError('invalid_start_within', 'start_within is longer than 10 minutes (00h-10m-00s).', { param: 'start_within' });
+  }
   return { kind: 'duration', ms };
 }

@@ -49,7 +49,9 @@ export function checkRequest(
   format: CallerFormat, raw: Record<string, any>, catalog: Catalog, defaultStartWithin: string | null, headers: IncomingHttpHeaders = {},
 ): CheckedRequest {
   const endpoint = ENDPOINTS[format];
-  if (raw.start_within === undefined && defaultStartWithin === null) throw new GatewayError('missing_start_within', undefined, { param: 'start_within' });
+  if (raw.start_within === undefined && defaultStartWithin === null) {
+    throw new GatewayError('missing_start_within', undefined, { param: 'start_within' });
+  }
   if (!endpoint.validate(raw)) throw schemaError(endpoint.validate.errors![0]!);
   const startWithin = parseStartWithin(raw.start_within ?? defaultStartWithin);
   const retry = parseRetry(raw.retry);
@@ -60,8 +62,10 @@ export function checkRequest(
   let routes = explicitProvider ? parseProvider(raw.provider) : [model.routes[0]!];
   const pinnedBy = stateField(endpoint, raw);
   if (pinnedBy) routes = pinToIssuingRoute(endpoint.state!.route, pinnedBy, routes, model);
-  for (const r of routes) {
-    if (!model.routes.includes(r)) throw new GatewayError('provider_model_mismatch', `The route '${r}' cannot serve '${model.id}'.`, { param: 'provider' });
+  for (const route of routes) {
+    if (!model.routes.includes(route)) {
+      throw new GatewayError('provider_model_mismatch', `The route '${route}' cannot serve '${model.id}'.`, { param: 'provider' });
+    }
   }
   if (startWithin.kind === 'duration') {
     if (CLOUD.has(routes[0]!)) throw new GatewayError('flex_unsupported_on_cloud', undefined, { param: 'start_within' });
@@ -92,10 +96,12 @@ function stateField(endpoint: Endpoint, raw: Record<string, any>): string | unde
  *  same route keeps it), no fallback; a chain or model that cannot run there is refused. */
 function pinToIssuingRoute(route: RouteName, field: string, routes: RouteName[], model: ModelEntry): RouteName[] {
   if (!model.routes.includes(route)) {
-    throw new GatewayError('conversation_state_unroutable', `'${field}' refers to state held by ${route}, which cannot serve '${model.id}'; send the whole conversation instead.`, { param: field });
+    const why = `'${field}' refers to state held by ${route}, which cannot serve '${model.id}'; send the whole conversation instead.`;
+    throw new GatewayError('conversation_state_unroutable', why, { param: field });
   }
   if (routes[0] !== route) {
-    throw new GatewayError('conversation_state_unroutable', `'${field}' refers to state held by ${route}; provider[0] must be ${route} (no other route can honour it).`, { param: field });
+    const why = `'${field}' refers to state held by ${route}; provider[0] must be ${route} (no other route can honour it).`;
+    throw new GatewayError('conversation_state_unroutable', why, { param: field });
   }
   return [route];
 }
@@ -113,11 +119,12 @@ export function checkCountTokens(
   return { model, body, betas };
 }
 
-function parseProvider(v: unknown): RouteName[] {
-  if (!Array.isArray(v) || v.length === 0 || v.some((r) => typeof r !== 'string' || !ROUTE_NAMES.has(r as RouteName)) || new Set(v).size !== v.length) {
+function parseProvider(value: unknown): RouteName[] {
+  const isRoute = (route: unknown): boolean => typeof route === 'string' && ROUTE_NAMES.has(route as RouteName);
+  if (!Array.isArray(value) || value.length === 0 || !value.every(isRoute) || new Set(value).size !== value.length) {
     throw new GatewayError('invalid_provider_chain', undefined, { param: 'provider' });
   }
-  return v as RouteName[];
+  return value as RouteName[];
 }
 
 function parseRetry(v: unknown): RetryPolicy | undefined {
@@ -131,14 +138,16 @@ function parseRetry(v: unknown): RetryPolicy | undefined {
   return { count: count as number, backoff, jitter };
 }
 
-function schemaError(e: ErrorObject): GatewayError {
-  if (e.keyword === 'additionalProperties') {
-    const p = String(e.params.additionalProperty);
-    return new GatewayError('unsupported_parameter', `Unknown parameter '${p}'.`, { param: p });
+function schemaError(error: ErrorObject): GatewayError {
+  if (error.keyword === 'additionalProperties') {
+    const param = String(error.params.additionalProperty);
+    return new GatewayError('unsupported_parameter', `Unknown parameter '${param}'.`, { param });
   }
-  const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : String(e.params.missingProperty ?? '');
-  if (where === 'model' || e.params.missingProperty === 'model') return new GatewayError('invalid_request', `model ${e.message}.`, { param: 'model' });
-  return new GatewayError('invalid_request', `${where || 'body'} ${e.message}.`, { param: where || undefined });
+  const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : String(error.params.missingProperty ?? '');
+  if (where === 'model' || error.params.missingProperty === 'model') {
+    return new GatewayError('invalid_request', `model ${error.message}.`, { param: 'model' });
+  }
+  return new GatewayError('invalid_request', `${where || 'body'} ${error.message}.`, { param: where || undefined });
 }
 
 export type { FormatName };
