@@ -32,7 +32,12 @@ export function vendorC(baseUrl: string, defaultMaxTokens: number): RouteAdapter
       };
     },
     countTokens({ body, credential, betas }) {
-      return { origin, path: `${base}/v1/messages/count_tokens`, headers: { ...headers(credential, betas), accept: 'application/json' }, body: JSON.stringify(body) };
+      return {
+        origin,
+        path: `${base}/v1/messages/count_tokens`,
+        headers: { ...headers(credential, betas), accept: 'application/json' },
+        body: JSON.stringify(body),
+      };
     },
   };
 }

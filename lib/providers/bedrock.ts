@@ -21,10 +21,13 @@ export interface BedrockCredential {
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
-export function parseBedrockCredential(raw: unknown): { creds: BedrockCredential['key']; region: string } {
+export function parseBedrockCredential(raw: unknown): { keys: BedrockCredential['key']; region: string } {
   const credential = raw as BedrockCredential;
-  if (!credential?.key?.access_key_id || !credential.key.secret_access_key) throw new GatewayError('provider_key_missing', 'The cloud_b key must be {"key": {"access_key_id", "secret_access_key", "session_token"?}, "region"?}.');
-  return { creds: credential.key, region: credential.region ?? 'us-east-1' };
+  if (!credential?.key?.access_key_id || !credential.key.secret_access_key) {
+    const shape = '{"key": {"access_key_id", "secret_access_key", "session_token"?}, "region"?}';
+    throw new GatewayError('provider_key_missing', `The cloud_b key must be ${shape}.`);
+  }
+  return { keys: credential.key, region: credential.region ?? 'us-east-1' };
 }
 
 export function cloudB(baseUrl: string, defaultMaxTokens: number): RouteAdapter {
@@ -35,20 +38,24 @@ export function cloudB(baseUrl: string, defaultMaxTokens: number): RouteAdapter 
     wires: ['messages'],
     flex: false,
     async build({ body, model, stream, credential, betas }) {
-      const { creds, region } = parseBedrockCredential(credential);
+      const { keys, region } = parseBedrockCredential(credential);
       const { model: _m, stream: _s, service_tier: _t, ...rest } = body;
-      const out: Record<string, unknown> = { ...rest, anthropic_version: 'bedrock-2023-05-31', max_tokens: rest.max_tokens ?? defaultMaxTokens };
-      const bedrockBetas = betas?.filter((b) => MESSAGES_BETAS[b]?.bedrock) ?? [];
+      const out: Record<string, unknown> = {
+        ...rest, anthropic_version: 'bedrock-2023-05-31', max_tokens: rest.max_tokens ?? defaultMaxTokens,
+      };
+      const bedrockBetas = betas?.filter((beta) => MESSAGES_BETAS[beta]?.bedrock) ?? [];
       if (bedrockBetas.length) out.anthropic_beta = bedrockBetas;   // Bedrock takes betas in the body
       const path = `${base}/model/${encodeURIComponent(model)}/${stream ? 'invoke-with-response-stream' : 'invoke'}`;
       const payload = JSON.stringify(out);
       const signer = new SignatureV4({
         service: 'bedrock', region, sha256: Sha256,
-        credentials: { accessKeyId: creds.access_key_id, secretAccessKey: creds.secret_access_key, sessionToken: creds.session_token },
+        credentials: { accessKeyId: keys.access_key_id, secretAccessKey: keys.secret_access_key, sessionToken: keys.session_token },
       });
       const signed = await signer.sign(new HttpRequest({
         method: 'POST', protocol: url.protocol, hostname: url.hostname, port: url.port ? Number(url.port) : undefined, path,
-        headers: { host: url.host, 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json' },
+        headers: {
+          host: url.host, 'content-type': 'application/json', accept: stream ? 'application/vnd.amazon.eventstream' : 'application/json',
+        },
         body: payload,
       }));
       return { origin, path, headers: signed.headers as Record<string, string>, body: payload };
@@ -78,7 +85,8 @@ export class EventStreamFramer implements Framer {
         json = Buffer.from(String(payload.bytes ?? ''), 'base64').toString('utf8');
       } else {
         const name = String(msg.headers[':exception-type']?.value ?? msg.headers[':error-code']?.value ?? 'exception');
-        json = JSON.stringify({ type: 'error', error: { type: name === 'throttlingException' ? 'rate_limit_error' : 'api_error', message: name } });
+        const errorType = name === 'throttlingException' ? 'rate_limit_error' : 'api_error';
+        json = JSON.stringify({ type: 'error', error: { type: errorType, message: name } });
       }
       const event = (JSON.parse(json) as { type?: string }).type ?? 'message';
       out.push({ event, data: json, raw: Buffer.from(formatFrame(json, event)) });

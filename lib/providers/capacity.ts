@@ -47,7 +47,9 @@ export class RouteGate {
   /** Calls grant(release) once a connection slot is the caller's — at once (synchronously) when
    *  one is free — or refuse(err) when it cannot be. waitMs 0: only a free slot now (a flex attempt
    *  never queues: not getting one is a flex failure). Returns a cancel for a queued wait. */
-  acquire(org: string, waitMs: number, grant: (release: () => void) => void, refuse: (err: CapacityRefused) => void): (() => void) | undefined {
+  acquire(
+    org: string, waitMs: number, grant: (release: () => void) => void, refuse: (err: CapacityRefused) => void,
+  ): (() => void) | undefined {
     if ((this.perOrg.get(org) ?? 0) >= this.orgCap) { refuse(new CapacityRefused('org_share')); return undefined; }
     if (this.active < this.limits.connections && this.waiting.length === 0) { grant(this.take(org)); return undefined; }
     if (waitMs <= 0) { refuse(new CapacityRefused('busy')); return undefined; }

@@ -16,7 +16,11 @@ export function vendorB(baseUrl: string): RouteAdapter {
       return {
         origin,
         path: `${base}/v1beta/interactions`,
-        headers: { 'content-type': 'application/json', 'x-goog-api-key': String(credential), accept: stream ? 'text/event-stream' : 'application/json' },
+        headers: {
+          'content-type': 'application/json',
+          'x-goog-api-key': String(credential),
+          accept: stream ? 'text/event-stream' : 'application/json',
+        },
         body: jsonBody(args, set),
       };
     },

@@ -18,7 +18,11 @@ export function vendorA(baseUrl: string): RouteAdapter {
       return {
         origin,
         path: `${base}/v1/${wire === 'chat' ? 'chat/completions' : 'responses'}`,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${String(credential)}`, accept: stream ? 'text/event-stream' : 'application/json' },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${String(credential)}`,
+          accept: stream ? 'text/event-stream' : 'application/json',
+        },
         body: jsonBody(args, set),
       };
     },

@@ -4,11 +4,14 @@
 import type { Tier } from '../ir.ts';
 import type { Failure } from '../providers/types.ts';
 
-export function classify(status: number, headers: Record<string, string | string[] | undefined>, bodyText: string, tier: Tier, nowMs: number): Failure {
+type Headers = Record<string, string | string[] | undefined>;
+
+export function classify(status: number, headers: Headers, bodyText: string, tier: Tier, nowMs: number): Failure {
   let parsed: any;
   try { parsed = JSON.parse(bodyText); } catch { parsed = undefined; }
   const err = parsed?.error;
-  const upstreamCode: string | undefined = typeof err?.code === 'string' ? err.code : typeof err?.type === 'string' ? err.type : typeof err?.status === 'string' ? err.status : undefined;
+  // The provider's own name for the error: OpenAI's code, Anthropic's type, Google's status.
+  const upstreamCode: string | undefined = [err?.code, err?.type, err?.status].find((name) => typeof name === 'string');
   const message = String(err?.message ?? parsed?.message ?? (bodyText.slice(0, 500) || `upstream status ${status}`));
   const retryAfterMs = retryAfter(headers, err, nowMs);
   // Billing and spend-cap 429s never succeed on retry.
@@ -20,25 +23,25 @@ export function classify(status: number, headers: Record<string, string | string
   return { kind, status, message, retryAfterMs, upstreamCode };
 }
 
-function header(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const v = h[name];
-  return Array.isArray(v) ? v[0] : v;
+function header(headers: Headers, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
-export function retryAfter(h: Record<string, string | string[] | undefined>, err: any, nowMs: number): number | undefined {
-  const ms = header(h, 'retry-after-ms');
+export function retryAfter(headers: Headers, err: any, nowMs: number): number | undefined {
+  const ms = header(headers, 'retry-after-ms');
   if (ms !== undefined && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
-  const ra = header(h, 'retry-after');
+  const ra = header(headers, 'retry-after');
   if (ra !== undefined) {
     if (/^\d+(\.\d+)?$/.test(ra.trim())) return Math.max(0, Number(ra) * 1000);
     const at = Date.parse(ra);
     if (!Number.isNaN(at)) return Math.max(0, at - nowMs);
   }
   const details: any[] = Array.isArray(err?.details) ? err.details : [];
-  const info = details.find((d) => typeof d?.retryDelay === 'string');
+  const info = details.find((detail) => typeof detail?.retryDelay === 'string');
   if (info) {
-    const s = parseFloat(info.retryDelay);
-    if (Number.isFinite(s)) return Math.max(0, s * 1000);
+    const seconds = parseFloat(info.retryDelay);
+    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
   }
   return undefined;
 }

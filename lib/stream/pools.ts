@@ -69,7 +69,10 @@ export class Pools {
    *  else when one frees up. The handler sees undici's calls unchanged; the slot is given back at
    *  the response's end or error (an abort included). refuse() gets a CapacityRefused, or the
    *  error of a dispatch that throws. Returns a cancel for a request still waiting for a slot. */
-  dispatch(route: RouteName, req: UpstreamRequest, handler: Dispatcher.DispatchHandler, terms: UpstreamTerms | undefined, refuse: (err: Error) => void): (() => void) | undefined {
+  dispatch(
+    route: RouteName, req: UpstreamRequest, handler: Dispatcher.DispatchHandler, terms: UpstreamTerms | undefined,
+    refuse: (err: Error) => void,
+  ): (() => void) | undefined {
     const t = terms ?? { org: '', waitMs: this.capacity.wait_ms, firstByteMs: this.timeouts.upstream_first_byte_ms };
     return this.gate(route).acquire(t.org, t.waitMs, (release) => {
       try {

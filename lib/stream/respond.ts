@@ -46,8 +46,8 @@ export interface StreamResult {
   error?: string;
 }
 
-export async function respond(a: RespondArgs): Promise<StreamResult> {
-  return a.stream ? (a.passthrough ? pipePassthrough(a) : pipeTranslated(a)) : assemble(a);
+export async function respond(args: RespondArgs): Promise<StreamResult> {
+  return args.stream ? (args.passthrough ? pipePassthrough(args) : pipeTranslated(args)) : assemble(args);
 }
 
 /** Feeds the committed body to `onChunk` (the bytes read before commit first, then each chunk as
@@ -95,39 +95,42 @@ function drain(committed: Committed, res: ServerResponse, onChunk: (chunk: Buffe
 type CallerIdle = Pick<RespondArgs, 'callerIdleMs' | 'onCallerIdle'>;
 
 /** drain(), decoded: the stream's frames in order, the framer's tail at the end. */
-async function drainFrames(committed: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void, idle?: CallerIdle): Promise<void> {
+async function drainFrames(
+  committed: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void, idle?: CallerIdle,
+): Promise<void> {
   if (committed.frames.length) onFrames(committed.frames);
   await drain(committed, res, (chunk) => onFrames(committed.framer.push(chunk)), idle);
   const tail = committed.framer.end();
   if (tail.length) onFrames(tail);
 }
 
-function startStream(a: RespondArgs): void {
-  a.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...a.headers });
+function startStream(args: RespondArgs): void {
+  args.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...args.headers });
 }
 
-async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
-  const { res, committed, wire } = a;
+async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
+  const { res, committed, wire } = args;
   const tap = wire.tap;
-  const st: TapState = { usage: zeroUsage(), sawUsage: false };
+  const tapState: TapState = { usage: zeroUsage(), sawUsage: false };
   // The usage-only frame the gateway asked for on the caller's behalf (Chat's choices:[] chunk) is
   // dropped for a caller that did not ask for usage; the codec says which frame that is.
-  const usageOnlyFrame = a.includeUsage ? undefined : a.caller.endpoint?.usageOnlyFrame;
+  const usageOnlyFrame = args.includeUsage ? undefined : args.caller.endpoint?.usageOnlyFrame;
   let final = false;
   let bytesOut = 0;
   // Reading usage (no rewrite asked) needs no bulk: the frame is parsed with it emptied.
-  const bulk = a.includeCost ? undefined : tap.bulk;
+  const bulk = args.includeCost ? undefined : tap.bulk;
   /** A frame that may carry usage: read it; returns what replaces it, if anything. */
-  const onUsageFrame = (f: RawFrame): Buffer | undefined => {
-    if (!tap.carriesUsage(f)) return undefined;
+  const onUsageFrame = (frame: RawFrame): Buffer | undefined => {
+    if (!tap.carriesUsage(frame)) return undefined;
     let data: any;
-    try { data = JSON.parse(bulk ? withoutBulk(f.data, bulk) : f.data); } catch { return undefined; }
-    tap.read(data, st);
-    if (!tap.isFinal(f, data)) return undefined;
+    try { data = JSON.parse(bulk ? withoutBulk(frame.data, bulk) : frame.data); } catch { return undefined; }
+    tap.read(data, tapState);
+    if (!tap.isFinal(frame, data)) return undefined;
     final = true;
     if (usageOnlyFrame?.(data)) return EMPTY;
-    if (a.includeCost) return Buffer.from(formatFrame(tap.inject(data, a.pricing.price(st.usage, st.tier ?? committed.tier).extras!), f.event));
-    return undefined;
+    if (!args.includeCost) return undefined;
+    const { extras } = args.pricing.price(tapState.usage, tapState.tier ?? committed.tier);
+    return Buffer.from(formatFrame(tap.inject(data, extras!), frame.event));
   };
   // Only whole frames go out (one write per upstream chunk), so a stream that breaks later ends
   // with a clean error event, never one spliced into half a frame.
@@ -136,40 +139,41 @@ async function pipePassthrough(a: RespondArgs): Promise<StreamResult> {
     bytesOut += bytes.length;
     res.write(bytes);
   };
-  startStream(a);
+  startStream(args);
   try {
     if (committed.ownFraming) {
       await drainFrames(committed, res, (frames) => {
-        const out = frames.map((f) => onUsageFrame(f) ?? f.raw);
+        const out = frames.map((frame) => onUsageFrame(frame) ?? frame.raw);
         write(out.length === 1 ? out[0]! : Buffer.concat(out));
-      }, a);
+      }, args);
     } else {
       const scanner = new PassthroughScanner(tap.markers);
-      await drain(committed, res, (chunk) => write(scanner.push(chunk, onUsageFrame)), a);
+      await drain(committed, res, (chunk) => write(scanner.push(chunk, onUsageFrame)), args);
       write(scanner.end(onUsageFrame));
     }
   } catch (err) {
-    return endBroken(a, st, bytesOut, (err as Error).message);
+    return endBroken(args, tapState, bytesOut, (err as Error).message);
   }
-  if (!final) return endBroken(a, st, bytesOut, 'upstream stream ended before its final event');
+  if (!final) return endBroken(args, tapState, bytesOut, 'upstream stream ended before its final event');
   res.end();
-  const tier = st.tier ?? committed.tier;
-  return { complete: true, usage: st.sawUsage ? st.usage : undefined, tier, costMicroUsd: st.sawUsage ? a.pricing.price(st.usage, tier).costMicroUsd : undefined, bytesOut };
+  const tier = tapState.tier ?? committed.tier;
+  if (!tapState.sawUsage) return { complete: true, usage: undefined, tier, costMicroUsd: undefined, bytesOut };
+  return { complete: true, usage: tapState.usage, tier, costMicroUsd: args.pricing.price(tapState.usage, tier).costMicroUsd, bytesOut };
 }
 
 const EMPTY = Buffer.alloc(0);
 
-function endBroken(a: RespondArgs, st: TapState, bytesOut: number, why: string): StreamResult {
-  const frame = a.caller.errorFrame('provider_error', `The provider stream failed: ${why}`);
-  if (!a.res.destroyed) a.res.end(frame);
-  const tier = st.tier ?? a.committed.tier;
-  return { complete: false, usage: st.sawUsage ? st.usage : undefined, tier, bytesOut, error: why };
+function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number, why: string): StreamResult {
+  const frame = args.caller.errorFrame('provider_error', `The provider stream failed: ${why}`);
+  if (!args.res.destroyed) args.res.end(frame);
+  const tier = tapState.tier ?? args.committed.tier;
+  return { complete: false, usage: tapState.sawUsage ? tapState.usage : undefined, tier, bytesOut, error: why };
 }
 
-async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
-  const { res, committed } = a;
-  const decoder = a.wire.createStreamDecoder();
-  const encoder = a.caller.createStreamEncoder(a.ctx);
+async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
+  const { res, committed } = args;
+  const decoder = args.wire.createStreamDecoder();
+  const encoder = args.caller.createStreamEncoder(args.ctx);
   let finish: Extract<IREvent, { type: 'finish' }> | undefined;
   let failed: string | undefined;
   let bytesOut = 0;
@@ -181,9 +185,9 @@ async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
     for (const ev of events) {
       if (ev.type === 'finish') {
         const tier = ev.tier ?? committed.tier;
-        const p = a.pricing.price(ev.usage, tier);
-        costMicroUsd = p.costMicroUsd;
-        if (a.includeCost) ev.extras = p.extras;
+        const price = args.pricing.price(ev.usage, tier);
+        costMicroUsd = price.costMicroUsd;
+        if (args.includeCost) ev.extras = price.extras;
         finish = { ...ev, tier };
       } else if (ev.type === 'error') failed = ev.message;
       pending += encoder.push(ev);
@@ -195,16 +199,17 @@ async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
     res.write(pending);
     pending = '';
   };
-  startStream(a);
+  startStream(args);
   try {
-    await drainFrames(committed, res, (frames) => { for (const f of frames) emit(decoder.push(f)); flush(); }, a);
+    await drainFrames(committed, res, (frames) => { for (const frame of frames) emit(decoder.push(frame)); flush(); }, args);
     emit(decoder.end());
   } catch (err) {
     failed = (err as Error).message;
   }
   if (!finish && !failed) failed = 'upstream stream ended before its final event';
   if (failed && !finish) {
-    if (!res.destroyed) res.end(pending + encoder.push({ type: 'error', code: 'provider_error', message: `The provider stream failed: ${failed}` }));
+    const message = `The provider stream failed: ${failed}`;
+    if (!res.destroyed) res.end(pending + encoder.push({ type: 'error', code: 'provider_error', message }));
     return { complete: false, tier: committed.tier, bytesOut, error: failed };
   }
   bytesOut += Buffer.byteLength(pending);
@@ -212,8 +217,8 @@ async function pipeTranslated(a: RespondArgs): Promise<StreamResult> {
   return { complete: !failed, usage: finish!.usage, tier: finish!.tier!, costMicroUsd, bytesOut, error: failed };
 }
 
-async function assemble(a: RespondArgs): Promise<StreamResult> {
-  const { committed } = a;
+async function assemble(args: RespondArgs): Promise<StreamResult> {
+  const { committed } = args;
   let body: Record<string, any>;
   let usage: IRUsage;
   let tier: Tier;
@@ -224,42 +229,46 @@ async function assemble(a: RespondArgs): Promise<StreamResult> {
     if (!committed.streamed && !isEventStream(committed.headers['content-type'])) {
       raw = await collectBody(committed);
       body = JSON.parse(raw.toString('utf8'));
-      const ir = a.wire.decodeResponse(body);
+      const ir = args.wire.decodeResponse(body);
       usage = ir.usage;
       tier = ir.tier ?? committed.tier;
-      if (a.wire.name !== a.caller.name) { body = a.caller.encodeResponse(ir, a.ctx); raw = undefined; }
+      if (args.wire.name !== args.caller.name) { body = args.caller.encodeResponse(ir, args.ctx); raw = undefined; }
     } else {
-      const decoder = a.wire.createStreamDecoder();
+      const decoder = args.wire.createStreamDecoder();
       const collector = new ResponseCollector(committed.tier);
       let finished = false;
-      await drainFrames(committed, a.res, (frames) => {
-        for (const f of frames) for (const ev of decoder.push(f)) { collector.push(ev); if (ev.type === 'finish') finished = true; }
+      await drainFrames(committed, args.res, (frames) => {
+        for (const frame of frames) for (const ev of decoder.push(frame)) { collector.push(ev); if (ev.type === 'finish') finished = true; }
       });
       for (const ev of decoder.end()) { collector.push(ev); if (ev.type === 'finish') finished = true; }
       const ir = collector.result();
-      if (!finished || ir.error) return { complete: false, tier: committed.tier, bytesOut: 0, error: ir.error?.message ?? 'upstream stream ended before its final event' };
+      if (!finished || ir.error) {
+        const error = ir.error?.message ?? 'upstream stream ended before its final event';
+        return { complete: false, tier: committed.tier, bytesOut: 0, error };
+      }
       usage = ir.usage;
       tier = ir.tier;
       // Same API in and out: keep the provider's id, the one its stored state is found by
       // (previous_response_id, previous_interaction_id).
-      body = a.caller.encodeResponse(ir, { ...a.ctx, tier, ...(a.wire.name === a.caller.name && ir.id ? { id: ir.id } : {}) });
+      body = args.caller.encodeResponse(ir, { ...args.ctx, tier, ...(args.wire.name === args.caller.name && ir.id ? { id: ir.id } : {}) });
     }
   } catch (err) {
     return { complete: false, tier: committed.tier, bytesOut: 0, error: (err as Error).message };
   }
-  const { costMicroUsd, extras } = a.pricing.price(usage, tier);
-  const headers: Headers = { ...a.headers };
+  const { costMicroUsd, extras } = args.pricing.price(usage, tier);
+  const headers: Headers = { ...args.headers };
   if (costMicroUsd !== undefined) headers['x-service-cost'] = costMicroUsd;
-  if (a.includeCost && extras) {
+  if (args.includeCost && extras) {
     // Formats that already name input_tokens/output_tokens keep their own values (Anthropic's
     // input_tokens excludes cache reads); the others get the IR's.
     const own = body.usage ?? {};
-    body.usage = addCostExtras({ ...own }, extras, { input: own.input_tokens ?? usage.inputTokens, output: own.output_tokens ?? usage.outputTokens });
+    const tokens = { input: own.input_tokens ?? usage.inputTokens, output: own.output_tokens ?? usage.outputTokens };
+    body.usage = addCostExtras({ ...own }, extras, tokens);
     raw = undefined;
   }
   const out = raw ?? Buffer.from(JSON.stringify(body));
-  a.res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length, ...headers });
-  a.res.end(out);
+  args.res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length, ...headers });
+  args.res.end(out);
   return { complete: true, usage, tier, costMicroUsd, bytesOut: out.length };
 }
 
