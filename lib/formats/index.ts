@@ -22,4 +22,6 @@ type Table = typeof CODECS;
 export type CallerFormat = { [F in keyof Table]: Table[F] extends CallerCodec ? F : never }[keyof Table];
 
 /** The caller formats' codecs. */
-export const CALLER_CODECS = Object.fromEntries(Object.entries(CODECS).filter(([, codec]) => codec.endpoint)) as Record<CallerFormat, CallerCodec>;
+export const CALLER_CODECS = Object.fromEntries(
+  Object.entries(CODECS).filter(([, codec]) => codec.endpoint),
+) as Record<CallerFormat, CallerCodec>;

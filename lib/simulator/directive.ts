@@ -97,7 +97,9 @@ function check(raw: Record<string, unknown>): DirectiveResult {
   for (const key of NUMBER_KEYS) {
     const v = raw[key];
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !(v >= 0) || v > DIRECTIVE_MAX[key]) return { ok: false, message: `#sim directive: ${key} must be a number from 0 to ${DIRECTIVE_MAX[key]}` };
+    if (typeof v !== 'number' || !(v >= 0) || v > DIRECTIVE_MAX[key]) {
+      return { ok: false, message: `#sim directive: ${key} must be a number from 0 to ${DIRECTIVE_MAX[key]}` };
+    }
     d[key] = v;
   }
   if (raw.flex_refuse !== undefined) d.flex_refuse = raw.flex_refuse === true;
@@ -110,11 +112,15 @@ function check(raw: Record<string, unknown>): DirectiveResult {
   for (const key of ['id', 'tool_call', 'replay'] as const) {
     const v = raw[key];
     if (v === undefined) continue;
-    if (typeof v !== 'string' || v.length > MAX_STRING) return { ok: false, message: `#sim directive: ${key} must be a string of at most ${MAX_STRING} characters` };
+    if (typeof v !== 'string' || v.length > MAX_STRING) {
+      return { ok: false, message: `#sim directive: ${key} must be a string of at most ${MAX_STRING} characters` };
+    }
     d[key] = v;
   }
   if (raw.tool_args !== undefined) {
-    if (typeof raw.tool_args !== 'object' || raw.tool_args === null || Array.isArray(raw.tool_args)) return { ok: false, message: '#sim directive: tool_args must be an object' };
+    if (typeof raw.tool_args !== 'object' || raw.tool_args === null || Array.isArray(raw.tool_args)) {
+      return { ok: false, message: '#sim directive: tool_args must be an object' };
+    }
     d.tool_args = raw.tool_args as Record<string, unknown>;
   }
   return { ok: true, directive: d };

@@ -12,7 +12,9 @@ export type Replay =
   | { ok: false; message: string };
 
 export async function loadReplay(fixturesDir: string | undefined, relative: string): Promise<Replay> {
-  if (fixturesDir === undefined) return { ok: false, message: '#sim replay: no replay folder is configured (simulator option fixturesDir)' };
+  if (fixturesDir === undefined) {
+    return { ok: false, message: '#sim replay: no replay folder is configured (simulator option fixturesDir)' };
+  }
   const outside = { ok: false, message: `#sim replay: ${relative} is outside the fixtures directory` } as const;
   const root = resolve(fixturesDir);
   const file = resolve(root, relative);

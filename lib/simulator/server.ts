@@ -250,7 +250,9 @@ async function answer(
   if (!d.stream) {
     // A non-streamed answer arrives when generation would have finished.
     if (tokensPerS > 0 && Number.isFinite(tokensPerS) && !(await sleep((a.usage.output / tokensPerS) * 1000, signal))) return;
-    return send(res, { status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(route.encodeBody(a, d)) });
+    return send(
+      res, { status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(route.encodeBody(a, d)) },
+    );
   }
   const encoding = route.encodeStream(a, d);
   res.writeHead(200, { ...headers, 'content-type': route.streamContentType, 'cache-control': 'no-cache' });

@@ -16,7 +16,9 @@ export const chatEndpoint: Endpoint = {
   schema,
   check(request) {
     const body = request.body;
-    if (body.n !== undefined && body.n > 1) throw new GatewayError('unsupported_value', 'n greater than 1 is not supported.', { param: 'n' });
+    if (body.n !== undefined && body.n > 1) {
+      throw new GatewayError('unsupported_value', 'n greater than 1 is not supported.', { param: 'n' });
+    }
     delete body.service_tier;
     request.includeUsage = body.stream_options?.include_usage === true;
     const native = CHAT_NATIVE.filter((k) => isRealValue(k, body[k]));

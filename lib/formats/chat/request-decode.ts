@@ -63,11 +63,18 @@ function decodeMessages(list: unknown[], system: string[]): IRMessage[] {
         if (text) content.push({ type: 'text', text });
         if (Array.isArray(m.tool_calls)) {
           m.tool_calls.forEach((tc: any, j: number) => {
-            if (tc?.type !== undefined && tc.type !== 'function') throw unsupported(`messages[${i}].tool_calls[${j}].type`, 'Only function tool calls are supported.');
+            if (tc?.type !== undefined && tc.type !== 'function') {
+              throw unsupported(`messages[${i}].tool_calls[${j}].type`, 'Only function tool calls are supported.');
+            }
             const name = tc?.function?.name;
-            if (typeof tc?.id !== 'string' || typeof name !== 'string') throw invalid(`messages[${i}].tool_calls[${j}]`, 'A tool call needs id and function.name.');
+            if (typeof tc?.id !== 'string' || typeof name !== 'string') {
+              throw invalid(`messages[${i}].tool_calls[${j}]`, 'A tool call needs id and function.name.');
+            }
             callNames.set(tc.id, name);
-            content.push({ type: 'tool_call', id: tc.id, name, arguments: typeof tc.function.arguments === 'string' ? tc.function.arguments : JSON.stringify(tc.function.arguments ?? {}) });
+            content.push({
+              type: 'tool_call', id: tc.id, name,
+              arguments: typeof tc.function.arguments === 'string' ? tc.function.arguments : JSON.stringify(tc.function.arguments ?? {}),
+            });
           });
         } else if (m.function_call) {
           throw unsupported(`messages[${i}].function_call`, 'The legacy function_call field is not supported; use tool_calls.');
@@ -107,7 +114,9 @@ function userParts(content: unknown, param: string): IRPart[] {
       }
       case 'file': {
         const f = p.file ?? {};
-        if (typeof f.file_data !== 'string') throw unsupported(`${param}[${i}].file`, 'file parts need file_data (file_id is not supported).');
+        if (typeof f.file_data !== 'string') {
+          throw unsupported(`${param}[${i}].file`, 'file parts need file_data (file_id is not supported).');
+        }
         const d = parseDataUrl(f.file_data);
         const part: IRPart = d ? { type: 'file', mediaType: d.mediaType, data: d.data } : { type: 'file', data: f.file_data };
         if (typeof f.filename === 'string') part.filename = f.filename;

@@ -30,7 +30,10 @@ export function encodeChatRequest(ir: IRRequest): Record<string, any> {
     const rf = ir.responseFormat;
     body.response_format = rf.type === 'json_object'
       ? { type: 'json_object' }
-      : { type: 'json_schema', json_schema: { name: rf.name ?? 'response', schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}) } };
+      : {
+        type: 'json_schema',
+        json_schema: { name: rf.name ?? 'response', schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}) },
+      };
   }
   if (ir.stopSequences?.length) body.stop = ir.stopSequences;
   if (ir.native?.family === 'chat') mergeNative(body, ir.native.fields);
@@ -42,7 +45,9 @@ function assistantMessage(m: IRMessage): Record<string, unknown>[] {
   const calls = m.content.filter((p): p is Extract<IRPart, { type: 'tool_call' }> => p.type === 'tool_call');
   if (!text && !calls.length) return []; // e.g. a turn of reasoning only
   const msg: Record<string, unknown> = { role: 'assistant', content: text || null };
-  if (calls.length) msg.tool_calls = calls.map(call => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  if (calls.length) {
+    msg.tool_calls = calls.map(call => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  }
   return [msg];
 }
 
@@ -69,7 +74,11 @@ function userMessages(m: IRMessage): Record<string, unknown>[] {
         parts.push({ type: 'image_url', image_url: { url: p.data !== undefined ? dataUrl(p.mediaType, p.data) : p.url } });
         break;
       case 'file': {
-        if (p.data === undefined) throw new GatewayError('unsupported_parameter', 'Chat Completions accepts files only as inline data, not by URL.', { param: 'messages' });
+        if (p.data === undefined) {
+          throw new GatewayError(
+            'unsupported_parameter', 'Chat Completions accepts files only as inline data, not by URL.', { param: 'messages' },
+          );
+        }
         parts.push({ type: 'file', file: { file_data: dataUrl(p.mediaType, p.data), filename: p.filename ?? 'file' } });
         break;
       }

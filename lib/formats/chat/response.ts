@@ -29,7 +29,9 @@ export function decodeChatResponse(body: any): IRResponse {
   if (typeof msg.content === 'string' && msg.content) blocks.push({ kind: 'text', text: msg.content });
   if (typeof msg.refusal === 'string' && msg.refusal) blocks.push({ kind: 'text', text: msg.refusal });
   for (const tc of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
-    blocks.push({ kind: 'tool_call', id: String(tc?.id ?? ''), name: String(tc?.function?.name ?? ''), arguments: String(tc?.function?.arguments ?? '') });
+    blocks.push({
+      kind: 'tool_call', id: String(tc?.id ?? ''), name: String(tc?.function?.name ?? ''), arguments: String(tc?.function?.arguments ?? ''),
+    });
   }
   let stopReason = stopFromFinish(choice?.finish_reason);
   if (typeof msg.refusal === 'string' && msg.refusal) stopReason = 'refusal';
@@ -43,7 +45,9 @@ export function decodeChatResponse(body: any): IRResponse {
   };
   if (body?.error) {
     res.stopReason = 'error';
-    res.error = { code: String(body.error.code ?? body.error.type ?? 'server_error'), message: String(body.error.message ?? 'Upstream error.') };
+    res.error = {
+      code: String(body.error.code ?? body.error.type ?? 'server_error'), message: String(body.error.message ?? 'Upstream error.'),
+    };
   }
   return res;
 }
@@ -53,7 +57,9 @@ export function encodeChatResponse(res: IRResponse, ctx: EncodeContext): Record<
   const toolCalls: Record<string, unknown>[] = [];
   for (const block of res.blocks) {
     if (block.kind === 'text') text += block.text;
-    else if (block.kind === 'tool_call') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments } });
+    else if (block.kind === 'tool_call') toolCalls.push({
+      id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments },
+    });
     // reasoning: Chat Completions has no field for it
   }
   const message: Record<string, unknown> = { role: 'assistant', content: text || null };

@@ -71,7 +71,9 @@ export function createChatStreamDecoder(): StreamDecoder {
     if (delta) {
       const thought = delta.reasoning_content ?? delta.reasoning;
       if (typeof thought === 'string' && thought) out.push({ type: 'reasoning_delta', index: switchTo(out, 'reasoning'), text: thought });
-      if (typeof delta.content === 'string' && delta.content) out.push({ type: 'text_delta', index: switchTo(out, 'text'), text: delta.content });
+      if (typeof delta.content === 'string' && delta.content) {
+        out.push({ type: 'text_delta', index: switchTo(out, 'text'), text: delta.content });
+      }
       if (typeof delta.refusal === 'string' && delta.refusal) {
         refused = true;
         out.push({ type: 'text_delta', index: switchTo(out, 'text'), text: delta.refusal });
@@ -95,7 +97,10 @@ export function createChatStreamDecoder(): StreamDecoder {
       index = next++;
       calls.set(key, index);
       open.add(index);
-      out.push({ type: 'block_start', index, block: { kind: 'tool_call', id: String(tc?.id ?? `call_${index}`), name: String(tc?.function?.name ?? '') } });
+      out.push({
+        type: 'block_start', index,
+        block: { kind: 'tool_call', id: String(tc?.id ?? `call_${index}`), name: String(tc?.function?.name ?? '') },
+      });
       current = { index, kind: 'tool_call' };
     }
     // A fragment for an earlier call (interleaved parallel calls) still lands on its own block.

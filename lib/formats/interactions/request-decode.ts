@@ -105,12 +105,19 @@ function decodeItem(item: any, path: string, turns: Turns, loss: Loss, role: IRM
       contentList(item.content, `${path}.content`).forEach((part, k) => decodeItem(part, `${path}.content[${k}]`, turns, loss, 'user'));
       return;
     case 'model_output':
-      contentList(item.content, `${path}.content`).forEach((part, k) => decodeItem(part, `${path}.content[${k}]`, turns, loss, 'assistant'));
+      contentList(item.content, `${path}.content`)
+        .forEach((part, k) => decodeItem(part, `${path}.content[${k}]`, turns, loss, 'assistant'));
       return;
     case 'thought': {
-      const summary = Array.isArray(item.summary) ? item.summary.filter((s: any) => s?.type === 'text').map((s: any) => String(s.text ?? '')) : [];
+      const summary = Array.isArray(item.summary)
+        ? item.summary.filter((part: any) => part?.type === 'text').map((part: any) => String(part.text ?? ''))
+        : [];
       if (Array.isArray(item.summary) && summary.length < item.summary.length) loss.lossy = true;
-      turns.add('assistant', [{ type: 'reasoning', ...(summary.length ? { text: summary.join('\n') } : {}), ...(item.signature ? { signature: String(item.signature) } : {}) }]);
+      const reasoning: IRPart = {
+        type: 'reasoning', ...(summary.length ? { text: summary.join('\n') } : {}),
+        ...(item.signature ? { signature: String(item.signature) } : {}),
+      };
+      turns.add('assistant', [reasoning]);
       return;
     }
     case 'function_call':
@@ -238,7 +245,9 @@ function decodeToolChoice(tc: any): [IRToolChoice, boolean] {
     case 'validated': return ['required', false];
   }
   const allowed = tc?.allowed_tools;
-  if (!allowed || typeof allowed !== 'object') throw invalid('generation_config.tool_choice', 'tool_choice must be auto, any, none, validated or {allowed_tools}.');
+  if (!allowed || typeof allowed !== 'object') {
+    throw invalid('generation_config.tool_choice', 'tool_choice must be auto, any, none, validated or {allowed_tools}.');
+  }
   const names: unknown[] = Array.isArray(allowed.tools) ? allowed.tools : [];
   const mode = allowed.mode ?? 'any';
   if (mode === 'none') return ['none', names.length === 0];

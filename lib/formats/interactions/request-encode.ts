@@ -72,9 +72,13 @@ export function encodeSteps(messages: IRMessage[]): Item[] {
         case 'tool_call': {
           flush();
           const args = argumentsObject(p.arguments);
-          if (!args) throw new GatewayError('invalid_request', `The arguments of tool call ${p.id} are not valid JSON.`, { param: 'input' });
+          if (!args) {
+            throw new GatewayError('invalid_request', `The arguments of tool call ${p.id} are not valid JSON.`, { param: 'input' });
+          }
           callNames.set(p.id, p.name);
-          steps.push({ type: 'function_call', id: p.id, name: p.name, arguments: args, ...(p.signature ? { signature: p.signature } : {}) });
+          steps.push({
+            type: 'function_call', id: p.id, name: p.name, arguments: args, ...(p.signature ? { signature: p.signature } : {}),
+          });
           break;
         }
         case 'tool_result':

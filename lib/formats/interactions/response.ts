@@ -42,7 +42,10 @@ export function decodeInteractionsResponse(body: any): IRResponse {
   };
   if (res.stopReason === 'error') {
     const err = Array.isArray(body?.errors) ? body.errors[0] : undefined;
-    res.error = { code: String(err?.code ?? body?.status ?? 'failed'), message: String(err?.message ?? `The interaction ended with status ${body?.status}.`) };
+    res.error = {
+      code: String(err?.code ?? body?.status ?? 'failed'),
+      message: String(err?.message ?? `The interaction ended with status ${body?.status}.`),
+    };
   }
   return res;
 }
@@ -58,9 +61,17 @@ export function encodeInteractionsResponse(res: IRResponse, ctx: EncodeContext):
     }
     output = undefined;
     if (block.kind === 'reasoning') {
-      if (block.signature || block.text) steps.push({ type: 'thought', ...(block.signature ? { signature: block.signature } : {}), ...(block.text ? { summary: [{ type: 'text', text: block.text }] } : {}) });
+      if (block.signature || block.text) {
+        steps.push({
+          type: 'thought', ...(block.signature ? { signature: block.signature } : {}),
+          ...(block.text ? { summary: [{ type: 'text', text: block.text }] } : {}),
+        });
+      }
     } else {
-      steps.push({ type: 'function_call', id: block.id, name: block.name, arguments: argumentsObject(block.arguments) ?? {}, ...(block.signature ? { signature: block.signature } : {}) });
+      steps.push({
+        type: 'function_call', id: block.id, name: block.name, arguments: argumentsObject(block.arguments) ?? {},
+        ...(block.signature ? { signature: block.signature } : {}),
+      });
     }
   }
   const at = isoSeconds(ctx.createdAt);

@@ -39,7 +39,9 @@ export class InteractionsStreamDecoder implements StreamDecoder {
   private start(interaction: any): IREvent[] {
     if (this.started) return [];
     this.started = true;
-    return [{ type: 'start', ...(interaction.id ? { id: interaction.id } : {}), ...(interaction.model ? { model: interaction.model } : {}) }];
+    return [{
+      type: 'start', ...(interaction.id ? { id: interaction.id } : {}), ...(interaction.model ? { model: interaction.model } : {}),
+    }];
   }
 
   private stepStart(index: number, step: any): IREvent[] {

@@ -46,7 +46,9 @@ export class InteractionsStreamEncoder implements StreamEncoder {
       }
       case 'reasoning_delta': {
         const [step, pre] = this.stepFor(ev.index, 'reasoning');
-        if (step.kind === 'reasoning' && ev.text) out += pre + delta(step.at!, { type: 'thought_summary', content: { type: 'text', text: ev.text } });
+        if (step.kind === 'reasoning' && ev.text) {
+          out += pre + delta(step.at!, { type: 'thought_summary', content: { type: 'text', text: ev.text } });
+        }
         break;
       }
       case 'signature': {
@@ -90,7 +92,9 @@ export class InteractionsStreamEncoder implements StreamEncoder {
   private created(id: string | undefined): string {
     this.started = true;
     this.id = this.ctx.id || id || newInteractionId();
-    return frame('interaction.created', { interaction: { id: this.id, status: 'in_progress', object: 'interaction', model: this.ctx.model } })
+    return frame(
+      'interaction.created', { interaction: { id: this.id, status: 'in_progress', object: 'interaction', model: this.ctx.model } },
+    )
       + frame('interaction.status_update', { interaction_id: this.id, status: 'in_progress' });
   }
 
@@ -112,7 +116,9 @@ export class InteractionsStreamEncoder implements StreamEncoder {
     if (step.at !== undefined || !step.tool) return '';
     step.at = this.nextIndex++;
     const { id, name, signature } = step.tool;
-    return frame('step.start', { index: step.at, step: { type: 'function_call', id, name, arguments: {}, ...(signature ? { signature } : {}) } });
+    return frame(
+      'step.start', { index: step.at, step: { type: 'function_call', id, name, arguments: {}, ...(signature ? { signature } : {}) } },
+    );
   }
 
   private close(index: number): string {

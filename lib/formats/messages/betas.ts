@@ -44,7 +44,11 @@ export function parseBetas(header: string | string[] | undefined): string[] {
   const values = (Array.isArray(header) ? header.join(',') : header).split(',').map((v) => v.trim()).filter(Boolean);
   const unknown = values.find((v) => !Object.hasOwn(MESSAGES_BETAS, v));
   if (unknown !== undefined) {
-    throw new GatewayError('beta_not_supported', `The beta '${unknown}' is not supported by the gateway; turn it off in the client (for Claude Code: CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1).`, { param: 'anthropic-beta' });
+    throw new GatewayError(
+      'beta_not_supported',
+      `The beta '${unknown}' is not supported by the gateway; turn it off in the client (for Claude Code: CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1).`,
+      { param: 'anthropic-beta' },
+    );
   }
   return [...new Set(values)];
 }

@@ -126,7 +126,10 @@ function decodeBlock(b: any, path: string, loss: Loss): IRPart[] {
     case 'tool_result':
       return decodeToolResult(b, path, loss);
     case 'thinking':
-      return [{ type: 'reasoning', text: typeof b.thinking === 'string' ? b.thinking : '', ...(b.signature ? { signature: String(b.signature) } : {}) }];
+      return [{
+        type: 'reasoning', text: typeof b.thinking === 'string' ? b.thinking : '',
+        ...(b.signature ? { signature: String(b.signature) } : {}),
+      }];
     default: // redacted_thinking: no text, the opaque data rides as the signature
       return [{ type: 'reasoning', signature: String(b.data ?? '') }];
   }
@@ -153,7 +156,10 @@ function decodeDocument(b: any, path: string, loss: Loss): IRPart {
       return { type: 'file', mediaType: s.media_type ?? 'application/pdf', data: s.data, ...filename };
     case 'text':
       loss.check(s, ['type', 'media_type', 'data']);
-      return { type: 'file', mediaType: s.media_type ?? 'text/plain', data: Buffer.from(String(s.data ?? ''), 'utf8').toString('base64'), ...filename };
+      return {
+        type: 'file', mediaType: s.media_type ?? 'text/plain', data: Buffer.from(String(s.data ?? ''), 'utf8').toString('base64'),
+        ...filename,
+      };
     case 'url':
       loss.check(s, ['type', 'url']);
       return { type: 'file', mediaType: 'application/pdf', url: s.url, ...filename };
@@ -163,7 +169,9 @@ function decodeDocument(b: any, path: string, loss: Loss): IRPart {
       return { type: 'file', mediaType: 'text/plain', data: Buffer.from(text, 'utf8').toString('base64'), ...filename };
     }
     default:
-      throw new GatewayError('unsupported_parameter', 'Only base64, text, content and url document sources are supported.', { param: `${path}.source` });
+      throw new GatewayError(
+        'unsupported_parameter', 'Only base64, text, content and url document sources are supported.', { param: `${path}.source` },
+      );
   }
 }
 
@@ -181,7 +189,9 @@ function decodeToolResult(b: any, path: string, loss: Loss): IRPart[] {
       }
     });
   } else if (b.content !== undefined) throw invalid(`${path}.content`, 'tool_result content must be a string or an array of blocks.');
-  const result: IRPart = { type: 'tool_result', callId: b.tool_use_id, content: texts.join('\n'), ...(b.is_error === true ? { isError: true } : {}) };
+  const result: IRPart = {
+    type: 'tool_result', callId: b.tool_use_id, content: texts.join('\n'), ...(b.is_error === true ? { isError: true } : {}),
+  };
   return [result, ...extra];
 }
 
@@ -249,7 +259,9 @@ function decodeThinking(t: any, loss: Loss): IRRequest['reasoning'] {
 
 function decodeFormat(f: any): IRResponseFormat {
   if (f?.type === 'json_schema' && f.schema && typeof f.schema === 'object') return { type: 'json_schema', schema: f.schema };
-  throw new GatewayError('unsupported_parameter', 'output_config.format must be {type:"json_schema", schema}.', { param: 'output_config.format' });
+  throw new GatewayError(
+    'unsupported_parameter', 'output_config.format must be {type:"json_schema", schema}.', { param: 'output_config.format' },
+  );
 }
 
 function mergeSameRole(messages: IRMessage[]): IRMessage[] {

@@ -71,7 +71,9 @@ function userBlock(p: IRPart): Block[] {
     case 'image': return [imageBlock(p.mediaType, p.data, p.url)];
     case 'file': return [fileBlock(p)];
     case 'tool_result':
-      return [{ type: 'tool_result', tool_use_id: p.callId, ...(p.content ? { content: p.content } : {}), ...(p.isError ? { is_error: true } : {}) }];
+      return [{
+        type: 'tool_result', tool_use_id: p.callId, ...(p.content ? { content: p.content } : {}), ...(p.isError ? { is_error: true } : {}),
+      }];
     default: return []; // reasoning and tool calls belong to assistant turns
   }
 }
@@ -82,10 +84,14 @@ function assistantBlock(p: IRPart): Block[] {
     case 'reasoning':
       if (!p.signature) return []; // Anthropic rejects thinking it did not sign
       // redacted_thinking decodes to a reasoning part without text; give it back the same way.
-      return [p.text === undefined ? { type: 'redacted_thinking', data: p.signature } : { type: 'thinking', thinking: p.text, signature: p.signature }];
+      return [p.text === undefined
+        ? { type: 'redacted_thinking', data: p.signature }
+        : { type: 'thinking', thinking: p.text, signature: p.signature }];
     case 'tool_call': {
       const input = argumentsObject(p.arguments);
-      if (!input) throw new GatewayError('invalid_request', `The arguments of tool call ${p.id} are not valid JSON.`, { param: 'messages' });
+      if (!input) {
+        throw new GatewayError('invalid_request', `The arguments of tool call ${p.id} are not valid JSON.`, { param: 'messages' });
+      }
       return [{ type: 'tool_use', id: p.id, name: p.name, input }];
     }
     default: return []; // Anthropic takes no images, files or tool results from the assistant
@@ -104,9 +110,13 @@ function fileBlock(p: Extract<IRPart, { type: 'file' }>): Block {
   const title = p.filename ? { title: p.filename } : {};
   if (p.url && !p.data) return { type: 'document', source: { type: 'url', url: p.url }, ...title };
   if (!p.data) throw new GatewayError('invalid_request', 'A file part has neither data nor url.', { param: 'messages' });
-  if (mediaType === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: mediaType, data: p.data }, ...title };
+  if (mediaType === 'application/pdf') {
+    return { type: 'document', source: { type: 'base64', media_type: mediaType, data: p.data }, ...title };
+  }
   if (mediaType.startsWith('text/')) {
-    return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(p.data, 'base64').toString('utf8') }, ...title };
+    return {
+      type: 'document', source: { type: 'text', media_type: 'text/plain', data: Buffer.from(p.data, 'base64').toString('utf8') }, ...title,
+    };
   }
   throw new GatewayError('unsupported_parameter', `Messages documents take PDF or plain text, not ${mediaType}.`, { param: 'messages' });
 }
@@ -130,5 +140,8 @@ function encodeThinking(ir: IRRequest): Block | undefined {
 function encodeFormat(f: IRResponseFormat | undefined): Block | undefined {
   if (!f) return undefined;
   if (f.type === 'json_schema') return { type: 'json_schema', schema: f.schema };
-  throw new GatewayError('unsupported_parameter', 'Messages has no JSON mode without a schema; send a json_schema response format.', { param: 'response_format' });
+  throw new GatewayError(
+    'unsupported_parameter', 'Messages has no JSON mode without a schema; send a json_schema response format.',
+    { param: 'response_format' },
+  );
 }

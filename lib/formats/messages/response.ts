@@ -12,9 +12,13 @@ export function decodeMessagesResponse(body: any): IRResponse {
   for (const block of Array.isArray(body?.content) ? body.content : []) {
     switch (block?.type) {
       case 'text': blocks.push({ kind: 'text', text: String(block.text ?? '') }); break;
-      case 'thinking': blocks.push({ kind: 'reasoning', text: String(block.thinking ?? ''), ...(block.signature ? { signature: block.signature } : {}) }); break;
+      case 'thinking': blocks.push({
+        kind: 'reasoning', text: String(block.thinking ?? ''), ...(block.signature ? { signature: block.signature } : {}),
+      }); break;
       case 'redacted_thinking': blocks.push({ kind: 'reasoning', text: '', signature: String(block.data ?? '') }); break;
-      case 'tool_use': blocks.push({ kind: 'tool_call', id: String(block.id), name: String(block.name), arguments: JSON.stringify(block.input ?? {}) }); break;
+      case 'tool_use': blocks.push({
+        kind: 'tool_call', id: String(block.id), name: String(block.name), arguments: JSON.stringify(block.input ?? {}),
+      }); break;
       default: break; // server tool blocks have no IR shape
     }
   }

@@ -81,10 +81,14 @@ export class MessagesStreamDecoder implements StreamDecoder {
       }
       case 'redacted_thinking':
         this.open.add(index);
-        return [{ type: 'block_start', index, block: { kind: 'reasoning' } }, { type: 'signature', index, signature: String(block.data ?? '') }];
+        return [
+          { type: 'block_start', index, block: { kind: 'reasoning' } }, { type: 'signature', index, signature: String(block.data ?? '') },
+        ];
       case 'tool_use': {
         this.open.add(index);
-        const events: IREvent[] = [{ type: 'block_start', index, block: { kind: 'tool_call', id: String(block.id), name: String(block.name) } }];
+        const events: IREvent[] = [{
+          type: 'block_start', index, block: { kind: 'tool_call', id: String(block.id), name: String(block.name) },
+        }];
         if (block.input && typeof block.input === 'object' && Object.keys(block.input).length) {
           events.push({ type: 'args_delta', index, json: JSON.stringify(block.input) });
         } else this.noArgs.add(index);
@@ -124,7 +128,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
     if (!this.deltaHad.input && typeof m.inputTokenCount === 'number') this.counters.input = m.inputTokenCount;
     if (!this.deltaHad.output && typeof m.outputTokenCount === 'number') this.counters.output = m.outputTokenCount;
     if (!this.counters.cacheRead && typeof m.cacheReadInputTokenCount === 'number') this.counters.cacheRead = m.cacheReadInputTokenCount;
-    if (!this.counters.cacheWrite && typeof m.cacheWriteInputTokenCount === 'number') this.counters.cacheWrite = m.cacheWriteInputTokenCount;
+    if (!this.counters.cacheWrite && typeof m.cacheWriteInputTokenCount === 'number') {
+      this.counters.cacheWrite = m.cacheWriteInputTokenCount;
+    }
   }
 
   private finish(): IREvent[] {

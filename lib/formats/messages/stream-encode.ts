@@ -62,7 +62,9 @@ export class MessagesStreamEncoder implements StreamEncoder {
         if (ev.reason === 'error') return out + errorFrame('api_error', 'The provider reported a failed response.');
         const usage: Record<string, unknown> = anthropicUsage(ev.usage);
         if (ev.extras) addCostExtras(usage, ev.extras);
-        out += frame('message_delta', { type: 'message_delta', delta: { stop_reason: stopToAnthropic(ev.reason), stop_sequence: null }, usage });
+        out += frame(
+          'message_delta', { type: 'message_delta', delta: { stop_reason: stopToAnthropic(ev.reason), stop_sequence: null }, usage },
+        );
         out += frame('message_stop', { type: 'message_stop' });
         break;
       }
@@ -113,7 +115,9 @@ export class MessagesStreamEncoder implements StreamEncoder {
     if (block?.kind === 'tool_call') {
       if (block.at !== undefined) return '';
       const at = this.nextIndex++;
-      return frame('content_block_start', { type: 'content_block_start', index: at, content_block: { type: 'thinking', thinking: '', signature: '' } })
+      return frame(
+        'content_block_start', { type: 'content_block_start', index: at, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      )
         + delta(at, { type: 'signature_delta', signature })
         + frame('content_block_stop', { type: 'content_block_stop', index: at })
         + this.flushTool(block);

@@ -60,9 +60,17 @@ function decodeInput(input: unknown, system: string[]): IRMessage[] {
         return;
       }
       case 'function_call': {
-        if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw invalid(`input[${i}]`, 'function_call needs call_id and name.');
+        if (typeof item.call_id !== 'string' || typeof item.name !== 'string') {
+          throw invalid(`input[${i}]`, 'function_call needs call_id and name.');
+        }
         callNames.set(item.call_id, item.name);
-        add('assistant', [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}) }]);
+        add(
+          'assistant',
+          [{
+            type: 'tool_call', id: item.call_id, name: item.name,
+            arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}),
+          }],
+        );
         return;
       }
       case 'function_call_output': {
@@ -84,7 +92,9 @@ function decodeInput(input: unknown, system: string[]): IRMessage[] {
       }
       default:
         // item_reference, hosted tool calls and their outputs name server-side state the IR cannot carry.
-        throw new GatewayError('unsupported_parameter', `Input items of type ${JSON.stringify(type)} are not supported.`, { param: `input[${i}].type` });
+        throw new GatewayError(
+          'unsupported_parameter', `Input items of type ${JSON.stringify(type)} are not supported.`, { param: `input[${i}].type` },
+        );
     }
   });
   return messages;
@@ -189,7 +199,9 @@ function decodeText(text: unknown, ir: IRRequest, native: Record<string, unknown
       if (typeof format.strict === 'boolean') rf.strict = format.strict;
       ir.responseFormat = rf;
     } else if (format.type === 'json_object') ir.responseFormat = { type: 'json_object' };
-    else if (format.type !== 'text') throw unsupported('text.format.type', `text.format type ${JSON.stringify(format.type)} is not supported.`);
+    else if (format.type !== 'text') {
+      throw unsupported('text.format.type', `text.format type ${JSON.stringify(format.type)} is not supported.`);
+    }
   }
   if (Object.keys(rest).length) native.text = rest; // verbosity
 }

@@ -31,7 +31,11 @@ export function encodeResponsesRequest(ir: IRRequest): Record<string, any> {
     const rf = ir.responseFormat;
     body.text = rf.type === 'json_object'
       ? { format: { type: 'json_object' } }
-      : { format: { type: 'json_schema', name: rf.name ?? 'response', schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}) } };
+      : {
+        format: {
+          type: 'json_schema', name: rf.name ?? 'response', schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}),
+        },
+      };
   }
   if (ir.stopSequences?.length) {
     throw new GatewayError('unsupported_parameter', 'Stop sequences are not supported by the Responses API.', { param: 'stop' });

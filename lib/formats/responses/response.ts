@@ -31,7 +31,10 @@ export function decodeResponsesResponse(body: any): IRResponse {
       }
       case 'function_call':
         sawToolCall = true;
-        blocks.push({ kind: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? ''), arguments: String(item.arguments ?? '') });
+        blocks.push({
+          kind: 'tool_call', id: String(item.call_id ?? item.id ?? ''), name: String(item.name ?? ''),
+          arguments: String(item.arguments ?? ''),
+        });
         break;
       default:
         break; // hosted tool items (web_search_call…) have no IR block; their text arrives in a message

@@ -37,7 +37,8 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     if (ended) return [];
     let ev: any;
     // Once blocks streamed, the terminal event's repeat of the whole output is not read: parsed without it.
-    const data = next > 0 && (frame.event === 'response.completed' || frame.event === 'response.incomplete') ? withoutBulk(frame.data, '"output":[') : frame.data;
+    const terminal = frame.event === 'response.completed' || frame.event === 'response.incomplete';
+    const data = next > 0 && terminal ? withoutBulk(frame.data, '"output":[') : frame.data;
     try { ev = JSON.parse(data); } catch { return []; } // `[DONE]` and malformed lines carry nothing
     if (!ev || typeof ev !== 'object') return [];
     const type: string = ev.type ?? frame.event ?? '';
@@ -78,7 +79,10 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         // A stream that skipped the deltas still delivers the text once.
         const openBlock = textBlock(out, ev);
         const text = type === 'response.output_text.done' ? ev.text : ev.refusal;
-        if (!openBlock.streamed && text) { openBlock.streamed = true; out.push({ type: 'text_delta', index: openBlock.index, text: String(text) }); }
+        if (!openBlock.streamed && text) {
+          openBlock.streamed = true;
+          out.push({ type: 'text_delta', index: openBlock.index, text: String(text) });
+        }
         break;
       }
       case 'response.content_part.done':
@@ -96,17 +100,26 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta': {
         const openBlock = blocks.get(String(ev.output_index));
-        if (openBlock?.kind === 'reasoning' && ev.delta) { openBlock.streamed = true; out.push({ type: 'reasoning_delta', index: openBlock.index, text: String(ev.delta) }); }
+        if (openBlock?.kind === 'reasoning' && ev.delta) {
+          openBlock.streamed = true;
+          out.push({ type: 'reasoning_delta', index: openBlock.index, text: String(ev.delta) });
+        }
         break;
       }
       case 'response.function_call_arguments.delta': {
         const openBlock = blocks.get(String(ev.output_index));
-        if (openBlock?.kind === 'tool_call' && ev.delta) { openBlock.streamed = true; out.push({ type: 'args_delta', index: openBlock.index, json: String(ev.delta) }); }
+        if (openBlock?.kind === 'tool_call' && ev.delta) {
+          openBlock.streamed = true;
+          out.push({ type: 'args_delta', index: openBlock.index, json: String(ev.delta) });
+        }
         break;
       }
       case 'response.function_call_arguments.done': {
         const openBlock = blocks.get(String(ev.output_index));
-        if (openBlock?.kind === 'tool_call' && !openBlock.streamed && ev.arguments) { openBlock.streamed = true; out.push({ type: 'args_delta', index: openBlock.index, json: String(ev.arguments) }); }
+        if (openBlock?.kind === 'tool_call' && !openBlock.streamed && ev.arguments) {
+          openBlock.streamed = true;
+          out.push({ type: 'args_delta', index: openBlock.index, json: String(ev.arguments) });
+        }
         break;
       }
       case 'response.output_item.done':
@@ -120,7 +133,9 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         const r = ev.response ?? {};
         if (r.usage) out.push({ type: 'usage', usage: usageFromResponses(r.usage) });
         ended = true;
-        out.push({ type: 'error', code: String(r.error?.code ?? 'server_error'), message: String(r.error?.message ?? 'The response failed.') });
+        out.push({
+          type: 'error', code: String(r.error?.code ?? 'server_error'), message: String(r.error?.message ?? 'The response failed.'),
+        });
         break;
       }
       case 'error': {
@@ -147,7 +162,9 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     if (item.type === 'reasoning') {
       openBlock ??= open(out, key, { kind: 'reasoning' });
       if (!openBlock.streamed && Array.isArray(item.summary) && item.summary.length) {
-        out.push({ type: 'reasoning_delta', index: openBlock.index, text: item.summary.map((s: any) => String(s?.text ?? '')).join('\n\n') });
+        out.push({
+          type: 'reasoning_delta', index: openBlock.index, text: item.summary.map((s: any) => String(s?.text ?? '')).join('\n\n'),
+        });
       }
       // The item's final encrypted_content supersedes the one output_item.added carried.
       if (typeof item.encrypted_content === 'string' && item.encrypted_content) {
@@ -194,10 +211,15 @@ type StartBlock = Extract<IREvent, { type: 'block_start' }>['block'];
 function replayBlocks(out: IREvent[], r: any, first: number): number {
   let index = first;
   for (const openBlock of decodeResponsesResponse(r).blocks) {
-    out.push({ type: 'block_start', index, block: openBlock.kind === 'tool_call' ? { kind: 'tool_call', id: openBlock.id, name: openBlock.name } : { kind: openBlock.kind } });
+    out.push({
+      type: 'block_start', index,
+      block: openBlock.kind === 'tool_call' ? { kind: 'tool_call', id: openBlock.id, name: openBlock.name } : { kind: openBlock.kind },
+    });
     if (openBlock.kind === 'text' && openBlock.text) out.push({ type: 'text_delta', index, text: openBlock.text });
     if (openBlock.kind === 'reasoning' && openBlock.text) out.push({ type: 'reasoning_delta', index, text: openBlock.text });
-    if (openBlock.kind === 'reasoning' && openBlock.encrypted) out.push({ type: 'signature', index, signature: openBlock.encrypted, encrypted: true });
+    if (openBlock.kind === 'reasoning' && openBlock.encrypted) {
+      out.push({ type: 'signature', index, signature: openBlock.encrypted, encrypted: true });
+    }
     if (openBlock.kind === 'tool_call' && openBlock.arguments) out.push({ type: 'args_delta', index, json: openBlock.arguments });
     out.push({ type: 'block_stop', index });
     index++;

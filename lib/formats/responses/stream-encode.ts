@@ -62,12 +62,20 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     const at = { output_index: outputIndex };
     switch (block.kind) {
       case 'text':
-        return frame('response.output_item.added', { ...at, item: { id: item.id, type: 'message', status: 'in_progress', content: [], role: 'assistant' } })
-          + frame('response.content_part.added', { item_id: item.id, ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } });
+        return frame(
+          'response.output_item.added',
+          { ...at, item: { id: item.id, type: 'message', status: 'in_progress', content: [], role: 'assistant' } },
+        )
+          + frame(
+            'response.content_part.added',
+            { item_id: item.id, ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } },
+          );
       case 'reasoning':
         return frame('response.output_item.added', { ...at, item: { id: item.id, type: 'reasoning', summary: [] } });
       case 'tool_call':
-        return frame('response.output_item.added', { ...at, item: { id: item.id, type: 'function_call', status: 'in_progress', arguments: '', call_id: block.id, name: block.name } });
+        return frame('response.output_item.added', {
+          ...at, item: { id: item.id, type: 'function_call', status: 'in_progress', arguments: '', call_id: block.id, name: block.name },
+        });
     }
   }
 
@@ -87,7 +95,9 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     let out = '';
     if (block.kind === 'text') {
       out += frame('response.output_text.done', { ...at, content_index: 0, text: block.text, logprobs: [] })
-        + frame('response.content_part.done', { ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: block.text } });
+        + frame(
+          'response.content_part.done', { ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: block.text } },
+        );
     } else if (block.kind === 'reasoning' && item.summaryOpen) {
       out += frame('response.reasoning_summary_text.done', { ...at, summary_index: 0, text: block.text })
         + frame('response.reasoning_summary_part.done', { ...at, summary_index: 0, part: { type: 'summary_text', text: block.text } });
@@ -134,7 +144,10 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
           if (item.block.kind !== 'reasoning' || !ev.text) break;
           if (!item.summaryOpen) {
             item.summaryOpen = true;
-            out += frame('response.reasoning_summary_part.added', { item_id: item.id, output_index: item.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+            out += frame(
+              'response.reasoning_summary_part.added',
+              { item_id: item.id, output_index: item.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } },
+            );
           }
           item.block.text += ev.text;
           out += deltaFrame(item, ev.text);
@@ -164,13 +177,19 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
           break;
         case 'finish':
           for (const item of order) out += closeItem(item);
-          out += terminal(ev.reason, ev.usage, ev, ev.reason === 'error' ? { code: 'provider_error', message: 'The provider ended the response with an error.' } : undefined);
+          out += terminal(
+            ev.reason, ev.usage, ev,
+            ev.reason === 'error' ? { code: 'provider_error', message: 'The provider ended the response with an error.' } : undefined,
+          );
           done = true;
           break;
         case 'error':
           // The SDK raises APIError on an `error` event whose data has an `error` key; the flat
           // code/message pair is the SDK's own ResponseErrorEvent type. Both are written.
-          out += frame('error', { code: ev.code, message: ev.message, param: null, error: { type: 'server_error', code: ev.code, message: ev.message, param: null } });
+          out += frame('error', {
+            code: ev.code, message: ev.message, param: null,
+            error: { type: 'server_error', code: ev.code, message: ev.message, param: null },
+          });
           out += terminal('error', usageSoFar, undefined, { code: ev.code, message: ev.message });
           done = true;
           break;

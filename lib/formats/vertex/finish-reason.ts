@@ -4,7 +4,10 @@ import type { IRStopReason } from '../../ir.ts';
 /** Marks a response whose prompt was blocked (promptFeedback.blockReason, no candidates). */
 export const PROMPT_BLOCKED = 'PROMPT_BLOCKED';
 
-const REFUSALS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION', PROMPT_BLOCKED]);
+const REFUSALS = new Set([
+  'SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION',
+  PROMPT_BLOCKED,
+]);
 
 export function stopFromFinish(reason: string, sawToolCall: boolean): IRStopReason {
   if (reason === 'MAX_TOKENS') return 'max_tokens';

@@ -8,7 +8,8 @@ export class PartialArgs {
   private continuing: string | undefined;
 
   constructor(initial?: unknown) {
-    this.root = initial && typeof initial === 'object' && !Array.isArray(initial) ? structuredClone(initial as Record<string, unknown>) : {};
+    const isObject = initial && typeof initial === 'object' && !Array.isArray(initial);
+    this.root = isObject ? structuredClone(initial as Record<string, unknown>) : {};
   }
 
   apply(partials: unknown): void {

@@ -45,10 +45,15 @@ export function encodeParts(parts: IRPart[], callNames: Map<string, string>, res
         break;
       case 'tool_call':
         callNames.set(p.id, p.name);
-        push({ functionCall: { name: p.name, args: argsObject(p.arguments, p.id, response) }, ...(p.signature ? { thoughtSignature: p.signature } : {}) });
+        push({
+          functionCall: { name: p.name, args: argsObject(p.arguments, p.id, response) },
+          ...(p.signature ? { thoughtSignature: p.signature } : {}),
+        });
         break;
       case 'tool_result':
-        push({ functionResponse: { name: callNames.get(p.callId) ?? p.name ?? '', response: responseObject(p.content, p.isError === true) } });
+        push({ functionResponse: {
+          name: callNames.get(p.callId) ?? p.name ?? '', response: responseObject(p.content, p.isError === true),
+        } });
         break;
     }
   }

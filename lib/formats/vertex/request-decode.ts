@@ -6,7 +6,9 @@ import type { IRMessage, IRPart, IRRequest, IRToolChoice, IRToolDef } from '../.
 import { newCallId } from './ids.ts';
 
 const CONSUMED = new Set(['model', 'contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'stream']);
-const GENERATION_KEYS = new Set(['maxOutputTokens', 'temperature', 'topP', 'stopSequences', 'responseMimeType', 'responseSchema', 'responseJsonSchema', 'thinkingConfig']);
+const GENERATION_KEYS = new Set([
+  'maxOutputTokens', 'temperature', 'topP', 'stopSequences', 'responseMimeType', 'responseSchema', 'responseJsonSchema', 'thinkingConfig',
+]);
 const EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
 
 const invalid = (param: string, message: string) => new GatewayError('invalid_request', message, { param });
@@ -14,7 +16,9 @@ const invalid = (param: string, message: string) => new GatewayError('invalid_re
 export function decodeVertexRequest(body: Record<string, any>): IRRequest {
   if (!Array.isArray(body.contents)) throw invalid('contents', 'contents must be an array.');
   const native: Record<string, unknown> = {};
-  const ir: IRRequest = { model: typeof body.model === 'string' ? body.model : '', messages: decodeContents(body.contents), stream: body.stream === true };
+  const ir: IRRequest = {
+    model: typeof body.model === 'string' ? body.model : '', messages: decodeContents(body.contents), stream: body.stream === true,
+  };
 
   const system = body.systemInstruction;
   if (system !== undefined) {
@@ -68,7 +72,9 @@ function decodeContents(contents: any[]): IRMessage[] {
         const id = typeof p.functionCall.id === 'string' ? p.functionCall.id : newCallId();
         const name = String(p.functionCall.name ?? '');
         unanswered.push({ id, name });
-        parts.push({ type: 'tool_call', id, name, arguments: JSON.stringify(p.functionCall.args ?? {}), ...(sig ? { signature: sig } : {}) });
+        parts.push({
+          type: 'tool_call', id, name, arguments: JSON.stringify(p.functionCall.args ?? {}), ...(sig ? { signature: sig } : {}),
+        });
         continue;
       }
       if (p?.thought === true) {
@@ -84,15 +90,22 @@ function decodeContents(contents: any[]): IRMessage[] {
         if (at >= 0) unanswered.splice(at, 1);
         const response = fr.response ?? {};
         const content = typeof response.result === 'string' ? response.result : typeof response.error === 'string' ? response.error : JSON.stringify(response);
-        parts.push({ type: 'tool_result', callId, name, content, ...(typeof response.error === 'string' && response.result === undefined ? { isError: true } : {}) });
+        parts.push({
+          type: 'tool_result', callId, name, content,
+          ...(typeof response.error === 'string' && response.result === undefined ? { isError: true } : {}),
+        });
       } else if (typeof p?.text === 'string') {
         if (p.text) parts.push({ type: 'text', text: p.text });
       } else if (p?.inlineData) {
         const { mimeType, data } = p.inlineData;
-        parts.push(String(mimeType).startsWith('image/') ? { type: 'image', mediaType: mimeType, data } : { type: 'file', mediaType: mimeType, data });
+        parts.push(String(mimeType).startsWith('image/')
+          ? { type: 'image', mediaType: mimeType, data }
+          : { type: 'file', mediaType: mimeType, data });
       } else if (p?.fileData) {
         const { mimeType, fileUri } = p.fileData;
-        parts.push(String(mimeType).startsWith('image/') ? { type: 'image', mediaType: mimeType, url: fileUri } : { type: 'file', mediaType: mimeType, url: fileUri });
+        parts.push(String(mimeType).startsWith('image/')
+          ? { type: 'image', mediaType: mimeType, url: fileUri }
+          : { type: 'file', mediaType: mimeType, url: fileUri });
       }
     }
     const last = messages.at(-1);

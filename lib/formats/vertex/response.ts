@@ -20,10 +20,14 @@ export function decodeVertexResponse(body: any): IRResponse {
 export function encodeVertexResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
   const parts: IRPart[] = res.blocks.map((b): IRPart =>
     b.kind === 'text' ? { type: 'text', text: b.text }
-      : b.kind === 'reasoning' ? { type: 'reasoning', ...(b.text ? { text: b.text } : {}), ...(b.signature ? { signature: b.signature } : {}) }
+      : b.kind === 'reasoning' ? {
+        type: 'reasoning', ...(b.text ? { text: b.text } : {}), ...(b.signature ? { signature: b.signature } : {}),
+      }
       : { type: 'tool_call', id: b.id, name: b.name, arguments: b.arguments, ...(b.signature ? { signature: b.signature } : {}) });
   return {
-    candidates: [{ content: { role: 'model', parts: encodeParts(parts, new Map(), true) }, finishReason: finishFromStop(res.stopReason), index: 0 }],
+    candidates: [{
+      content: { role: 'model', parts: encodeParts(parts, new Map(), true) }, finishReason: finishFromStop(res.stopReason), index: 0,
+    }],
     usageMetadata: vertexUsage(res, ctx),
     modelVersion: ctx.model,
     createTime: new Date(ctx.createdAt * 1000).toISOString(),

@@ -29,11 +29,18 @@ export class VertexStreamDecoder implements StreamDecoder {
     try { chunk = JSON.parse(frame.data); } catch {
       return this.fail('invalid_stream', 'The provider sent a chunk that is not JSON.');
     }
-    if (chunk?.error) return this.fail(String(chunk.error.status ?? chunk.error.code ?? 'provider_error'), String(chunk.error.message ?? 'The provider reported an error.'));
+    if (chunk?.error) {
+      return this.fail(
+        String(chunk.error.status ?? chunk.error.code ?? 'provider_error'),
+        String(chunk.error.message ?? 'The provider reported an error.'),
+      );
+    }
     const events: IREvent[] = [];
     if (!this.started) {
       this.started = true;
-      events.push({ type: 'start', ...(chunk.responseId ? { id: chunk.responseId } : {}), ...(chunk.modelVersion ? { model: chunk.modelVersion } : {}) });
+      events.push({
+        type: 'start', ...(chunk.responseId ? { id: chunk.responseId } : {}), ...(chunk.modelVersion ? { model: chunk.modelVersion } : {}),
+      });
     }
     const meta = chunk.usageMetadata;
     if (meta?.trafficType) this.tier = tierFromTraffic(meta.trafficType);
@@ -71,7 +78,10 @@ export class VertexStreamDecoder implements StreamDecoder {
     if (sig) {
       this.closeCurrent(events);
       const index = this.nextIndex++;
-      events.push({ type: 'block_start', index, block: { kind: 'reasoning' } }, { type: 'signature', index, signature: sig }, { type: 'block_stop', index });
+      events.push(
+        { type: 'block_start', index, block: { kind: 'reasoning' } }, { type: 'signature', index, signature: sig },
+        { type: 'block_stop', index },
+      );
     }
     if (typeof p.text === 'string' && p.text) {
       const index = this.ensure('text', events);
@@ -90,7 +100,10 @@ export class VertexStreamDecoder implements StreamDecoder {
     this.closeCurrent(events);
     const index = this.nextIndex++;
     this.sawToolCall = true;
-    events.push({ type: 'block_start', index, block: { kind: 'tool_call', id: typeof fc.id === 'string' && fc.id ? fc.id : newCallId(), name: String(fc.name) } });
+    events.push({
+      type: 'block_start', index,
+      block: { kind: 'tool_call', id: typeof fc.id === 'string' && fc.id ? fc.id : newCallId(), name: String(fc.name) },
+    });
     if (sig) events.push({ type: 'signature', index, signature: sig });
     if (fc.willContinue) {
       this.streamedCall = { index, args: new PartialArgs(fc.args) };

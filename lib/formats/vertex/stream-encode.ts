@@ -23,7 +23,9 @@ export class VertexStreamEncoder implements StreamEncoder {
     if (!this.responseId) this.responseId = this.ctx.id || (ev.type === 'start' && ev.id) || newResponseId();
     switch (ev.type) {
       case 'block_start':
-        this.blocks.set(ev.index, ev.block.kind === 'tool_call' ? { kind: 'tool_call', name: ev.block.name, args: '' } : { kind: ev.block.kind });
+        this.blocks.set(
+          ev.index, ev.block.kind === 'tool_call' ? { kind: 'tool_call', name: ev.block.name, args: '' } : { kind: ev.block.kind },
+        );
         return '';
       case 'text_delta': return ev.text ? this.chunk([{ text: ev.text }]) : '';
       case 'reasoning_delta': {
@@ -35,7 +37,9 @@ export class VertexStreamEncoder implements StreamEncoder {
         if (ev.encrypted || !ev.signature) return '';
         const block = this.blocks.get(ev.index);
         if (block?.kind === 'tool_call') { block.signature = ev.signature; return ''; }
-        return this.chunk([block?.thoughtText ? { text: '', thought: true, thoughtSignature: ev.signature } : { text: '', thoughtSignature: ev.signature }]);
+        return this.chunk([block?.thoughtText
+          ? { text: '', thought: true, thoughtSignature: ev.signature }
+          : { text: '', thoughtSignature: ev.signature }]);
       }
       case 'args_delta': {
         const block = this.blocks.get(ev.index);

@@ -127,6 +127,11 @@ export function* messageEvents(a: Answer): Generator<AnthropicEvent> {
       a.toolCall.fragments.map((f): Delta => [{ type: 'input_json_delta', partial_json: f }, per]));
   }
   if (a.text) yield* block({ type: 'text', text: '' }, tokenDeltas(a.text.tokens, (text) => ({ type: 'text_delta', text })));
-  yield ev({ type: 'message_delta', delta: { stop_reason: stopReason(a), stop_sequence: null }, usage: { output_tokens: a.usage.output, ...(a.usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: a.usage.reasoning } } : {}) } });
+  yield ev({
+    type: 'message_delta', delta: { stop_reason: stopReason(a), stop_sequence: null },
+    usage: {
+      output_tokens: a.usage.output, ...(a.usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: a.usage.reasoning } } : {}),
+    },
+  });
   yield ev({ type: 'message_stop' });
 }

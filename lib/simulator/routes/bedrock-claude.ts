@@ -55,7 +55,9 @@ export const bedrockClaude: RouteAdapter = {
       return invalid('Malformed input request: #: required key [anthropic_version] not found or not bedrock-2023-05-31, please reformat your input and try again.');
     }
     for (const key of ['model', 'stream'] as const) {
-      if (key in body) return invalid(`Malformed input request: #: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
+      if (key in body) {
+        return invalid(`Malformed input request: #: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
+      }
     }
     const decoded = decodeAnthropic(body, info.params.modelId!);
     if (decoded.ok) decoded.value.stream = info.params.verb === 'invoke-with-response-stream';

@@ -130,7 +130,11 @@ function interactionBody(a: Answer, d: Decoded) {
   if (a.reasoning) {
     steps.push({ type: 'thought', signature: a.reasoning.signature, summary: [{ type: 'text', text: a.reasoning.tokens.text() }] });
   }
-  if (a.toolCall) steps.push({ type: 'function_call', id: a.uid.slice(0, 8).toLowerCase(), name: a.toolCall.name, arguments: JSON.parse(a.toolCall.args) });
+  if (a.toolCall) {
+    steps.push({
+      type: 'function_call', id: a.uid.slice(0, 8).toLowerCase(), name: a.toolCall.name, arguments: JSON.parse(a.toolCall.args),
+    });
+  }
   if (a.text) steps.push({ type: 'model_output', content: [{ type: 'text', text: a.text.tokens.text() }] });
   const { id, status, usage: u, created, updated, service_tier, object, model } = head(a, d, statusOf(a));
   return { id, status, usage: u, created, updated, service_tier, steps, object, model };
@@ -155,7 +159,9 @@ function interactionStream(a: Answer, d: Decoded): StreamEncoding {
     }
     if (a.toolCall) {
       const per = Math.max(1, Math.round((a.usage.output - a.usage.reasoning) / a.toolCall.fragments.length));
-      yield ev('step.start', { index, step: { id: a.uid.slice(0, 8).toLowerCase(), type: 'function_call', name: a.toolCall.name, arguments: {} } });
+      yield ev(
+        'step.start', { index, step: { id: a.uid.slice(0, 8).toLowerCase(), type: 'function_call', name: a.toolCall.name, arguments: {} } },
+      );
       for (const f of a.toolCall.fragments) yield ev('step.delta', { index, delta: { arguments: f, type: 'arguments_delta' } }, per);
       yield ev('step.stop', { index });
       index++;

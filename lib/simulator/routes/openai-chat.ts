@@ -109,7 +109,9 @@ function chunkStream(a: Answer, d: Decoded): StreamEncoding {
     service_tier: tierOf(d), system_fingerprint: 'fp_sim',
   };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null, tokens = 0): Frame =>
-    sseData({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) }, tokens);
+    sseData(
+      { ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) }, tokens,
+    );
 
   function* frames(): Generator<Frame> {
     // Chat shows no reasoning, but its tokens still take time: an empty frame paces them.

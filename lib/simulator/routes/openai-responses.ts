@@ -20,7 +20,10 @@ export const openaiResponses: RouteAdapter = {
     referenced: (body) => asString(body.previous_response_id),
     notFound: (id) => ({
       status: 404, headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ error: { message: `Previous response with id '${id}' not found.`, type: 'invalid_request_error', param: 'previous_response_id', code: 'previous_response_not_found' } }),
+      body: JSON.stringify({ error: {
+        message: `Previous response with id '${id}' not found.`, type: 'invalid_request_error', param: 'previous_response_id',
+        code: 'previous_response_not_found',
+      } }),
     }),
   },
   authenticate: (info) => (bearerToken(info.headers) ? undefined : {

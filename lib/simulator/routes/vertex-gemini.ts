@@ -31,7 +31,10 @@ export const vertexGemini: RouteAdapter = {
     };
   },
   decode: decodeVertex,
-  flexRefusal: { name: 'rate_limited', status: 429, message: 'Resource exhausted. Flex PayGo capacity is temporarily unavailable; please try again later.' },
+  flexRefusal: {
+    name: 'rate_limited', status: 429,
+    message: 'Resource exhausted. Flex PayGo capacity is temporarily unavailable; please try again later.',
+  },
   streamContentType: SSE_CONTENT_TYPE,
   encodeBody: (a, d) => response(a, d, allParts(a), true),
   encodeStream: vertexStream,
