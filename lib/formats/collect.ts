@@ -32,8 +32,10 @@ export class ResponseCollector {
       }
       case 'signature': {
         const block = this.blocks.get(ev.index) ?? this.block(ev.index, 'reasoning');
-        if (block.kind === 'reasoning') { if (ev.encrypted) block.encrypted = ev.signature; else block.signature = (block.signature ?? '') + ev.signature; }
-        else if (block.kind === 'tool_call') block.signature = ev.signature;
+        if (block.kind === 'reasoning') {
+          if (ev.encrypted) block.encrypted = ev.signature;
+          else block.signature = (block.signature ?? '') + ev.signature;
+        } else if (block.kind === 'tool_call') block.signature = ev.signature;
         break;
       }
       case 'args_delta': {

@@ -10,7 +10,8 @@ import { usageToChat } from './usage.ts';
 const DONE = 'data: [DONE]\n\n';
 
 export function createChatStreamEncoder(ctx: EncodeContext): StreamEncoder {
-  const head = `data: {"id":${JSON.stringify(chatId(ctx.id))},"object":"chat.completion.chunk","created":${ctx.createdAt},"model":${JSON.stringify(ctx.model)},"service_tier":"${serviceTierOf(ctx.tier)}","system_fingerprint":null,"choices":`;
+  const head = `data: {"id":${JSON.stringify(chatId(ctx.id))},"object":"chat.completion.chunk","created":${ctx.createdAt},`
+    + `"model":${JSON.stringify(ctx.model)},"service_tier":"${serviceTierOf(ctx.tier)}","system_fingerprint":null,"choices":`;
   const tail = ctx.includeUsage ? ',"usage":null}\n\n' : '}\n\n';
   const choice = (delta: string, finish: string | null = null): string =>
     `${head}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`}}]${tail}`;

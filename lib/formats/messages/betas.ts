@@ -46,7 +46,8 @@ export function parseBetas(header: string | string[] | undefined): string[] {
   if (unknown !== undefined) {
     throw new GatewayError(
       'beta_not_supported',
-      `The beta '${unknown}' is not supported by the gateway; turn it off in the client (for Claude Code: CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1).`,
+      `The beta '${unknown}' is not supported by the gateway; turn it off in the client`
+        + ' (for Claude Code: CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1).',
       { param: 'anthropic-beta' },
     );
   }

@@ -27,7 +27,8 @@ export const messagesEndpoint: Endpoint = {
     if (request.model.family === 'vendor_c') return;
     // Structured output (output_config.format) translates to every route; anything else in
     // output_config (effort, …) is vendor C's own and refused naming output_config (spec).
-    const field = VENDOR_C_NATIVE.find((k) => body[k] !== undefined && !(k === 'output_config' && isFormatOnly(body[k]))) ?? nativeBlockField(body);
+    const isNative = (key: string): boolean => body[key] !== undefined && !(key === 'output_config' && isFormatOnly(body[key]));
+    const field = VENDOR_C_NATIVE.find(isNative) ?? nativeBlockField(body);
     if (field) throw new GatewayError('unsupported_parameter', `'${field}' is only supported on vendor C models.`, { param: field });
   },
   maxOutput(body) {

@@ -165,7 +165,9 @@ function decodeDocument(b: any, path: string, loss: Loss): IRPart {
       return { type: 'file', mediaType: 'application/pdf', url: s.url, ...filename };
     case 'content': {
       loss.lossy = true;
-      const text = Array.isArray(s.content) ? s.content.filter((part: any) => part?.type === 'text').map((part: any) => part.text).join('\n') : String(s.content ?? '');
+      const text = Array.isArray(s.content)
+        ? s.content.filter((part: any) => part?.type === 'text').map((part: any) => part.text).join('\n')
+        : String(s.content ?? '');
       return { type: 'file', mediaType: 'text/plain', data: Buffer.from(text, 'utf8').toString('base64'), ...filename };
     }
     default:

@@ -6,7 +6,9 @@ import { countersFromIR, countersToIR, mergeAnthropicUsage, tierFromAnthropic } 
 import { addCostExtras } from '../cost-extras.ts';
 
 const frameType = (frame: SSEFrame): string | undefined =>
-  frame.event ?? (frame.data.includes('"message_delta"') ? 'message_delta' : frame.data.includes('"message_start"') ? 'message_start' : undefined);
+  frame.event ?? (frame.data.includes('"message_delta"') ? 'message_delta'
+    : frame.data.includes('"message_start"') ? 'message_start'
+    : undefined);
 
 export const messagesTap: UsageTap = {
   markers: ['message_start', 'message_delta'],

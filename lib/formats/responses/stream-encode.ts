@@ -24,6 +24,10 @@ const DELTA_EVENT = {
   tool_call: 'response.function_call_arguments.delta',
 } as const;
 
+/** The part index a delta event names for its item: content_index for text, summary_index for reasoning. */
+const partIndexField = (kind: IRBlock['kind']): string =>
+  kind === 'text' ? ',"content_index":0' : kind === 'reasoning' ? ',"summary_index":0' : '';
+
 export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder {
   const id = responseId(ctx.id);
   const encCtx: EncodeContext = { ...ctx, id };
@@ -55,7 +59,7 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     const itemIdText = itemId(prefix, id, outputIndex);
     const item: Item = {
       outputIndex, id: itemIdText, block, open: true, summaryOpen: false,
-      deltaTail: `,"item_id":${JSON.stringify(itemIdText)},"output_index":${outputIndex}${block.kind === 'text' ? ',"content_index":0' : block.kind === 'reasoning' ? ',"summary_index":0' : ''},"delta":`,
+      deltaTail: `,"item_id":${JSON.stringify(itemIdText)},"output_index":${outputIndex}${partIndexField(block.kind)},"delta":`,
     };
     items.set(index, item);
     order.push(item);
@@ -112,7 +116,9 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     if (ev?.extras) res.extras = ev.extras;
     if (error) res.error = error;
     const response = encodeResponsesResponse(res, encCtx);
-    const type = response.status === 'failed' ? 'response.failed' : response.status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+    const type = response.status === 'failed' ? 'response.failed'
+      : response.status === 'incomplete' ? 'response.incomplete'
+      : 'response.completed';
     return frame(type, { response });
   }
 

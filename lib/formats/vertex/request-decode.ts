@@ -22,7 +22,9 @@ export function decodeVertexRequest(body: Record<string, any>): IRRequest {
 
   const system = body.systemInstruction;
   if (system !== undefined) {
-    const text = typeof system === 'string' ? system : Array.isArray(system?.parts) ? system.parts.map((p: any) => String(p?.text ?? '')).join('\n\n') : undefined;
+    const text = typeof system === 'string' ? system
+      : Array.isArray(system?.parts) ? system.parts.map((part: any) => String(part?.text ?? '')).join('\n\n')
+      : undefined;
     if (text === undefined) throw invalid('systemInstruction', 'systemInstruction must be {parts:[{text}]}.');
     if (text) ir.system = text;
   }
@@ -89,7 +91,9 @@ function decodeContents(contents: any[]): IRMessage[] {
         const callId = typeof fr.id === 'string' ? fr.id : at >= 0 ? unanswered[at]!.id : newCallId();
         if (at >= 0) unanswered.splice(at, 1);
         const response = fr.response ?? {};
-        const content = typeof response.result === 'string' ? response.result : typeof response.error === 'string' ? response.error : JSON.stringify(response);
+        const content = typeof response.result === 'string' ? response.result
+          : typeof response.error === 'string' ? response.error
+          : JSON.stringify(response);
         parts.push({
           type: 'tool_result', callId, name, content,
           ...(typeof response.error === 'string' && response.result === undefined ? { isError: true } : {}),

@@ -17,8 +17,10 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
   if (ir.system) body.systemInstruction = { parts: [{ text: ir.system }] };
   if (ir.tools?.length) {
     body.tools = [{
-      functionDeclarations: ir.tools.map((t) => ({
-        name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: withoutSchemaKeyword(t.parameters),
+      functionDeclarations: ir.tools.map((tool) => ({
+        name: tool.name,
+        ...(tool.description !== undefined ? { description: tool.description } : {}),
+        parameters: withoutSchemaKeyword(tool.parameters),
       })),
     }];
     if (ir.toolChoice) body.toolConfig = { functionCallingConfig: encodeToolChoice(ir.toolChoice) };

@@ -5,7 +5,8 @@ import type { SSEFrame, TapState, UsageTap } from '../types.ts';
 import { hasCounts, tierFromTraffic, usageFromVertex } from './usage.ts';
 import { addCostExtras } from '../cost-extras.ts';
 
-const hasFinish = (data: any): boolean => Array.isArray(data?.candidates) && data.candidates.some((candidate: any) => candidate?.finishReason);
+const hasFinish = (data: any): boolean =>
+  Array.isArray(data?.candidates) && data.candidates.some((candidate: any) => candidate?.finishReason);
 
 export const vertexTap: UsageTap = {
   markers: ['"finishReason"', '"usageMetadata"'],

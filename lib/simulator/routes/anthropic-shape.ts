@@ -57,7 +57,8 @@ export function decodeAnthropic(body: Record<string, unknown>, model: string): D
     value: {
       prompt: {
         model, text, lastUserText, tools, forcedTool, lastTurnIsToolResult: lastIsToolResult,
-        maxOutputTokens: maxTokens, jsonOutput: messagesJsonOutput(body), reasoning, reasoningTokens: reasoning ? DEFAULT_REASONING_TOKENS : undefined,
+        maxOutputTokens: maxTokens, jsonOutput: messagesJsonOutput(body),
+        reasoning, reasoningTokens: reasoning ? DEFAULT_REASONING_TOKENS : undefined,
       },
       stream: body.stream === true,
       tier: 'standard',

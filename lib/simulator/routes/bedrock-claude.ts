@@ -52,7 +52,8 @@ export const bedrockClaude: RouteAdapter = {
   decode: (body, info) => {
     if (!isRecord(body)) return invalid('Malformed input request, please reformat your input and try again.');
     if (body.anthropic_version !== 'bedrock-2023-05-31') {
-      return invalid('Malformed input request: #: required key [anthropic_version] not found or not bedrock-2023-05-31, please reformat your input and try again.');
+      return invalid('Malformed input request: #: required key [anthropic_version] not found or not bedrock-2023-05-31,'
+        + ' please reformat your input and try again.');
     }
     for (const key of ['model', 'stream'] as const) {
       if (key in body) {

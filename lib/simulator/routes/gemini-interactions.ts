@@ -26,7 +26,8 @@ export const geminiInteractions: RouteAdapter = {
   },
   authenticate: (info) => (headerValue(info.headers, 'x-goog-api-key')?.trim() ? undefined : {
     name: 'unauthenticated',
-    message: 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.',
+    message: 'Method doesn\'t allow unregistered callers (callers without established identity).'
+      + ' Please use API Key or other form of API consumer identity to call this API.',
   }),
   decode: decodeInteraction,
   flexRefusal: { name: 'unavailable', status: 503, message: 'The system is currently at capacity. Please try again later.' },

@@ -65,7 +65,8 @@ function decodeChat(body: unknown): DecodeResult {
   const value: Decoded = {
     prompt: {
       model, text, lastUserText, tools, forcedTool, lastTurnIsToolResult: lastIsToolResult,
-      maxOutputTokens: asPositiveInt(body.max_completion_tokens) ?? asPositiveInt(body.max_tokens), jsonOutput: chatJsonOutput(body.response_format),
+      maxOutputTokens: asPositiveInt(body.max_completion_tokens) ?? asPositiveInt(body.max_tokens),
+      jsonOutput: chatJsonOutput(body.response_format),
       reasoning, reasoningTokens: reasoning ? REASONING_TOKENS[effort!] : undefined,
     },
     stream: body.stream === true,

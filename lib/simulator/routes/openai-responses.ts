@@ -28,7 +28,8 @@ export const openaiResponses: RouteAdapter = {
   },
   authenticate: (info) => (bearerToken(info.headers) ? undefined : {
     name: 'unauthenticated',
-    message: 'You didn\'t provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).',
+    message: 'You didn\'t provide an API key. You need to provide your API key in an Authorization header'
+      + ' using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).',
   }),
   decode: decodeResponses,
   flexRefusal: {

@@ -27,7 +27,8 @@ export const vertexGemini: RouteAdapter = {
     if (token && ctx.isIssuedToken(token)) return undefined;
     return {
       name: 'unauthenticated',
-      message: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+      message: 'Request had invalid authentication credentials.'
+        + ' Expected OAuth 2 access token, login cookie or other valid authentication credential.',
     };
   },
   decode: decodeVertex,
