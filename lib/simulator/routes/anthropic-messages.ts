@@ -27,14 +27,14 @@ export const anthropicMessages: RouteAdapter = {
     return decodeAnthropic(body, model);
   },
   streamContentType: SSE_CONTENT_TYPE,
-  encodeBody: (a) => messageBody(a),
-  encodeStream: (a) => ({
+  encodeBody: (answer) => messageBody(answer),
+  encodeStream: (answer) => ({
     frames: (function* () {
-      for (const e of messageEvents(a)) yield sseEvent(e.payload.type as string, e.payload, e.tokens);
+      for (const e of messageEvents(answer)) yield sseEvent(e.payload.type as string, e.payload, e.tokens);
     })(),
     error: (message) => [sseEvent('error', { type: 'error', error: { type: 'api_error', message } })],
   }),
   replayFrame: (line) => sseRaw(line, recordedEventName(line, 'type')),
   replayTail: [],
-  headers: (a) => ({ 'request-id': `req_01${a?.uid ?? 'sim'}` }),
+  headers: (answer) => ({ 'request-id': `req_01${answer?.uid ?? 'sim'}` }),
 };

@@ -67,26 +67,28 @@ export function decodeAnthropic(body: Record<string, unknown>, model: string): D
   };
 }
 
-const stopReason = (a: Answer) => (a.stop === 'tool_use' ? 'tool_use' : a.stop === 'max_tokens' ? 'max_tokens' : 'end_turn');
+const stopReason = (answer: Answer) => (answer.stop === 'tool_use' ? 'tool_use' : answer.stop === 'max_tokens' ? 'max_tokens' : 'end_turn');
 
-function usage(a: Answer, outputTokens: number) {
+function usage(answer: Answer, outputTokens: number) {
   return {
-    input_tokens: a.usage.input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
+    input_tokens: answer.usage.input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0,
     cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
     output_tokens: outputTokens, service_tier: 'standard',
     // As the recorded reasoning stream reports it: thinking tokens inside output_tokens.
-    ...(a.usage.reasoning > 0 && outputTokens > 1 ? { output_tokens_details: { thinking_tokens: a.usage.reasoning } } : {}),
+    ...(answer.usage.reasoning > 0 && outputTokens > 1 ? { output_tokens_details: { thinking_tokens: answer.usage.reasoning } } : {}),
   };
 }
 
-export function messageBody(a: Answer): Record<string, unknown> {
+export function messageBody(answer: Answer): Record<string, unknown> {
   const content: unknown[] = [];
-  if (a.reasoning) content.push({ type: 'thinking', thinking: a.reasoning.tokens.text(), signature: a.reasoning.signature });
-  if (a.toolCall) content.push({ type: 'tool_use', id: `toolu_01${a.uid}`, name: a.toolCall.name, input: JSON.parse(a.toolCall.args) });
-  if (a.text) content.push({ type: 'text', text: a.text.tokens.text() });
+  if (answer.reasoning) content.push({ type: 'thinking', thinking: answer.reasoning.tokens.text(), signature: answer.reasoning.signature });
+  if (answer.toolCall) {
+    content.push({ type: 'tool_use', id: `toolu_01${answer.uid}`, name: answer.toolCall.name, input: JSON.parse(answer.toolCall.args) });
+  }
+  if (answer.text) content.push({ type: 'text', text: answer.text.tokens.text() });
   return {
-    id: `msg_01${a.uid}`, type: 'message', role: 'assistant', model: a.model, content,
-    stop_reason: stopReason(a), stop_sequence: null, usage: usage(a, a.usage.output),
+    id: `msg_01${answer.uid}`, type: 'message', role: 'assistant', model: answer.model, content,
+    stop_reason: stopReason(answer), stop_sequence: null, usage: usage(answer, answer.usage.output),
   };
 }
 
@@ -98,13 +100,13 @@ function* tokenDeltas(tokens: Iterable<string>, delta: (t: string) => Record<str
   for (const t of tokens) yield [delta(t), 1];
 }
 
-export function* messageEvents(a: Answer): Generator<AnthropicEvent> {
+export function* messageEvents(answer: Answer): Generator<AnthropicEvent> {
   const ev = (payload: Record<string, unknown>, tokens = 0): AnthropicEvent => ({ payload, tokens });
   yield ev({
     type: 'message_start',
     message: {
-      id: `msg_01${a.uid}`, type: 'message', role: 'assistant', model: a.model, content: [],
-      stop_reason: null, stop_sequence: null, usage: usage(a, 1),
+      id: `msg_01${answer.uid}`, type: 'message', role: 'assistant', model: answer.model, content: [],
+      stop_reason: null, stop_sequence: null, usage: usage(answer, 1),
     },
   });
   yield ev({ type: 'ping' });
@@ -115,23 +117,24 @@ export function* messageEvents(a: Answer): Generator<AnthropicEvent> {
     yield ev({ type: 'content_block_stop', index });
     index++;
   };
-  if (a.reasoning) {
-    const r = a.reasoning;
+  if (answer.reasoning) {
+    const r = answer.reasoning;
     yield* block({ type: 'thinking', thinking: '', signature: '' }, (function* (): Generator<Delta> {
       yield* tokenDeltas(r.tokens, (thinking) => ({ type: 'thinking_delta', thinking }));
       yield [{ type: 'signature_delta', signature: r.signature }, 0];
     })());
   }
-  if (a.toolCall) {
-    const per = Math.max(1, Math.round((a.usage.output - a.usage.reasoning) / a.toolCall.fragments.length));
-    yield* block({ type: 'tool_use', id: `toolu_01${a.uid}`, name: a.toolCall.name, input: {} },
-      a.toolCall.fragments.map((f): Delta => [{ type: 'input_json_delta', partial_json: f }, per]));
+  if (answer.toolCall) {
+    const per = Math.max(1, Math.round((answer.usage.output - answer.usage.reasoning) / answer.toolCall.fragments.length));
+    yield* block({ type: 'tool_use', id: `toolu_01${answer.uid}`, name: answer.toolCall.name, input: {} },
+      answer.toolCall.fragments.map((f): Delta => [{ type: 'input_json_delta', partial_json: f }, per]));
   }
-  if (a.text) yield* block({ type: 'text', text: '' }, tokenDeltas(a.text.tokens, (text) => ({ type: 'text_delta', text })));
+  if (answer.text) yield* block({ type: 'text', text: '' }, tokenDeltas(answer.text.tokens, (text) => ({ type: 'text_delta', text })));
   yield ev({
-    type: 'message_delta', delta: { stop_reason: stopReason(a), stop_sequence: null },
+    type: 'message_delta', delta: { stop_reason: stopReason(answer), stop_sequence: null },
     usage: {
-      output_tokens: a.usage.output, ...(a.usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: a.usage.reasoning } } : {}),
+      output_tokens: answer.usage.output,
+      ...(answer.usage.reasoning > 0 ? { output_tokens_details: { thinking_tokens: answer.usage.reasoning } } : {}),
     },
   });
   yield ev({ type: 'message_stop' });

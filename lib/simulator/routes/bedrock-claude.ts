@@ -65,34 +65,34 @@ export const bedrockClaude: RouteAdapter = {
     return decoded;
   },
   streamContentType: 'application/vnd.amazon.eventstream',
-  encodeBody: (a) => messageBody(a),
-  encodeStream: (a) => ({
-    frames: bedrockEvents(a),
+  encodeBody: (answer) => messageBody(answer),
+  encodeStream: (answer) => ({
+    frames: bedrockEvents(answer),
     error: (message) => [exceptionFrame('internalServerException', message)],
   }),
   replayFrame: (line) => chunkFrame(line, 1),
   replayTail: [],
-  headers: (a) => ({
-    'x-amzn-requestid': `sim-${a?.uid ?? 'replay'}`,
+  headers: (answer) => ({
+    'x-amzn-requestid': `sim-${answer?.uid ?? 'replay'}`,
     'x-amzn-bedrock-content-type': 'application/json',
-    ...(a ? {
-      'x-amzn-bedrock-input-token-count': String(a.usage.input),
-      'x-amzn-bedrock-output-token-count': String(a.usage.output),
+    ...(answer ? {
+      'x-amzn-bedrock-input-token-count': String(answer.usage.input),
+      'x-amzn-bedrock-output-token-count': String(answer.usage.output),
     } : {}),
   }),
 };
 
-function* bedrockEvents(a: Answer): Generator<Frame> {
+function* bedrockEvents(answer: Answer): Generator<Frame> {
   const started = Date.now();
   let firstByte: number | undefined;
-  for (const e of messageEvents(a)) {
+  for (const e of messageEvents(answer)) {
     firstByte ??= Date.now() - started;
     let payload = e.payload;
     if (payload.type === 'message_stop') {
       payload = {
         ...payload,
         'amazon-bedrock-invocationMetrics': {
-          inputTokenCount: a.usage.input, outputTokenCount: a.usage.output,
+          inputTokenCount: answer.usage.input, outputTokenCount: answer.usage.output,
           invocationLatency: Date.now() - started, firstByteLatency: firstByte,
         },
       };

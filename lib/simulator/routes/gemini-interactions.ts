@@ -20,7 +20,7 @@ export const geminiInteractions: RouteAdapter = {
   match: (path) => (path === '/v1beta/interactions' ? {} : undefined),
   // Interactions are stored unless store:false; previous_interaction_id must name a stored one.
   state: {
-    issued: (a, body) => (body.store === false ? undefined : `v1_${a.uid}`),
+    issued: (answer, body) => (body.store === false ? undefined : `v1_${answer.uid}`),
     referenced: (body) => asString(body.previous_interaction_id),
     notFound: (id) => errorReply('google', 'not_found', { message: `Interaction '${id}' was not found.` }),
   },
@@ -103,76 +103,80 @@ function decodeInteraction(body: unknown): DecodeResult {
   return { ok: true, value };
 }
 
-const statusOf = (a: Answer) => (a.stop === 'tool_use' ? 'requires_action' : a.stop === 'max_tokens' ? 'incomplete' : 'completed');
+const statusOf = (answer: Answer) =>
+  (answer.stop === 'tool_use' ? 'requires_action' : answer.stop === 'max_tokens' ? 'incomplete' : 'completed');
 
-function usage(a: Answer) {
-  const output = a.usage.output - a.usage.reasoning;
+/** A function_call step's id, the same in the body and the stream. */
+const callStepId = (answer: Answer): string => answer.uid.slice(0, 8).toLowerCase();
+
+function usage(answer: Answer) {
+  const output = answer.usage.output - answer.usage.reasoning;
   return {
-    total_tokens: a.usage.input + a.usage.output,
-    total_input_tokens: a.usage.input,
-    input_tokens_by_modality: [{ modality: 'text', tokens: a.usage.input }],
+    total_tokens: answer.usage.input + answer.usage.output,
+    total_input_tokens: answer.usage.input,
+    input_tokens_by_modality: [{ modality: 'text', tokens: answer.usage.input }],
     total_cached_tokens: 0,
     total_output_tokens: output,
     total_tool_use_tokens: 0,
-    total_thought_tokens: a.usage.reasoning,
+    total_thought_tokens: answer.usage.reasoning,
   };
 }
 
-function head(a: Answer, d: Decoded, status: string) {
-  const now = new Date(a.created * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+function head(answer: Answer, decoded: Decoded, status: string) {
+  const now = new Date(answer.created * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   return {
-    id: `v1_${a.uid}`, status, usage: usage(a), created: now, updated: now,
-    service_tier: d.tier === 'flex' ? 'flex' : 'standard', object: 'interaction', model: a.model,
+    id: `v1_${answer.uid}`, status, usage: usage(answer), created: now, updated: now,
+    service_tier: decoded.tier === 'flex' ? 'flex' : 'standard', object: 'interaction', model: answer.model,
   };
 }
 
-function interactionBody(a: Answer, d: Decoded) {
+function interactionBody(answer: Answer, decoded: Decoded) {
   const steps: unknown[] = [];
-  if (a.reasoning) {
-    steps.push({ type: 'thought', signature: a.reasoning.signature, summary: [{ type: 'text', text: a.reasoning.tokens.text() }] });
-  }
-  if (a.toolCall) {
+  if (answer.reasoning) {
     steps.push({
-      type: 'function_call', id: a.uid.slice(0, 8).toLowerCase(), name: a.toolCall.name, arguments: JSON.parse(a.toolCall.args),
+      type: 'thought', signature: answer.reasoning.signature, summary: [{ type: 'text', text: answer.reasoning.tokens.text() }],
     });
   }
-  if (a.text) steps.push({ type: 'model_output', content: [{ type: 'text', text: a.text.tokens.text() }] });
-  const { id, status, usage: u, created, updated, service_tier, object, model } = head(a, d, statusOf(a));
-  return { id, status, usage: u, created, updated, service_tier, steps, object, model };
+  if (answer.toolCall) {
+    steps.push({
+      type: 'function_call', id: callStepId(answer), name: answer.toolCall.name, arguments: JSON.parse(answer.toolCall.args),
+    });
+  }
+  if (answer.text) steps.push({ type: 'model_output', content: [{ type: 'text', text: answer.text.tokens.text() }] });
+  const { id, status, usage: usageBody, created, updated, service_tier, object, model } = head(answer, decoded, statusOf(answer));
+  return { id, status, usage: usageBody, created, updated, service_tier, steps, object, model };
 }
 
-function interactionStream(a: Answer, d: Decoded): StreamEncoding {
+function interactionStream(answer: Answer, decoded: Decoded): StreamEncoding {
   const ev = (event_type: string, payload: Record<string, unknown>, tokens = 0): Frame =>
     sseEvent(event_type, { ...payload, event_type }, tokens);
   function* frames(): Generator<Frame> {
-    const id = `v1_${a.uid}`;
-    yield ev('interaction.created', { interaction: { id, status: 'in_progress', object: 'interaction', model: a.model } });
+    const id = `v1_${answer.uid}`;
+    yield ev('interaction.created', { interaction: { id, status: 'in_progress', object: 'interaction', model: answer.model } });
     yield ev('interaction.status_update', { interaction_id: id, status: 'in_progress' });
     let index = 0;
-    if (a.reasoning) {
+    if (answer.reasoning) {
       yield ev('step.start', { index, step: { type: 'thought' } });
-      for (const t of a.reasoning.tokens) {
+      for (const t of answer.reasoning.tokens) {
         yield ev('step.delta', { index, delta: { content: { type: 'text', text: t }, type: 'thought_summary' } }, 1);
       }
-      yield ev('step.delta', { index, delta: { signature: a.reasoning.signature, type: 'thought_signature' } });
+      yield ev('step.delta', { index, delta: { signature: answer.reasoning.signature, type: 'thought_signature' } });
       yield ev('step.stop', { index });
       index++;
     }
-    if (a.toolCall) {
-      const per = Math.max(1, Math.round((a.usage.output - a.usage.reasoning) / a.toolCall.fragments.length));
-      yield ev(
-        'step.start', { index, step: { id: a.uid.slice(0, 8).toLowerCase(), type: 'function_call', name: a.toolCall.name, arguments: {} } },
-      );
-      for (const f of a.toolCall.fragments) yield ev('step.delta', { index, delta: { arguments: f, type: 'arguments_delta' } }, per);
+    if (answer.toolCall) {
+      const per = Math.max(1, Math.round((answer.usage.output - answer.usage.reasoning) / answer.toolCall.fragments.length));
+      yield ev('step.start', { index, step: { id: callStepId(answer), type: 'function_call', name: answer.toolCall.name, arguments: {} } });
+      for (const f of answer.toolCall.fragments) yield ev('step.delta', { index, delta: { arguments: f, type: 'arguments_delta' } }, per);
       yield ev('step.stop', { index });
       index++;
     }
-    if (a.text) {
+    if (answer.text) {
       yield ev('step.start', { index, step: { type: 'model_output' } });
-      for (const t of a.text.tokens) yield ev('step.delta', { index, delta: { text: t, type: 'text' } }, 1);
+      for (const t of answer.text.tokens) yield ev('step.delta', { index, delta: { text: t, type: 'text' } }, 1);
       yield ev('step.stop', { index });
     }
-    yield ev('interaction.completed', { interaction: head(a, d, statusOf(a)) });
+    yield ev('interaction.completed', { interaction: head(answer, decoded, statusOf(answer)) });
     yield DONE;
   }
   return {

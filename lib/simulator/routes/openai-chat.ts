@@ -76,38 +76,40 @@ function decodeChat(body: unknown): DecodeResult {
   return { ok: true, value };
 }
 
-const finishReason = (a: Answer) => (a.stop === 'tool_use' ? 'tool_calls' : a.stop === 'max_tokens' ? 'length' : 'stop');
-const tierOf = (d: Decoded) => (d.tier === 'flex' ? 'flex' : 'default');
+const finishReason = (answer: Answer) => (answer.stop === 'tool_use' ? 'tool_calls' : answer.stop === 'max_tokens' ? 'length' : 'stop');
+const tierOf = (decoded: Decoded) => (decoded.tier === 'flex' ? 'flex' : 'default');
 
-function usage(a: Answer) {
+function usage(answer: Answer) {
   return {
-    prompt_tokens: a.usage.input, completion_tokens: a.usage.output, total_tokens: a.usage.input + a.usage.output,
+    prompt_tokens: answer.usage.input, completion_tokens: answer.usage.output, total_tokens: answer.usage.input + answer.usage.output,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
     completion_tokens_details: {
-      reasoning_tokens: a.usage.reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0,
+      reasoning_tokens: answer.usage.reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0,
     },
   };
 }
 
-function completionBody(a: Answer, d: Decoded) {
+function completionBody(answer: Answer, decoded: Decoded) {
   const message: Record<string, unknown> = {
-    role: 'assistant', content: a.text?.tokens.text() ?? null, refusal: null, annotations: [],
+    role: 'assistant', content: answer.text?.tokens.text() ?? null, refusal: null, annotations: [],
   };
-  if (a.toolCall) {
-    message.tool_calls = [{ id: `call_${a.uid}`, type: 'function', function: { name: a.toolCall.name, arguments: a.toolCall.args } }];
+  if (answer.toolCall) {
+    message.tool_calls = [{
+      id: `call_${answer.uid}`, type: 'function', function: { name: answer.toolCall.name, arguments: answer.toolCall.args },
+    }];
   }
   return {
-    id: `chatcmpl-${a.uid}`, object: 'chat.completion', created: a.created, model: a.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(a) }],
-    usage: usage(a), service_tier: tierOf(d), system_fingerprint: 'fp_sim',
+    id: `chatcmpl-${answer.uid}`, object: 'chat.completion', created: answer.created, model: answer.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(answer) }],
+    usage: usage(answer), service_tier: tierOf(decoded), system_fingerprint: 'fp_sim',
   };
 }
 
-function chunkStream(a: Answer, d: Decoded): StreamEncoding {
-  const withUsage = d.echo.includeUsage === true;
+function chunkStream(answer: Answer, decoded: Decoded): StreamEncoding {
+  const withUsage = decoded.echo.includeUsage === true;
   const head = {
-    id: `chatcmpl-${a.uid}`, object: 'chat.completion.chunk', created: a.created, model: a.model,
-    service_tier: tierOf(d), system_fingerprint: 'fp_sim',
+    id: `chatcmpl-${answer.uid}`, object: 'chat.completion.chunk', created: answer.created, model: answer.model,
+    service_tier: tierOf(decoded), system_fingerprint: 'fp_sim',
   };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null, tokens = 0): Frame =>
     sseData(
@@ -116,21 +118,21 @@ function chunkStream(a: Answer, d: Decoded): StreamEncoding {
 
   function* frames(): Generator<Frame> {
     // Chat shows no reasoning, but its tokens still take time: an empty frame paces them.
-    if (a.reasoning) yield { bytes: '', tokens: a.usage.reasoning };
-    if (a.toolCall) {
-      const call = a.toolCall;
-      const per = Math.max(1, Math.round((a.usage.output - a.usage.reasoning) / call.fragments.length));
+    if (answer.reasoning) yield { bytes: '', tokens: answer.usage.reasoning };
+    if (answer.toolCall) {
+      const call = answer.toolCall;
+      const per = Math.max(1, Math.round((answer.usage.output - answer.usage.reasoning) / call.fragments.length));
       yield chunk({
         role: 'assistant', content: null, refusal: null,
-        tool_calls: [{ index: 0, id: `call_${a.uid}`, type: 'function', function: { name: call.name, arguments: '' } }],
+        tool_calls: [{ index: 0, id: `call_${answer.uid}`, type: 'function', function: { name: call.name, arguments: '' } }],
       });
       for (const f of call.fragments) yield chunk({ tool_calls: [{ index: 0, function: { arguments: f } }] }, null, per);
     } else {
       yield chunk({ role: 'assistant', content: '', refusal: null });
-      for (const t of a.text?.tokens ?? []) yield chunk({ content: t }, null, 1);
+      for (const t of answer.text?.tokens ?? []) yield chunk({ content: t }, null, 1);
     }
-    yield chunk({}, finishReason(a));
-    if (withUsage) yield sseData({ ...head, choices: [], usage: usage(a) });
+    yield chunk({}, finishReason(answer));
+    if (withUsage) yield sseData({ ...head, choices: [], usage: usage(answer) });
     yield DONE;
   }
   return {

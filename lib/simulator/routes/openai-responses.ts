@@ -16,7 +16,7 @@ export const openaiResponses: RouteAdapter = {
   match: (path) => (path === '/v1/responses' ? {} : undefined),
   // Responses are stored unless store:false; previous_response_id must name a stored one.
   state: {
-    issued: (a, body) => (body.store === false ? undefined : `resp_${a.uid}`),
+    issued: (answer, body) => (body.store === false ? undefined : `resp_${answer.uid}`),
     referenced: (body) => asString(body.previous_response_id),
     notFound: (id) => ({
       status: 404, headers: { 'content-type': 'application/json' },
@@ -37,7 +37,9 @@ export const openaiResponses: RouteAdapter = {
     message: 'Resource Unavailable: flex processing capacity is temporarily exhausted. Please retry later or use service_tier "auto".',
   },
   streamContentType: SSE_CONTENT_TYPE,
-  encodeBody: (a, d) => responseObject(a, d, a.stop === 'max_tokens' ? 'incomplete' : 'completed', outputItems(a), true),
+  encodeBody: (answer, decoded) => responseObject(
+    answer, decoded, answer.stop === 'max_tokens' ? 'incomplete' : 'completed', outputItems(answer), true,
+  ),
   encodeStream: responseStream,
   replayFrame: (line) => sseRaw(line, recordedEventName(line, 'type')),
   replayTail: [],
@@ -91,70 +93,72 @@ function decodeResponses(body: unknown): DecodeResult {
 
 type Item = Record<string, unknown>;
 
-function reasoningItem(a: Answer, summary: string): Item {
+function reasoningItem(answer: Answer, summary: string): Item {
   return {
-    id: `rs_${a.uid}`, type: 'reasoning', encrypted_content: `gAAAAAB${a.reasoning!.signature}`,
+    id: `rs_${answer.uid}`, type: 'reasoning', encrypted_content: `gAAAAAB${answer.reasoning!.signature}`,
     summary: summary ? [{ type: 'summary_text', text: summary }] : [],
   };
 }
-function messageItem(a: Answer, text: string, status: string): Item {
+function messageItem(answer: Answer, text: string, status: string): Item {
   return {
-    id: `msg_${a.uid}`, type: 'message', status, role: 'assistant',
+    id: `msg_${answer.uid}`, type: 'message', status, role: 'assistant',
     content: status === 'in_progress' ? [] : [{ type: 'output_text', annotations: [], logprobs: [], text }],
   };
 }
-function callItem(a: Answer, args: string, status: string): Item {
-  return { id: `fc_${a.uid}`, type: 'function_call', status, arguments: args, call_id: `call_${a.uid}`, name: a.toolCall!.name };
+function callItem(answer: Answer, args: string, status: string): Item {
+  return {
+    id: `fc_${answer.uid}`, type: 'function_call', status, arguments: args, call_id: `call_${answer.uid}`, name: answer.toolCall!.name,
+  };
 }
 
-function outputItems(a: Answer): Item[] {
+function outputItems(answer: Answer): Item[] {
   const out: Item[] = [];
-  if (a.reasoning) out.push(reasoningItem(a, a.reasoning.tokens.text()));
-  if (a.toolCall) out.push(callItem(a, a.toolCall.args, 'completed'));
-  if (a.text) out.push(messageItem(a, a.text.tokens.text(), a.stop === 'max_tokens' ? 'incomplete' : 'completed'));
+  if (answer.reasoning) out.push(reasoningItem(answer, answer.reasoning.tokens.text()));
+  if (answer.toolCall) out.push(callItem(answer, answer.toolCall.args, 'completed'));
+  if (answer.text) out.push(messageItem(answer, answer.text.tokens.text(), answer.stop === 'max_tokens' ? 'incomplete' : 'completed'));
   return out;
 }
 
-function usage(a: Answer): Item {
+function usage(answer: Answer): Item {
   return {
-    input_tokens: a.usage.input, input_tokens_details: { cached_tokens: 0 },
-    output_tokens: a.usage.output, output_tokens_details: { reasoning_tokens: a.usage.reasoning },
-    total_tokens: a.usage.input + a.usage.output,
+    input_tokens: answer.usage.input, input_tokens_details: { cached_tokens: 0 },
+    output_tokens: answer.usage.output, output_tokens_details: { reasoning_tokens: answer.usage.reasoning },
+    total_tokens: answer.usage.input + answer.usage.output,
   };
 }
 
 /** The Response object; `final` reports usage and the tier actually used. */
-function responseObject(a: Answer, d: Decoded, status: string, output: Item[], final: boolean): Item {
-  const req = d.echo;
+function responseObject(answer: Answer, decoded: Decoded, status: string, output: Item[], final: boolean): Item {
+  const req = decoded.echo;
   const reasoning = isRecord(req.reasoning) ? req.reasoning : {};
   return {
-    id: `resp_${a.uid}`, object: 'response', created_at: a.created, status,
+    id: `resp_${answer.uid}`, object: 'response', created_at: answer.created, status,
     background: false, completed_at: final ? Math.floor(Date.now() / 1000) : null, error: null,
     incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     instructions: req.instructions ?? null, max_output_tokens: req.max_output_tokens ?? null,
-    model: a.model, output, parallel_tool_calls: req.parallel_tool_calls ?? true,
+    model: answer.model, output, parallel_tool_calls: req.parallel_tool_calls ?? true,
     previous_response_id: req.previous_response_id ?? null,
     reasoning: { effort: reasoning.effort ?? null, summary: reasoning.summary ?? null },
-    service_tier: final ? (d.tier === 'flex' ? 'flex' : 'default') : (req.service_tier ?? 'auto'),
+    service_tier: final ? (decoded.tier === 'flex' ? 'flex' : 'default') : (req.service_tier ?? 'auto'),
     store: req.store ?? true, temperature: req.temperature ?? 1,
     text: req.text ?? { format: { type: 'text' }, verbosity: 'medium' },
     tool_choice: req.tool_choice ?? 'auto', tools: req.tools ?? [], top_p: req.top_p ?? 1,
-    truncation: req.truncation ?? 'disabled', usage: final ? usage(a) : null,
+    truncation: req.truncation ?? 'disabled', usage: final ? usage(answer) : null,
     user: req.user ?? null, metadata: req.metadata ?? {},
   };
 }
 
-function responseStream(a: Answer, d: Decoded): StreamEncoding {
+function responseStream(answer: Answer, decoded: Decoded): StreamEncoding {
   const seq = { n: 0 };
   const ev = (type: string, payload: Item, tokens = 0): Frame =>
     sseEvent(type, { type, sequence_number: seq.n++, ...payload }, tokens);
   return {
-    frames: responseEvents(a, d, ev),
+    frames: responseEvents(answer, decoded, ev),
     // The recorded wire shape: an `error` event, then `response.failed`.
     error: (message) => [
       ev('error', { error: { type: 'server_error', code: 'server_error', message, param: null } }),
       ev('response.failed', {
-        response: { ...responseObject(a, d, 'failed', [], false), error: { code: 'server_error', message } },
+        response: { ...responseObject(answer, decoded, 'failed', [], false), error: { code: 'server_error', message } },
       }),
     ],
   };
@@ -162,45 +166,45 @@ function responseStream(a: Answer, d: Decoded): StreamEncoding {
 
 type Emit = (type: string, payload: Item, tokens?: number) => Frame;
 
-function* responseEvents(a: Answer, d: Decoded, ev: Emit): Generator<Frame> {
-  const started = responseObject(a, d, 'in_progress', [], false);
+function* responseEvents(answer: Answer, decoded: Decoded, ev: Emit): Generator<Frame> {
+  const started = responseObject(answer, decoded, 'in_progress', [], false);
   yield ev('response.created', { response: started });
   yield ev('response.in_progress', { response: started });
 
   let index = 0;
-  if (a.reasoning) {
-    const item_id = `rs_${a.uid}`;
+  if (answer.reasoning) {
+    const item_id = `rs_${answer.uid}`;
     const at = { item_id, output_index: index, summary_index: 0 };
-    yield ev('response.output_item.added', { output_index: index, item: reasoningItem(a, '') });
+    yield ev('response.output_item.added', { output_index: index, item: reasoningItem(answer, '') });
     yield ev('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
-    for (const t of a.reasoning.tokens) yield ev('response.reasoning_summary_text.delta', { ...at, delta: t }, 1);
-    const text = a.reasoning.tokens.text();
+    for (const t of answer.reasoning.tokens) yield ev('response.reasoning_summary_text.delta', { ...at, delta: t }, 1);
+    const text = answer.reasoning.tokens.text();
     yield ev('response.reasoning_summary_text.done', { ...at, text });
     yield ev('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text } });
-    yield ev('response.output_item.done', { output_index: index, item: reasoningItem(a, text) });
+    yield ev('response.output_item.done', { output_index: index, item: reasoningItem(answer, text) });
     index++;
   }
-  if (a.toolCall) {
-    const at = { item_id: `fc_${a.uid}`, output_index: index };
-    const per = Math.max(1, Math.round((a.usage.output - a.usage.reasoning) / a.toolCall.fragments.length));
-    yield ev('response.output_item.added', { output_index: index, item: callItem(a, '', 'in_progress') });
-    for (const f of a.toolCall.fragments) yield ev('response.function_call_arguments.delta', { ...at, delta: f }, per);
-    yield ev('response.function_call_arguments.done', { ...at, name: a.toolCall.name, arguments: a.toolCall.args });
-    yield ev('response.output_item.done', { output_index: index, item: callItem(a, a.toolCall.args, 'completed') });
+  if (answer.toolCall) {
+    const at = { item_id: `fc_${answer.uid}`, output_index: index };
+    const per = Math.max(1, Math.round((answer.usage.output - answer.usage.reasoning) / answer.toolCall.fragments.length));
+    yield ev('response.output_item.added', { output_index: index, item: callItem(answer, '', 'in_progress') });
+    for (const f of answer.toolCall.fragments) yield ev('response.function_call_arguments.delta', { ...at, delta: f }, per);
+    yield ev('response.function_call_arguments.done', { ...at, name: answer.toolCall.name, arguments: answer.toolCall.args });
+    yield ev('response.output_item.done', { output_index: index, item: callItem(answer, answer.toolCall.args, 'completed') });
   }
-  if (a.text) {
-    const at = { item_id: `msg_${a.uid}`, output_index: index, content_index: 0 };
+  if (answer.text) {
+    const at = { item_id: `msg_${answer.uid}`, output_index: index, content_index: 0 };
     const part = (text: string) => ({ type: 'output_text', annotations: [], logprobs: [], text });
-    yield ev('response.output_item.added', { output_index: index, item: messageItem(a, '', 'in_progress') });
+    yield ev('response.output_item.added', { output_index: index, item: messageItem(answer, '', 'in_progress') });
     yield ev('response.content_part.added', { ...at, part: part('') });
-    for (const t of a.text.tokens) yield ev('response.output_text.delta', { ...at, delta: t, logprobs: [] }, 1);
-    const text = a.text.tokens.text();
+    for (const t of answer.text.tokens) yield ev('response.output_text.delta', { ...at, delta: t, logprobs: [] }, 1);
+    const text = answer.text.tokens.text();
     yield ev('response.output_text.done', { ...at, text, logprobs: [] });
     yield ev('response.content_part.done', { ...at, part: part(text) });
-    const status = a.stop === 'max_tokens' ? 'incomplete' : 'completed';
-    yield ev('response.output_item.done', { output_index: index, item: messageItem(a, text, status) });
+    const status = answer.stop === 'max_tokens' ? 'incomplete' : 'completed';
+    yield ev('response.output_item.done', { output_index: index, item: messageItem(answer, text, status) });
   }
-  const incomplete = a.stop === 'max_tokens';
-  const final = responseObject(a, d, incomplete ? 'incomplete' : 'completed', outputItems(a), true);
+  const incomplete = answer.stop === 'max_tokens';
+  const final = responseObject(answer, decoded, incomplete ? 'incomplete' : 'completed', outputItems(answer), true);
   yield ev(incomplete ? 'response.incomplete' : 'response.completed', { response: final });
 }

@@ -43,8 +43,8 @@ export interface RouteAdapter {
   /** The flex queue's refusal, for routes that have a flex tier. */
   flexRefusal?: { name: ErrorName; status: number; message: string };
   streamContentType: string;
-  encodeBody(answer: Answer, d: Decoded): unknown;
-  encodeStream(answer: Answer, d: Decoded): StreamEncoding;
+  encodeBody(answer: Answer, decoded: Decoded): unknown;
+  encodeStream(answer: Answer, decoded: Decoded): StreamEncoding;
   /** A recorded payload line in this route's framing, and what follows the last line. */
   replayFrame(line: string): Frame;
   replayTail: Frame[];
@@ -52,12 +52,12 @@ export interface RouteAdapter {
    *  request asked not to store it), the stored id a request refers to, and the API's answer to
    *  an id it never issued. */
   state?: {
-    issued(a: Answer, body: Record<string, unknown>): string | undefined;
+    issued(answer: Answer, body: Record<string, unknown>): string | undefined;
     referenced(body: Record<string, unknown>): string | undefined;
     notFound(id: string): ErrorReply;
   };
   /** Response headers added to a successful answer (request ids, tier headers). */
-  headers?(answer: Answer | undefined, d: Decoded): Record<string, string>;
+  headers?(answer: Answer | undefined, decoded: Decoded): Record<string, string>;
 }
 
 /** The event name of a recorded line: its `type` (or `event_type`), found even in broken JSON. */

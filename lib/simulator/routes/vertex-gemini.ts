@@ -37,7 +37,7 @@ export const vertexGemini: RouteAdapter = {
     message: 'Resource exhausted. Flex PayGo capacity is temporarily unavailable; please try again later.',
   },
   streamContentType: SSE_CONTENT_TYPE,
-  encodeBody: (a, d) => response(a, d, allParts(a), true),
+  encodeBody: (answer, decoded) => response(answer, decoded, allParts(answer), true),
   encodeStream: vertexStream,
   replayFrame: (line) => sseRaw(line),
   replayTail: [],
@@ -101,52 +101,52 @@ function partsOf(content: unknown): unknown[] {
 
 type Part = Record<string, unknown>;
 
-function allParts(a: Answer): Part[] {
+function allParts(answer: Answer): Part[] {
   const parts: Part[] = [];
-  if (a.reasoning) parts.push({ text: a.reasoning.tokens.text(), thought: true, thoughtSignature: a.reasoning.signature });
-  if (a.toolCall) parts.push({ functionCall: { name: a.toolCall.name, args: JSON.parse(a.toolCall.args) } });
-  if (a.text) parts.push({ text: a.text.tokens.text() });
+  if (answer.reasoning) parts.push({ text: answer.reasoning.tokens.text(), thought: true, thoughtSignature: answer.reasoning.signature });
+  if (answer.toolCall) parts.push({ functionCall: { name: answer.toolCall.name, args: JSON.parse(answer.toolCall.args) } });
+  if (answer.text) parts.push({ text: answer.text.tokens.text() });
   return parts;
 }
 
-const trafficType = (d: Decoded) => (d.tier === 'flex' ? 'ON_DEMAND_FLEX' : 'ON_DEMAND');
+const trafficType = (decoded: Decoded) => (decoded.tier === 'flex' ? 'ON_DEMAND_FLEX' : 'ON_DEMAND');
 
-function usageMetadata(a: Answer, d: Decoded) {
-  const candidates = a.usage.output - a.usage.reasoning;
+function usageMetadata(answer: Answer, decoded: Decoded) {
+  const candidates = answer.usage.output - answer.usage.reasoning;
   return {
-    promptTokenCount: a.usage.input, candidatesTokenCount: candidates, thoughtsTokenCount: a.usage.reasoning,
-    totalTokenCount: a.usage.input + a.usage.output, cachedContentTokenCount: 0, trafficType: trafficType(d),
-    promptTokensDetails: [{ modality: 'TEXT', tokenCount: a.usage.input }],
+    promptTokenCount: answer.usage.input, candidatesTokenCount: candidates, thoughtsTokenCount: answer.usage.reasoning,
+    totalTokenCount: answer.usage.input + answer.usage.output, cachedContentTokenCount: 0, trafficType: trafficType(decoded),
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: answer.usage.input }],
     candidatesTokensDetails: [{ modality: 'TEXT', tokenCount: candidates }],
   };
 }
 
 /** One GenerateContentResponse; the last one carries finishReason and the full usage. */
-function response(a: Answer, d: Decoded, parts: Part[], last: boolean) {
+function response(answer: Answer, decoded: Decoded, parts: Part[], last: boolean) {
   const candidate: Record<string, unknown> = { content: { role: 'model', parts }, index: 0 };
-  if (last) candidate.finishReason = a.stop === 'max_tokens' ? 'MAX_TOKENS' : 'STOP';
+  if (last) candidate.finishReason = answer.stop === 'max_tokens' ? 'MAX_TOKENS' : 'STOP';
   return {
     candidates: [candidate],
-    usageMetadata: last ? usageMetadata(a, d) : { trafficType: trafficType(d) },
-    modelVersion: a.model,
-    createTime: new Date(a.created * 1000).toISOString(),
-    responseId: a.uid,
+    usageMetadata: last ? usageMetadata(answer, decoded) : { trafficType: trafficType(decoded) },
+    modelVersion: answer.model,
+    createTime: new Date(answer.created * 1000).toISOString(),
+    responseId: answer.uid,
   };
 }
 
-function vertexStream(a: Answer, d: Decoded): StreamEncoding {
+function vertexStream(answer: Answer, decoded: Decoded): StreamEncoding {
   function* pieces(): Generator<[Part, number]> {
-    if (a.reasoning) {
-      const r = a.reasoning;
+    if (answer.reasoning) {
+      const r = answer.reasoning;
       let i = 0;
       for (const t of r.tokens) {
         yield [++i === r.tokens.count ? { text: t, thought: true, thoughtSignature: r.signature } : { text: t, thought: true }, 1];
       }
     }
     // Vertex sends a function call whole ({name, args}); its tokens are one frame.
-    const call = a.toolCall;
-    if (call) yield [{ functionCall: { name: call.name, args: JSON.parse(call.args) } }, a.usage.output - a.usage.reasoning];
-    for (const t of a.text?.tokens ?? []) yield [{ text: t }, 1];
+    const call = answer.toolCall;
+    if (call) yield [{ functionCall: { name: call.name, args: JSON.parse(call.args) } }, answer.usage.output - answer.usage.reasoning];
+    for (const t of answer.text?.tokens ?? []) yield [{ text: t }, 1];
   }
   function* frames(): Generator<Frame> {
     // The final chunk carries the last piece of output together with finishReason and usage: each
@@ -154,11 +154,11 @@ function vertexStream(a: Answer, d: Decoded): StreamEncoding {
     let held: [Part, number] = [{ text: '' }, 0];
     let any = false;
     for (const next of pieces()) {
-      if (any) yield sseData(response(a, d, [held[0]], false), held[1]);
+      if (any) yield sseData(response(answer, decoded, [held[0]], false), held[1]);
       held = next;
       any = true;
     }
-    yield sseData(response(a, d, [held[0]], true), held[1]);
+    yield sseData(response(answer, decoded, [held[0]], true), held[1]);
   }
   return {
     frames: frames(),
