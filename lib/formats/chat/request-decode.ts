@@ -47,22 +47,22 @@ export function decodeChatRequest(body: Record<string, any>): IRRequest {
 function decodeMessages(list: unknown[], system: string[]): IRMessage[] {
   const messages: IRMessage[] = [];
   const callNames = new Map<string, string>();
-  list.forEach((m: any, i: number) => {
-    if (!isPlainObject(m)) throw invalid(`messages[${i}]`, 'Each message must be an object.');
-    switch (m.role) {
+  list.forEach((message: any, i: number) => {
+    if (!isPlainObject(message)) throw invalid(`messages[${i}]`, 'Each message must be an object.');
+    switch (message.role) {
       case 'system':
       case 'developer':
-        system.push(textOnly(m.content, `messages[${i}].content`));
+        system.push(textOnly(message.content, `messages[${i}].content`));
         return;
       case 'user':
-        messages.push({ role: 'user', content: userParts(m.content, `messages[${i}].content`) });
+        messages.push({ role: 'user', content: userParts(message.content, `messages[${i}].content`) });
         return;
       case 'assistant': {
         const content: IRPart[] = [];
-        const text = m.content === null || m.content === undefined ? '' : textOnly(m.content, `messages[${i}].content`);
+        const text = message.content === null || message.content === undefined ? '' : textOnly(message.content, `messages[${i}].content`);
         if (text) content.push({ type: 'text', text });
-        if (Array.isArray(m.tool_calls)) {
-          m.tool_calls.forEach((tc: any, j: number) => {
+        if (Array.isArray(message.tool_calls)) {
+          message.tool_calls.forEach((tc: any, j: number) => {
             if (tc?.type !== undefined && tc.type !== 'function') {
               throw unsupported(`messages[${i}].tool_calls[${j}].type`, 'Only function tool calls are supported.');
             }
@@ -76,16 +76,18 @@ function decodeMessages(list: unknown[], system: string[]): IRMessage[] {
               arguments: typeof tc.function.arguments === 'string' ? tc.function.arguments : JSON.stringify(tc.function.arguments ?? {}),
             });
           });
-        } else if (m.function_call) {
+        } else if (message.function_call) {
           throw unsupported(`messages[${i}].function_call`, 'The legacy function_call field is not supported; use tool_calls.');
         }
         messages.push({ role: 'assistant', content });
         return;
       }
       case 'tool': {
-        if (typeof m.tool_call_id !== 'string') throw invalid(`messages[${i}].tool_call_id`, 'A tool message needs tool_call_id.');
-        const part: IRPart = { type: 'tool_result', callId: m.tool_call_id, content: textOnly(m.content ?? '', `messages[${i}].content`) };
-        const name = callNames.get(m.tool_call_id);
+        if (typeof message.tool_call_id !== 'string') throw invalid(`messages[${i}].tool_call_id`, 'A tool message needs tool_call_id.');
+        const part: IRPart = {
+          type: 'tool_result', callId: message.tool_call_id, content: textOnly(message.content ?? '', `messages[${i}].content`),
+        };
+        const name = callNames.get(message.tool_call_id);
         if (name) part.name = name;
         const last = messages[messages.length - 1];
         if (last?.role === 'user' && last.content.length && last.content.every(p => p.type === 'tool_result')) last.content.push(part);
@@ -93,7 +95,7 @@ function decodeMessages(list: unknown[], system: string[]): IRMessage[] {
         return;
       }
       default:
-        throw invalid(`messages[${i}].role`, `Unknown role ${JSON.stringify(m.role)}.`);
+        throw invalid(`messages[${i}].role`, `Unknown role ${JSON.stringify(message.role)}.`);
     }
   });
   return messages;
@@ -109,17 +111,19 @@ function userParts(content: unknown, param: string): IRPart[] {
       case 'image_url': {
         const url = typeof p.image_url === 'string' ? p.image_url : p.image_url?.url;
         if (typeof url !== 'string') throw invalid(`${param}[${i}].image_url`, 'image_url needs a url.');
-        const d = parseDataUrl(url);
-        return d ? { type: 'image', mediaType: d.mediaType, data: d.data } : { type: 'image', url };
+        const inline = parseDataUrl(url);
+        return inline ? { type: 'image', mediaType: inline.mediaType, data: inline.data } : { type: 'image', url };
       }
       case 'file': {
-        const f = p.file ?? {};
-        if (typeof f.file_data !== 'string') {
+        const file = p.file ?? {};
+        if (typeof file.file_data !== 'string') {
           throw unsupported(`${param}[${i}].file`, 'file parts need file_data (file_id is not supported).');
         }
-        const d = parseDataUrl(f.file_data);
-        const part: IRPart = d ? { type: 'file', mediaType: d.mediaType, data: d.data } : { type: 'file', data: f.file_data };
-        if (typeof f.filename === 'string') part.filename = f.filename;
+        const inline = parseDataUrl(file.file_data);
+        const part: IRPart = inline
+          ? { type: 'file', mediaType: inline.mediaType, data: inline.data }
+          : { type: 'file', data: file.file_data };
+        if (typeof file.filename === 'string') part.filename = file.filename;
         return part;
       }
       default:
@@ -143,13 +147,13 @@ function decodeTools(tools: unknown, ir: IRRequest, native: Record<string, unkno
   if (!Array.isArray(tools)) throw invalid('tools', 'tools must be an array.');
   const defs: IRToolDef[] = [];
   const other: unknown[] = [];
-  for (const t of tools as any[]) {
-    if (t?.type !== 'function') { other.push(t); continue; }
-    const f = t.function ?? {};
-    if (typeof f.name !== 'string') throw invalid('tools', 'A function tool needs function.name.');
-    const def: IRToolDef = { name: f.name, parameters: isPlainObject(f.parameters) ? f.parameters : { type: 'object', properties: {} } };
-    if (typeof f.description === 'string') def.description = f.description;
-    if (typeof f.strict === 'boolean') def.strict = f.strict;
+  for (const tool of tools as any[]) {
+    if (tool?.type !== 'function') { other.push(tool); continue; }
+    const fn = tool.function ?? {};
+    if (typeof fn.name !== 'string') throw invalid('tools', 'A function tool needs function.name.');
+    const def: IRToolDef = { name: fn.name, parameters: isPlainObject(fn.parameters) ? fn.parameters : { type: 'object', properties: {} } };
+    if (typeof fn.description === 'string') def.description = fn.description;
+    if (typeof fn.strict === 'boolean') def.strict = fn.strict;
     defs.push(def);
   }
   if (defs.length) ir.tools = defs;

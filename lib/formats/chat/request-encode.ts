@@ -8,7 +8,7 @@ import { dataUrl, mergeNative } from '../openai-shared.ts';
 export function encodeChatRequest(ir: IRRequest): Record<string, any> {
   const messages: Record<string, unknown>[] = [];
   if (ir.system) messages.push({ role: 'system', content: ir.system });
-  for (const m of ir.messages) messages.push(...(m.role === 'assistant' ? assistantMessage(m) : userMessages(m)));
+  for (const message of ir.messages) messages.push(...(message.role === 'assistant' ? assistantMessage(message) : userMessages(message)));
   const body: Record<string, any> = { model: ir.model, messages };
   if (ir.tools?.length) {
     body.tools = ir.tools.map(t => {
@@ -40,19 +40,19 @@ export function encodeChatRequest(ir: IRRequest): Record<string, any> {
   return body;
 }
 
-function assistantMessage(m: IRMessage): Record<string, unknown>[] {
-  const text = m.content.filter(p => p.type === 'text').map(p => (p as { text: string }).text).join('');
-  const calls = m.content.filter((p): p is Extract<IRPart, { type: 'tool_call' }> => p.type === 'tool_call');
+function assistantMessage(message: IRMessage): Record<string, unknown>[] {
+  const text = message.content.filter(p => p.type === 'text').map(p => (p as { text: string }).text).join('');
+  const calls = message.content.filter((p): p is Extract<IRPart, { type: 'tool_call' }> => p.type === 'tool_call');
   if (!text && !calls.length) return []; // e.g. a turn of reasoning only
-  const msg: Record<string, unknown> = { role: 'assistant', content: text || null };
+  const wire: Record<string, unknown> = { role: 'assistant', content: text || null };
   if (calls.length) {
-    msg.tool_calls = calls.map(call => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+    wire.tool_calls = calls.map(call => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
   }
-  return [msg];
+  return [wire];
 }
 
 /** A user message's parts in order: runs of tool results become tool messages, other runs one user message. */
-function userMessages(m: IRMessage): Record<string, unknown>[] {
+function userMessages(message: IRMessage): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   let parts: Record<string, unknown>[] = [];
   const flush = (): void => {
@@ -61,7 +61,7 @@ function userMessages(m: IRMessage): Record<string, unknown>[] {
     out.push({ role: 'user', content: onlyText && parts.length === 1 ? parts[0].text : parts });
     parts = [];
   };
-  for (const p of m.content) {
+  for (const p of message.content) {
     switch (p.type) {
       case 'tool_result':
         flush();

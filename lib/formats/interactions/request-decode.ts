@@ -182,15 +182,15 @@ function resultText(result: unknown, loss: Loss): string {
 function decodeTools(tools: unknown, loss: Loss): IRToolDef[] {
   if (!Array.isArray(tools)) throw invalid('tools', 'tools must be an array.');
   const out: IRToolDef[] = [];
-  tools.forEach((t: any, i: number) => {
-    if (!t || typeof t !== 'object') throw invalid(`tools[${i}]`, 'Each tool must be an object.');
-    if (t.type !== 'function') { loss.lossy = true; return; } // google_search, code_execution, …: native only
-    if (typeof t.name !== 'string') throw invalid(`tools[${i}].name`, 'A function tool needs a name.');
-    loss.check(t, ['type', 'name', 'description', 'parameters']);
+  tools.forEach((tool: any, i: number) => {
+    if (!tool || typeof tool !== 'object') throw invalid(`tools[${i}]`, 'Each tool must be an object.');
+    if (tool.type !== 'function') { loss.lossy = true; return; } // google_search, code_execution, …: native only
+    if (typeof tool.name !== 'string') throw invalid(`tools[${i}].name`, 'A function tool needs a name.');
+    loss.check(tool, ['type', 'name', 'description', 'parameters']);
     out.push({
-      name: t.name,
-      ...(typeof t.description === 'string' ? { description: t.description } : {}),
-      parameters: t.parameters && typeof t.parameters === 'object' ? t.parameters : { type: 'object' },
+      name: tool.name,
+      ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
+      parameters: tool.parameters && typeof tool.parameters === 'object' ? tool.parameters : { type: 'object' },
     });
   });
   return out;
@@ -199,12 +199,12 @@ function decodeTools(tools: unknown, loss: Loss): IRToolDef[] {
 function decodeResponseFormat(rf: unknown, loss: Loss): IRResponseFormat | undefined {
   const formats = Array.isArray(rf) ? rf : [rf];
   let out: IRResponseFormat | undefined;
-  for (const f of formats as any[]) {
-    if (!f || typeof f !== 'object') throw invalid('response_format', 'response_format must be an object or an array of them.');
-    const json = f.mime_type === 'application/json' && (f.type === undefined || f.type === 'text');
+  for (const format of formats as any[]) {
+    if (!format || typeof format !== 'object') throw invalid('response_format', 'response_format must be an object or an array of them.');
+    const json = format.mime_type === 'application/json' && (format.type === undefined || format.type === 'text');
     if (!json || out) { loss.lossy = true; continue; } // image/audio/video formats: native only
-    loss.check(f, ['type', 'mime_type', 'schema']);
-    out = f.schema && typeof f.schema === 'object' ? { type: 'json_schema', schema: f.schema } : { type: 'json_object' };
+    loss.check(format, ['type', 'mime_type', 'schema']);
+    out = format.schema && typeof format.schema === 'object' ? { type: 'json_schema', schema: format.schema } : { type: 'json_object' };
   }
   return out;
 }

@@ -12,8 +12,10 @@ export function encodeInteractionsRequest(ir: IRRequest): Record<string, any> {
   const body: Record<string, any> = { model: ir.model, input: encodeSteps(ir.messages) };
   if (ir.system) body.system_instruction = ir.system;
   if (ir.tools?.length) {
-    body.tools = ir.tools.map((t) => ({
-      type: 'function', name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters,
+    body.tools = ir.tools.map((tool) => ({
+      type: 'function', name: tool.name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      parameters: tool.parameters,
     }));
   }
   if (ir.responseFormat) {
@@ -52,10 +54,10 @@ export function encodeSteps(messages: IRMessage[]): Item[] {
     if (content.length) steps.push({ type: contentStep, content });
     content = [];
   };
-  for (const m of messages) {
+  for (const message of messages) {
     flush();
-    contentStep = m.role === 'user' ? 'user_input' : 'model_output';
-    for (const p of m.content) {
+    contentStep = message.role === 'user' ? 'user_input' : 'model_output';
+    for (const p of message.content) {
       switch (p.type) {
         case 'text':
           if (p.text) content.push({ type: 'text', text: p.text });

@@ -39,7 +39,7 @@ export function decodeMessagesRequest(body: Record<string, any>): IRRequest {
   const native: Record<string, unknown> = {};
 
   const msgLoss = new Loss();
-  const messages = body.messages.map((m: any, i: number) => decodeMessage(m, `messages[${i}]`, msgLoss));
+  const messages = body.messages.map((message: any, i: number) => decodeMessage(message, `messages[${i}]`, msgLoss));
   if (msgLoss.lossy) native.messages = body.messages;
 
   const ir: IRRequest = { model: body.model, messages: mergeSameRole(messages), stream: body.stream === true };
@@ -65,7 +65,7 @@ export function decodeMessagesRequest(body: Record<string, any>): IRRequest {
   if (body.temperature !== undefined) ir.temperature = numberField(body.temperature, 'temperature');
   if (body.top_p !== undefined) ir.topP = numberField(body.top_p, 'top_p');
   if (body.stop_sequences !== undefined) {
-    if (!Array.isArray(body.stop_sequences) || body.stop_sequences.some((s: unknown) => typeof s !== 'string')) {
+    if (!Array.isArray(body.stop_sequences) || body.stop_sequences.some((stop: unknown) => typeof stop !== 'string')) {
       throw invalid('stop_sequences', 'stop_sequences must be an array of strings.');
     }
     if (body.stop_sequences.length) ir.stopSequences = body.stop_sequences;
@@ -87,51 +87,53 @@ export function decodeMessagesRequest(body: Record<string, any>): IRRequest {
   return ir;
 }
 
-function numberField(v: unknown, param: string): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid(param, `${param} must be a number.`);
-  return v;
+function numberField(value: unknown, param: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(param, `${param} must be a number.`);
+  return value;
 }
 
-function decodeMessage(m: any, path: string, loss: Loss): IRMessage {
-  if (!m || typeof m !== 'object') throw invalid(path, 'Each message must be an object.');
-  if (m.role !== 'user' && m.role !== 'assistant') throw invalid(`${path}.role`, 'role must be "user" or "assistant".');
-  loss.check(m, ['role', 'content']);
-  return { role: m.role, content: decodeContent(m.content, `${path}.content`, loss) };
+function decodeMessage(message: any, path: string, loss: Loss): IRMessage {
+  if (!message || typeof message !== 'object') throw invalid(path, 'Each message must be an object.');
+  if (message.role !== 'user' && message.role !== 'assistant') throw invalid(`${path}.role`, 'role must be "user" or "assistant".');
+  loss.check(message, ['role', 'content']);
+  return { role: message.role, content: decodeContent(message.content, `${path}.content`, loss) };
 }
 
 function decodeContent(content: unknown, path: string, loss: Loss): IRPart[] {
   if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
   if (!Array.isArray(content)) throw invalid(path, 'content must be a string or an array of content blocks.');
   const parts: IRPart[] = [];
-  content.forEach((b, j) => parts.push(...decodeBlock(b, `${path}[${j}]`, loss)));
+  content.forEach((block, j) => parts.push(...decodeBlock(block, `${path}[${j}]`, loss)));
   return parts;
 }
 
-function decodeBlock(b: any, path: string, loss: Loss): IRPart[] {
-  if (!b || typeof b !== 'object' || typeof b.type !== 'string') throw invalid(path, 'A content block must be an object with a type.');
-  const known = BLOCK_KEYS[b.type];
+function decodeBlock(block: any, path: string, loss: Loss): IRPart[] {
+  if (!block || typeof block !== 'object' || typeof block.type !== 'string') {
+    throw invalid(path, 'A content block must be an object with a type.');
+  }
+  const known = BLOCK_KEYS[block.type];
   if (!known) { loss.lossy = true; return []; } // server tool blocks, search results, …: native only
-  loss.check(b, known);
-  switch (b.type) {
+  loss.check(block, known);
+  switch (block.type) {
     case 'text':
-      if (typeof b.text !== 'string') throw invalid(`${path}.text`, 'text must be a string.');
-      return [{ type: 'text', text: b.text }];
+      if (typeof block.text !== 'string') throw invalid(`${path}.text`, 'text must be a string.');
+      return [{ type: 'text', text: block.text }];
     case 'image':
-      return [decodeImage(b.source, `${path}.source`, loss)];
+      return [decodeImage(block.source, `${path}.source`, loss)];
     case 'document':
-      return [decodeDocument(b, path, loss)];
+      return [decodeDocument(block, path, loss)];
     case 'tool_use':
-      if (typeof b.id !== 'string' || typeof b.name !== 'string') throw invalid(path, 'tool_use needs an id and a name.');
-      return [{ type: 'tool_call', id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) }];
+      if (typeof block.id !== 'string' || typeof block.name !== 'string') throw invalid(path, 'tool_use needs an id and a name.');
+      return [{ type: 'tool_call', id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) }];
     case 'tool_result':
-      return decodeToolResult(b, path, loss);
+      return decodeToolResult(block, path, loss);
     case 'thinking':
       return [{
-        type: 'reasoning', text: typeof b.thinking === 'string' ? b.thinking : '',
-        ...(b.signature ? { signature: String(b.signature) } : {}),
+        type: 'reasoning', text: typeof block.thinking === 'string' ? block.thinking : '',
+        ...(block.signature ? { signature: String(block.signature) } : {}),
       }];
     default: // redacted_thinking: no text, the opaque data rides as the signature
-      return [{ type: 'reasoning', signature: String(b.data ?? '') }];
+      return [{ type: 'reasoning', signature: String(block.data ?? '') }];
   }
 }
 
@@ -147,27 +149,27 @@ function decodeImage(source: any, path: string, loss: Loss): IRPart {
   throw new GatewayError('unsupported_parameter', 'Only base64 and url image sources are supported.', { param: path });
 }
 
-function decodeDocument(b: any, path: string, loss: Loss): IRPart {
-  const s = b.source;
-  const filename = typeof b.title === 'string' ? { filename: b.title } : {};
-  switch (s?.type) {
+function decodeDocument(block: any, path: string, loss: Loss): IRPart {
+  const source = block.source;
+  const filename = typeof block.title === 'string' ? { filename: block.title } : {};
+  switch (source?.type) {
     case 'base64':
-      loss.check(s, ['type', 'media_type', 'data']);
-      return { type: 'file', mediaType: s.media_type ?? 'application/pdf', data: s.data, ...filename };
+      loss.check(source, ['type', 'media_type', 'data']);
+      return { type: 'file', mediaType: source.media_type ?? 'application/pdf', data: source.data, ...filename };
     case 'text':
-      loss.check(s, ['type', 'media_type', 'data']);
+      loss.check(source, ['type', 'media_type', 'data']);
       return {
-        type: 'file', mediaType: s.media_type ?? 'text/plain', data: Buffer.from(String(s.data ?? ''), 'utf8').toString('base64'),
+        type: 'file', mediaType: source.media_type ?? 'text/plain', data: Buffer.from(String(source.data ?? ''), 'utf8').toString('base64'),
         ...filename,
       };
     case 'url':
-      loss.check(s, ['type', 'url']);
-      return { type: 'file', mediaType: 'application/pdf', url: s.url, ...filename };
+      loss.check(source, ['type', 'url']);
+      return { type: 'file', mediaType: 'application/pdf', url: source.url, ...filename };
     case 'content': {
       loss.lossy = true;
-      const text = Array.isArray(s.content)
-        ? s.content.filter((part: any) => part?.type === 'text').map((part: any) => part.text).join('\n')
-        : String(s.content ?? '');
+      const text = Array.isArray(source.content)
+        ? source.content.filter((part: any) => part?.type === 'text').map((part: any) => part.text).join('\n')
+        : String(source.content ?? '');
       return { type: 'file', mediaType: 'text/plain', data: Buffer.from(text, 'utf8').toString('base64'), ...filename };
     }
     default:
@@ -179,20 +181,20 @@ function decodeDocument(b: any, path: string, loss: Loss): IRPart {
 
 /** A tool_result becomes one IR tool_result (its text joined); images inside it, which the IR's
  *  string content cannot hold, follow it as image parts of the same user message. */
-function decodeToolResult(b: any, path: string, loss: Loss): IRPart[] {
-  if (typeof b.tool_use_id !== 'string') throw invalid(`${path}.tool_use_id`, 'tool_result needs a tool_use_id.');
+function decodeToolResult(block: any, path: string, loss: Loss): IRPart[] {
+  if (typeof block.tool_use_id !== 'string') throw invalid(`${path}.tool_use_id`, 'tool_result needs a tool_use_id.');
   const texts: string[] = [];
   const extra: IRPart[] = [];
-  if (typeof b.content === 'string') texts.push(b.content);
-  else if (Array.isArray(b.content)) {
-    b.content.forEach((part: any, k: number) => {
+  if (typeof block.content === 'string') texts.push(block.content);
+  else if (Array.isArray(block.content)) {
+    block.content.forEach((part: any, k: number) => {
       for (const p of decodeBlock(part, `${path}.content[${k}]`, loss)) {
         if (p.type === 'text') texts.push(p.text); else extra.push(p);
       }
     });
-  } else if (b.content !== undefined) throw invalid(`${path}.content`, 'tool_result content must be a string or an array of blocks.');
+  } else if (block.content !== undefined) throw invalid(`${path}.content`, 'tool_result content must be a string or an array of blocks.');
   const result: IRPart = {
-    type: 'tool_result', callId: b.tool_use_id, content: texts.join('\n'), ...(b.is_error === true ? { isError: true } : {}),
+    type: 'tool_result', callId: block.tool_use_id, content: texts.join('\n'), ...(block.is_error === true ? { isError: true } : {}),
   };
   return [result, ...extra];
 }
@@ -200,10 +202,10 @@ function decodeToolResult(b: any, path: string, loss: Loss): IRPart[] {
 function decodeSystem(system: unknown, loss: Loss): string | undefined {
   if (typeof system === 'string') return system || undefined;
   if (!Array.isArray(system)) throw invalid('system', 'system must be a string or an array of text blocks.');
-  const texts = system.map((b: any, i: number) => {
-    if (b?.type !== 'text' || typeof b.text !== 'string') throw invalid(`system[${i}]`, 'system blocks must be text blocks.');
-    loss.check(b, BLOCK_KEYS.text);
-    return b.text;
+  const texts = system.map((block: any, i: number) => {
+    if (block?.type !== 'text' || typeof block.text !== 'string') throw invalid(`system[${i}]`, 'system blocks must be text blocks.');
+    loss.check(block, BLOCK_KEYS.text);
+    return block.text;
   });
   return texts.length ? texts.join('\n\n') : undefined;
 }
@@ -211,16 +213,16 @@ function decodeSystem(system: unknown, loss: Loss): string | undefined {
 function decodeTools(tools: unknown, loss: Loss): IRToolDef[] {
   if (!Array.isArray(tools)) throw invalid('tools', 'tools must be an array.');
   const out: IRToolDef[] = [];
-  tools.forEach((t: any, i: number) => {
-    if (!t || typeof t !== 'object') throw invalid(`tools[${i}]`, 'Each tool must be an object.');
-    if (t.type !== undefined && t.type !== 'custom') { loss.lossy = true; return; } // server tools: native only
-    if (typeof t.name !== 'string') throw invalid(`tools[${i}].name`, 'A tool needs a name.');
-    loss.check(t, ['type', 'name', 'description', 'input_schema', 'strict']);
+  tools.forEach((tool: any, i: number) => {
+    if (!tool || typeof tool !== 'object') throw invalid(`tools[${i}]`, 'Each tool must be an object.');
+    if (tool.type !== undefined && tool.type !== 'custom') { loss.lossy = true; return; } // server tools: native only
+    if (typeof tool.name !== 'string') throw invalid(`tools[${i}].name`, 'A tool needs a name.');
+    loss.check(tool, ['type', 'name', 'description', 'input_schema', 'strict']);
     out.push({
-      name: t.name,
-      ...(typeof t.description === 'string' ? { description: t.description } : {}),
-      parameters: t.input_schema && typeof t.input_schema === 'object' ? t.input_schema : { type: 'object' },
-      ...(typeof t.strict === 'boolean' ? { strict: t.strict } : {}),
+      name: tool.name,
+      ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
+      parameters: tool.input_schema && typeof tool.input_schema === 'object' ? tool.input_schema : { type: 'object' },
+      ...(typeof tool.strict === 'boolean' ? { strict: tool.strict } : {}),
     });
   });
   return out;
@@ -241,16 +243,16 @@ function decodeToolChoice(tc: any, loss: Loss): IRToolChoice {
   }
 }
 
-function decodeThinking(t: any, loss: Loss): IRRequest['reasoning'] {
-  if (!t || typeof t !== 'object') throw invalid('thinking', 'thinking must be an object.');
-  switch (t.type) {
+function decodeThinking(thinking: any, loss: Loss): IRRequest['reasoning'] {
+  if (!thinking || typeof thinking !== 'object') throw invalid('thinking', 'thinking must be an object.');
+  switch (thinking.type) {
     case 'enabled': {
-      loss.check(t, ['type', 'budget_tokens']);
-      const budget = numberField(t.budget_tokens, 'thinking.budget_tokens');
+      loss.check(thinking, ['type', 'budget_tokens']);
+      const budget = numberField(thinking.budget_tokens, 'thinking.budget_tokens');
       return { effort: budget < 2048 ? 'low' : budget < 8192 ? 'medium' : 'high', budgetTokens: budget };
     }
     case 'adaptive':
-      loss.check(t, ['type']);
+      loss.check(thinking, ['type']);
       return { effort: 'medium' };
     case 'disabled':
       return undefined;
@@ -259,8 +261,10 @@ function decodeThinking(t: any, loss: Loss): IRRequest['reasoning'] {
   }
 }
 
-function decodeFormat(f: any): IRResponseFormat {
-  if (f?.type === 'json_schema' && f.schema && typeof f.schema === 'object') return { type: 'json_schema', schema: f.schema };
+function decodeFormat(format: any): IRResponseFormat {
+  if (format?.type === 'json_schema' && format.schema && typeof format.schema === 'object') {
+    return { type: 'json_schema', schema: format.schema };
+  }
   throw new GatewayError(
     'unsupported_parameter', 'output_config.format must be {type:"json_schema", schema}.', { param: 'output_config.format' },
   );
@@ -268,10 +272,10 @@ function decodeFormat(f: any): IRResponseFormat {
 
 function mergeSameRole(messages: IRMessage[]): IRMessage[] {
   const out: IRMessage[] = [];
-  for (const m of messages) {
+  for (const message of messages) {
     const last = out.at(-1);
-    if (last && last.role === m.role) last.content.push(...m.content);
-    else out.push({ role: m.role, content: [...m.content] });
+    if (last && last.role === message.role) last.content.push(...message.content);
+    else out.push({ role: message.role, content: [...message.content] });
   }
   return out;
 }

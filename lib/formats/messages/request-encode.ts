@@ -19,11 +19,11 @@ export function encodeMessagesRequest(ir: IRRequest): Record<string, any> {
   if (ir.system) body.system = ir.system;
   body.messages = encodeMessages(ir.messages);
   if (ir.tools?.length) {
-    body.tools = ir.tools.map((t) => ({
-      name: t.name,
-      ...(t.description !== undefined ? { description: t.description } : {}),
-      input_schema: t.parameters,
-      ...(t.strict ? { strict: true } : {}),
+    body.tools = ir.tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      input_schema: tool.parameters,
+      ...(tool.strict ? { strict: true } : {}),
     }));
     if (ir.toolChoice) body.tool_choice = encodeToolChoice(ir.toolChoice);
   }
@@ -49,18 +49,20 @@ function copyNative(body: Record<string, any>, fields: Record<string, unknown>):
 
 export function encodeMessages(messages: IRMessage[]): WireMessage[] {
   const out: WireMessage[] = [];
-  for (const m of messages) {
-    const content = m.role === 'user' ? m.content.flatMap(userBlock) : m.content.flatMap(assistantBlock);
+  for (const message of messages) {
+    const content = message.role === 'user' ? message.content.flatMap(userBlock) : message.content.flatMap(assistantBlock);
     if (!content.length) continue;
     const last = out.at(-1);
-    if (last && last.role === m.role) last.content.push(...content);
-    else out.push({ role: m.role, content });
+    if (last && last.role === message.role) last.content.push(...content);
+    else out.push({ role: message.role, content });
   }
   // Anthropic wants a user turn's tool_result blocks before anything else in it.
-  for (const m of out) {
-    if (m.role !== 'user') continue;
-    const results = m.content.filter((b) => b.type === 'tool_result');
-    if (results.length && results.length < m.content.length) m.content = [...results, ...m.content.filter((b) => b.type !== 'tool_result')];
+  for (const message of out) {
+    if (message.role !== 'user') continue;
+    const results = message.content.filter((block) => block.type === 'tool_result');
+    if (results.length && results.length < message.content.length) {
+      message.content = [...results, ...message.content.filter((block) => block.type !== 'tool_result')];
+    }
   }
   return out;
 }
@@ -137,9 +139,9 @@ function encodeThinking(ir: IRRequest): Block | undefined {
   return { type: 'enabled', budget_tokens: budget };
 }
 
-function encodeFormat(f: IRResponseFormat | undefined): Block | undefined {
-  if (!f) return undefined;
-  if (f.type === 'json_schema') return { type: 'json_schema', schema: f.schema };
+function encodeFormat(format: IRResponseFormat | undefined): Block | undefined {
+  if (!format) return undefined;
+  if (format.type === 'json_schema') return { type: 'json_schema', schema: format.schema };
   throw new GatewayError(
     'unsupported_parameter', 'Messages has no JSON mode without a schema; send a json_schema response format.',
     { param: 'response_format' },

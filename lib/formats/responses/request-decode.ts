@@ -64,13 +64,8 @@ function decodeInput(input: unknown, system: string[]): IRMessage[] {
           throw invalid(`input[${i}]`, 'function_call needs call_id and name.');
         }
         callNames.set(item.call_id, item.name);
-        add(
-          'assistant',
-          [{
-            type: 'tool_call', id: item.call_id, name: item.name,
-            arguments: typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {}),
-          }],
-        );
+        const args = typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments ?? {});
+        add('assistant', [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: args }]);
         return;
       }
       case 'function_call_output': {
@@ -111,14 +106,14 @@ function contentParts(content: unknown, param: string): IRPart[] {
         return { type: 'text', text: String(p.refusal ?? '') };
       case 'input_image': {
         if (typeof p.image_url !== 'string') throw unsupported(`${param}[${i}]`, 'input_image needs image_url (file_id is not supported).');
-        const d = parseDataUrl(p.image_url);
-        return d ? { type: 'image', mediaType: d.mediaType, data: d.data } : { type: 'image', url: p.image_url };
+        const inline = parseDataUrl(p.image_url);
+        return inline ? { type: 'image', mediaType: inline.mediaType, data: inline.data } : { type: 'image', url: p.image_url };
       }
       case 'input_file': {
         const part: IRPart = { type: 'file' };
         if (typeof p.file_data === 'string') {
-          const d = parseDataUrl(p.file_data);
-          if (d) { part.mediaType = d.mediaType; part.data = d.data; } else part.data = p.file_data;
+          const inline = parseDataUrl(p.file_data);
+          if (inline) { part.mediaType = inline.mediaType; part.data = inline.data; } else part.data = p.file_data;
         } else if (typeof p.file_url === 'string') part.url = p.file_url;
         else throw unsupported(`${param}[${i}]`, 'input_file needs file_data or file_url (file_id is not supported).');
         if (typeof p.filename === 'string') part.filename = p.filename;
@@ -147,7 +142,9 @@ function toolOutput(output: unknown, param: string): string {
 
 function reasoningText(item: any): string {
   const pick = (list: unknown, type: string): string[] =>
-    Array.isArray(list) ? list.filter((s: any) => s?.type === type && typeof s.text === 'string').map((s: any) => s.text) : [];
+    Array.isArray(list)
+      ? list.filter((part: any) => part?.type === type && typeof part.text === 'string').map((part: any) => part.text)
+      : [];
   const summary = pick(item.summary, 'summary_text');
   return (summary.length ? summary : pick(item.content, 'reasoning_text')).join('\n\n');
 }
@@ -157,12 +154,14 @@ function decodeTools(tools: unknown, ir: IRRequest, native: Record<string, unkno
   if (!Array.isArray(tools)) throw invalid('tools', 'tools must be an array.');
   const defs: IRToolDef[] = [];
   const hosted: unknown[] = [];
-  for (const t of tools as any[]) {
-    if (t?.type !== 'function') { hosted.push(t); continue; }
-    if (typeof t.name !== 'string') throw invalid('tools', 'A function tool needs a name.');
-    const def: IRToolDef = { name: t.name, parameters: isPlainObject(t.parameters) ? t.parameters : { type: 'object', properties: {} } };
-    if (typeof t.description === 'string') def.description = t.description;
-    if (typeof t.strict === 'boolean') def.strict = t.strict;
+  for (const tool of tools as any[]) {
+    if (tool?.type !== 'function') { hosted.push(tool); continue; }
+    if (typeof tool.name !== 'string') throw invalid('tools', 'A function tool needs a name.');
+    const def: IRToolDef = {
+      name: tool.name, parameters: isPlainObject(tool.parameters) ? tool.parameters : { type: 'object', properties: {} },
+    };
+    if (typeof tool.description === 'string') def.description = tool.description;
+    if (typeof tool.strict === 'boolean') def.strict = tool.strict;
     defs.push(def);
   }
   if (defs.length) ir.tools = defs;

@@ -32,14 +32,14 @@ export function decodeVertexRequest(body: Record<string, any>): IRRequest {
     if (!Array.isArray(body.tools)) throw invalid('tools', 'tools must be an array.');
     const tools: IRToolDef[] = [];
     let lossy = false;
-    for (const t of body.tools) {
-      const decls = Array.isArray(t?.functionDeclarations) ? t.functionDeclarations : [];
-      if (Object.keys(t ?? {}).some((k) => k !== 'functionDeclarations')) lossy = true; // googleSearch, codeExecution, …
-      for (const d of decls) {
+    for (const tool of body.tools) {
+      const decls = Array.isArray(tool?.functionDeclarations) ? tool.functionDeclarations : [];
+      if (Object.keys(tool ?? {}).some((k) => k !== 'functionDeclarations')) lossy = true; // googleSearch, codeExecution, …
+      for (const declaration of decls) {
         tools.push({
-          name: String(d?.name ?? ''),
-          ...(typeof d?.description === 'string' ? { description: d.description } : {}),
-          parameters: d?.parametersJsonSchema ?? d?.parameters ?? { type: 'object' },
+          name: String(declaration?.name ?? ''),
+          ...(typeof declaration?.description === 'string' ? { description: declaration.description } : {}),
+          parameters: declaration?.parametersJsonSchema ?? declaration?.parameters ?? { type: 'object' },
         });
       }
     }
@@ -87,7 +87,9 @@ function decodeContents(contents: any[]): IRMessage[] {
       if (p?.functionResponse) {
         const fr = p.functionResponse;
         const name = String(fr.name ?? '');
-        const at = typeof fr.id === 'string' ? unanswered.findIndex((u) => u.id === fr.id) : unanswered.findIndex((u) => u.name === name);
+        const at = typeof fr.id === 'string'
+          ? unanswered.findIndex((call) => call.id === fr.id)
+          : unanswered.findIndex((call) => call.name === name);
         const callId = typeof fr.id === 'string' ? fr.id : at >= 0 ? unanswered[at]!.id : newCallId();
         if (at >= 0) unanswered.splice(at, 1);
         const response = fr.response ?? {};
@@ -151,8 +153,10 @@ function decodeGenerationConfig(gc: any, ir: IRRequest): Record<string, unknown>
     const level = typeof tc.thinkingLevel === 'string' ? tc.thinkingLevel.toLowerCase() : undefined;
     if (level && EFFORTS.has(level)) ir.reasoning = { effort: level as 'minimal' | 'low' | 'medium' | 'high' };
     else if (typeof tc.thinkingBudget === 'number' && tc.thinkingBudget !== 0) {
-      const b = tc.thinkingBudget;
-      ir.reasoning = b < 0 ? { effort: 'medium' } : { effort: b < 2048 ? 'low' : b < 8192 ? 'medium' : 'high', budgetTokens: b };
+      const budget = tc.thinkingBudget;
+      ir.reasoning = budget < 0 ? { effort: 'medium' } : {
+        effort: budget < 2048 ? 'low' : budget < 8192 ? 'medium' : 'high', budgetTokens: budget,
+      };
     }
     if (Object.keys(tc).some((k) => k !== 'thinkingLevel' && k !== 'thinkingBudget' && k !== 'includeThoughts')) extras.thinkingConfig = tc;
   }

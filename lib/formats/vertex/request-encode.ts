@@ -5,10 +5,10 @@ import { encodeParts, type VertexPart } from './parts-encode.ts';
 export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
   const contents: { role: 'user' | 'model'; parts: VertexPart[] }[] = [];
   const callNames = new Map<string, string>();
-  for (const m of ir.messages) {
-    const parts = encodeParts(m.content, callNames);
+  for (const message of ir.messages) {
+    const parts = encodeParts(message.content, callNames);
     if (!parts.length) continue;
-    const role = m.role === 'user' ? 'user' : 'model';
+    const role = message.role === 'user' ? 'user' : 'model';
     const last = contents.at(-1);
     if (last?.role === role) last.parts.push(...parts);
     else contents.push({ role, parts });

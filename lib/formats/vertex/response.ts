@@ -18,12 +18,12 @@ export function decodeVertexResponse(body: any): IRResponse {
 }
 
 export function encodeVertexResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
-  const parts: IRPart[] = res.blocks.map((b): IRPart =>
-    b.kind === 'text' ? { type: 'text', text: b.text }
-      : b.kind === 'reasoning' ? {
-        type: 'reasoning', ...(b.text ? { text: b.text } : {}), ...(b.signature ? { signature: b.signature } : {}),
-      }
-      : { type: 'tool_call', id: b.id, name: b.name, arguments: b.arguments, ...(b.signature ? { signature: b.signature } : {}) });
+  const parts: IRPart[] = res.blocks.map((block): IRPart => {
+    if (block.kind === 'text') return { type: 'text', text: block.text };
+    const signature = block.signature ? { signature: block.signature } : {};
+    if (block.kind === 'reasoning') return { type: 'reasoning', ...(block.text ? { text: block.text } : {}), ...signature };
+    return { type: 'tool_call', id: block.id, name: block.name, arguments: block.arguments, ...signature };
+  });
   return {
     candidates: [{
       content: { role: 'model', parts: encodeParts(parts, new Map(), true) }, finishReason: finishFromStop(res.stopReason), index: 0,

@@ -37,9 +37,8 @@ export const openaiResponses: RouteAdapter = {
     message: 'Resource Unavailable: flex processing capacity is temporarily exhausted. Please retry later or use service_tier "auto".',
   },
   streamContentType: SSE_CONTENT_TYPE,
-  encodeBody: (answer, decoded) => responseObject(
-    answer, decoded, answer.stop === 'max_tokens' ? 'incomplete' : 'completed', outputItems(answer), true,
-  ),
+  encodeBody: (answer, decoded) =>
+    responseObject(answer, decoded, answer.stop === 'max_tokens' ? 'incomplete' : 'completed', outputItems(answer), true),
   encodeStream: responseStream,
   replayFrame: (line) => sseRaw(line, recordedEventName(line, 'type')),
   replayTail: [],
