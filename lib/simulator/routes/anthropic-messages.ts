@@ -30,7 +30,7 @@ export const anthropicMessages: RouteAdapter = {
   encodeBody: (answer) => messageBody(answer),
   encodeStream: (answer) => ({
     frames: (function* () {
-      for (const e of messageEvents(answer)) yield sseEvent(e.payload.type as string, e.payload, e.tokens);
+      for (const event of messageEvents(answer)) yield sseEvent(event.payload.type as string, event.payload, event.tokens);
     })(),
     error: (message) => [sseEvent('error', { type: 'error', error: { type: 'api_error', message } })],
   }),

@@ -24,27 +24,27 @@ export function decodeAnthropic(body: Record<string, unknown>, model: string): D
   let text = typeof body.system === 'string' ? body.system : contentText(body.system);
   let lastUserText = '';
   let lastIsToolResult = false;
-  for (const m of messages) {
-    if (!isRecord(m) || (m.role !== 'user' && m.role !== 'assistant')) {
+  for (const message of messages) {
+    if (!isRecord(message) || (message.role !== 'user' && message.role !== 'assistant')) {
       return invalid('messages: each message needs role "user" or "assistant"');
     }
-    let t = '';
+    let turnText = '';
     let hasToolResult = false;
-    if (typeof m.content === 'string') t = m.content;
-    for (const block of asArray(m.content)) {
+    if (typeof message.content === 'string') turnText = message.content;
+    for (const block of asArray(message.content)) {
       if (!isRecord(block)) continue;
-      if (block.type === 'text') t += asString(block.text) ?? '';
+      if (block.type === 'text') turnText += asString(block.text) ?? '';
       else if (block.type === 'tool_use') text += JSON.stringify(block.input ?? {});
       else if (block.type === 'tool_result') { hasToolResult = true; text += contentText(block.content); }
     }
-    text += t;
-    if (m.role === 'user' && t) lastUserText = t;
-    lastIsToolResult = m.role === 'user' && hasToolResult;
+    text += turnText;
+    if (message.role === 'user' && turnText) lastUserText = turnText;
+    lastIsToolResult = message.role === 'user' && hasToolResult;
   }
 
   const tools: PromptTool[] = [];
-  for (const t of asArray(body.tools)) {
-    if (isRecord(t) && typeof t.name === 'string') tools.push({ name: t.name, parameters: t.input_schema });
+  for (const tool of asArray(body.tools)) {
+    if (isRecord(tool) && typeof tool.name === 'string') tools.push({ name: tool.name, parameters: tool.input_schema });
   }
   const choice = isRecord(body.tool_choice) ? body.tool_choice : {};
   const forcedTool = choice.type === 'any' ? true
@@ -97,7 +97,7 @@ type Delta = [Record<string, unknown>, number];
 
 /** One delta per token, made as the stream reaches it. */
 function* tokenDeltas(tokens: Iterable<string>, delta: (t: string) => Record<string, unknown>): Generator<Delta> {
-  for (const t of tokens) yield [delta(t), 1];
+  for (const token of tokens) yield [delta(token), 1];
 }
 
 export function* messageEvents(answer: Answer): Generator<AnthropicEvent> {
@@ -118,10 +118,10 @@ export function* messageEvents(answer: Answer): Generator<AnthropicEvent> {
     index++;
   };
   if (answer.reasoning) {
-    const r = answer.reasoning;
+    const reasoning = answer.reasoning;
     yield* block({ type: 'thinking', thinking: '', signature: '' }, (function* (): Generator<Delta> {
-      yield* tokenDeltas(r.tokens, (thinking) => ({ type: 'thinking_delta', thinking }));
-      yield [{ type: 'signature_delta', signature: r.signature }, 0];
+      yield* tokenDeltas(reasoning.tokens, (thinking) => ({ type: 'thinking_delta', thinking }));
+      yield [{ type: 'signature_delta', signature: reasoning.signature }, 0];
     })());
   }
   if (answer.toolCall) {

@@ -39,8 +39,8 @@ export const bedrockClaude: RouteAdapter = {
   name: 'cloud_b',
   family: 'aws',
   match: (path) => {
-    const m = PATH.exec(path);
-    return m ? { modelId: decodeSegment(m[1]!), verb: m[2]! } : undefined;
+    const match = PATH.exec(path);
+    return match ? { modelId: decodeSegment(match[1]!), verb: match[2]! } : undefined;
   },
   authenticate: async (info, ctx) => {
     const reason = await checkSigV4(
@@ -85,9 +85,9 @@ export const bedrockClaude: RouteAdapter = {
 function* bedrockEvents(answer: Answer): Generator<Frame> {
   const started = Date.now();
   let firstByte: number | undefined;
-  for (const e of messageEvents(answer)) {
+  for (const event of messageEvents(answer)) {
     firstByte ??= Date.now() - started;
-    let payload = e.payload;
+    let payload = event.payload;
     if (payload.type === 'message_stop') {
       payload = {
         ...payload,
@@ -97,6 +97,6 @@ function* bedrockEvents(answer: Answer): Generator<Frame> {
         },
       };
     }
-    yield chunkFrame(JSON.stringify(payload), e.tokens);
+    yield chunkFrame(JSON.stringify(payload), event.tokens);
   }
 }

@@ -57,7 +57,12 @@ function decodeInteraction(body: unknown): DecodeResult {
     }
     lastIsToolResult = false;
     if (item.type === 'function_call') { text += JSON.stringify(item.arguments ?? {}); return; }
-    if (item.type === 'text') { const t = asString(item.text) ?? ''; text += t; if (role === 'user') lastUserText = t; return; }
+    if (item.type === 'text') {
+      const itemText = asString(item.text) ?? '';
+      text += itemText;
+      if (role === 'user') lastUserText = itemText;
+      return;
+    }
     // A turn ({role, content}) or a step carrying content (user_input, model_output).
     const turnRole = item.role === 'model' || item.type === 'model_output' ? 'model' : 'user';
     if (typeof item.content === 'string') visit(item.content, turnRole);
@@ -75,8 +80,10 @@ function decodeInteraction(body: unknown): DecodeResult {
   else visit(body.input, 'user');
 
   const tools: PromptTool[] = [];
-  for (const t of asArray(body.tools)) {
-    if (isRecord(t) && t.type === 'function' && typeof t.name === 'string') tools.push({ name: t.name, parameters: t.parameters });
+  for (const tool of asArray(body.tools)) {
+    if (isRecord(tool) && tool.type === 'function' && typeof tool.name === 'string') {
+      tools.push({ name: tool.name, parameters: tool.parameters });
+    }
   }
   const config = isRecord(body.generation_config) ? body.generation_config : {};
   const choice = config.tool_choice;
@@ -157,8 +164,8 @@ function interactionStream(answer: Answer, decoded: Decoded): StreamEncoding {
     let index = 0;
     if (answer.reasoning) {
       yield ev('step.start', { index, step: { type: 'thought' } });
-      for (const t of answer.reasoning.tokens) {
-        yield ev('step.delta', { index, delta: { content: { type: 'text', text: t }, type: 'thought_summary' } }, 1);
+      for (const token of answer.reasoning.tokens) {
+        yield ev('step.delta', { index, delta: { content: { type: 'text', text: token }, type: 'thought_summary' } }, 1);
       }
       yield ev('step.delta', { index, delta: { signature: answer.reasoning.signature, type: 'thought_signature' } });
       yield ev('step.stop', { index });
@@ -167,13 +174,15 @@ function interactionStream(answer: Answer, decoded: Decoded): StreamEncoding {
     if (answer.toolCall) {
       const per = Math.max(1, Math.round((answer.usage.output - answer.usage.reasoning) / answer.toolCall.fragments.length));
       yield ev('step.start', { index, step: { id: callStepId(answer), type: 'function_call', name: answer.toolCall.name, arguments: {} } });
-      for (const f of answer.toolCall.fragments) yield ev('step.delta', { index, delta: { arguments: f, type: 'arguments_delta' } }, per);
+      for (const fragment of answer.toolCall.fragments) {
+        yield ev('step.delta', { index, delta: { arguments: fragment, type: 'arguments_delta' } }, per);
+      }
       yield ev('step.stop', { index });
       index++;
     }
     if (answer.text) {
       yield ev('step.start', { index, step: { type: 'model_output' } });
-      for (const t of answer.text.tokens) yield ev('step.delta', { index, delta: { text: t, type: 'text' } }, 1);
+      for (const token of answer.text.tokens) yield ev('step.delta', { index, delta: { text: token, type: 'text' } }, 1);
       yield ev('step.stop', { index });
     }
     yield ev('interaction.completed', { interaction: head(answer, decoded, statusOf(answer)) });

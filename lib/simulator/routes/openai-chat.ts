@@ -38,21 +38,21 @@ function decodeChat(body: unknown): DecodeResult {
   let text = '';
   let lastUserText = '';
   let lastIsToolResult = false;
-  for (const m of messages) {
-    if (!isRecord(m)) return invalid('Invalid type for \'messages\': expected an array of objects.');
-    const t = contentText(m.content);
-    text += t;
-    for (const call of asArray(m.tool_calls)) {
+  for (const message of messages) {
+    if (!isRecord(message)) return invalid('Invalid type for \'messages\': expected an array of objects.');
+    const turnText = contentText(message.content);
+    text += turnText;
+    for (const call of asArray(message.tool_calls)) {
       if (isRecord(call) && isRecord(call.function)) text += asString(call.function.arguments) ?? '';
     }
-    if (m.role === 'user') lastUserText = t;
-    lastIsToolResult = m.role === 'tool';
+    if (message.role === 'user') lastUserText = turnText;
+    lastIsToolResult = message.role === 'tool';
   }
 
   const tools: PromptTool[] = [];
-  for (const t of asArray(body.tools)) {
-    if (isRecord(t) && isRecord(t.function) && typeof t.function.name === 'string') {
-      tools.push({ name: t.function.name, parameters: t.function.parameters });
+  for (const tool of asArray(body.tools)) {
+    if (isRecord(tool) && isRecord(tool.function) && typeof tool.function.name === 'string') {
+      tools.push({ name: tool.function.name, parameters: tool.function.parameters });
     }
   }
   const choice = body.tool_choice;
@@ -126,10 +126,10 @@ function chunkStream(answer: Answer, decoded: Decoded): StreamEncoding {
         role: 'assistant', content: null, refusal: null,
         tool_calls: [{ index: 0, id: `call_${answer.uid}`, type: 'function', function: { name: call.name, arguments: '' } }],
       });
-      for (const f of call.fragments) yield chunk({ tool_calls: [{ index: 0, function: { arguments: f } }] }, null, per);
+      for (const fragment of call.fragments) yield chunk({ tool_calls: [{ index: 0, function: { arguments: fragment } }] }, null, per);
     } else {
       yield chunk({ role: 'assistant', content: '', refusal: null });
-      for (const t of answer.text?.tokens ?? []) yield chunk({ content: t }, null, 1);
+      for (const token of answer.text?.tokens ?? []) yield chunk({ content: token }, null, 1);
     }
     yield chunk({}, finishReason(answer));
     if (withUsage) yield sseData({ ...head, choices: [], usage: usage(answer) });

@@ -61,15 +61,17 @@ function decodeResponses(body: unknown): DecodeResult {
     if (item.type === 'function_call_output') text += contentText(item.output);
     else if (item.type === 'function_call') text += asString(item.arguments) ?? '';
     else if (item.role !== undefined) {
-      const t = contentText(item.content);
-      text += t;
-      if (item.role === 'user') lastUserText = t;
+      const turnText = contentText(item.content);
+      text += turnText;
+      if (item.role === 'user') lastUserText = turnText;
     }
   }
 
   const tools: PromptTool[] = [];
-  for (const t of asArray(body.tools)) {
-    if (isRecord(t) && t.type === 'function' && typeof t.name === 'string') tools.push({ name: t.name, parameters: t.parameters });
+  for (const tool of asArray(body.tools)) {
+    if (isRecord(tool) && tool.type === 'function' && typeof tool.name === 'string') {
+      tools.push({ name: tool.name, parameters: tool.parameters });
+    }
   }
   const choice = body.tool_choice;
   const forcedTool = choice === 'required' ? true
@@ -176,7 +178,7 @@ function* responseEvents(answer: Answer, decoded: Decoded, ev: Emit): Generator<
     const at = { item_id, output_index: index, summary_index: 0 };
     yield ev('response.output_item.added', { output_index: index, item: reasoningItem(answer, '') });
     yield ev('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } });
-    for (const t of answer.reasoning.tokens) yield ev('response.reasoning_summary_text.delta', { ...at, delta: t }, 1);
+    for (const token of answer.reasoning.tokens) yield ev('response.reasoning_summary_text.delta', { ...at, delta: token }, 1);
     const text = answer.reasoning.tokens.text();
     yield ev('response.reasoning_summary_text.done', { ...at, text });
     yield ev('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text } });
@@ -187,7 +189,7 @@ function* responseEvents(answer: Answer, decoded: Decoded, ev: Emit): Generator<
     const at = { item_id: `fc_${answer.uid}`, output_index: index };
     const per = Math.max(1, Math.round((answer.usage.output - answer.usage.reasoning) / answer.toolCall.fragments.length));
     yield ev('response.output_item.added', { output_index: index, item: callItem(answer, '', 'in_progress') });
-    for (const f of answer.toolCall.fragments) yield ev('response.function_call_arguments.delta', { ...at, delta: f }, per);
+    for (const fragment of answer.toolCall.fragments) yield ev('response.function_call_arguments.delta', { ...at, delta: fragment }, per);
     yield ev('response.function_call_arguments.done', { ...at, name: answer.toolCall.name, arguments: answer.toolCall.args });
     yield ev('response.output_item.done', { output_index: index, item: callItem(answer, answer.toolCall.args, 'completed') });
   }
@@ -196,7 +198,7 @@ function* responseEvents(answer: Answer, decoded: Decoded, ev: Emit): Generator<
     const part = (text: string) => ({ type: 'output_text', annotations: [], logprobs: [], text });
     yield ev('response.output_item.added', { output_index: index, item: messageItem(answer, '', 'in_progress') });
     yield ev('response.content_part.added', { ...at, part: part('') });
-    for (const t of answer.text.tokens) yield ev('response.output_text.delta', { ...at, delta: t, logprobs: [] }, 1);
+    for (const token of answer.text.tokens) yield ev('response.output_text.delta', { ...at, delta: token, logprobs: [] }, 1);
     const text = answer.text.tokens.text();
     yield ev('response.output_text.done', { ...at, text, logprobs: [] });
     yield ev('response.content_part.done', { ...at, part: part(text) });

@@ -19,8 +19,8 @@ export const vertexGemini: RouteAdapter = {
   name: 'cloud_a',
   family: 'google',
   match: (path) => {
-    const m = PATH.exec(path);
-    return m ? { project: m[2]!, location: m[3]!, model: decodeSegment(m[4]!), verb: m[5]! } : undefined;
+    const match = PATH.exec(path);
+    return match ? { project: match[2]!, location: match[3]!, model: decodeSegment(match[4]!), verb: match[5]! } : undefined;
   },
   authenticate: (info, ctx) => {
     const token = bearerToken(info.headers);
@@ -67,10 +67,12 @@ function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
   }
 
   const tools: PromptTool[] = [];
-  for (const t of asArray(body.tools)) {
-    if (!isRecord(t)) continue;
-    for (const f of asArray(t.functionDeclarations)) {
-      if (isRecord(f) && typeof f.name === 'string') tools.push({ name: f.name, parameters: f.parametersJsonSchema ?? f.parameters });
+  for (const tool of asArray(body.tools)) {
+    if (!isRecord(tool)) continue;
+    for (const declaration of asArray(tool.functionDeclarations)) {
+      if (isRecord(declaration) && typeof declaration.name === 'string') {
+        tools.push({ name: declaration.name, parameters: declaration.parametersJsonSchema ?? declaration.parameters });
+      }
     }
   }
   const fcc = isRecord(body.toolConfig) && isRecord(body.toolConfig.functionCallingConfig) ? body.toolConfig.functionCallingConfig : {};
@@ -137,16 +139,17 @@ function response(answer: Answer, decoded: Decoded, parts: Part[], last: boolean
 function vertexStream(answer: Answer, decoded: Decoded): StreamEncoding {
   function* pieces(): Generator<[Part, number]> {
     if (answer.reasoning) {
-      const r = answer.reasoning;
+      const reasoning = answer.reasoning;
       let i = 0;
-      for (const t of r.tokens) {
-        yield [++i === r.tokens.count ? { text: t, thought: true, thoughtSignature: r.signature } : { text: t, thought: true }, 1];
+      for (const token of reasoning.tokens) {
+        const last = ++i === reasoning.tokens.count;
+        yield [last ? { text: token, thought: true, thoughtSignature: reasoning.signature } : { text: token, thought: true }, 1];
       }
     }
     // Vertex sends a function call whole ({name, args}); its tokens are one frame.
     const call = answer.toolCall;
     if (call) yield [{ functionCall: { name: call.name, args: JSON.parse(call.args) } }, answer.usage.output - answer.usage.reasoning];
-    for (const t of answer.text?.tokens ?? []) yield [{ text: t }, 1];
+    for (const token of answer.text?.tokens ?? []) yield [{ text: token }, 1];
   }
   function* frames(): Generator<Frame> {
     // The final chunk carries the last piece of output together with finishReason and usage: each
