@@ -10,8 +10,8 @@ export const newId = (prefix: string): string => prefix + randomBytes(24).toStri
 
 /** Splits `data:<media>;base64,<data>` into its parts; undefined for anything else. */
 export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
-  const m = /^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$/s.exec(url);
-  return m ? { mediaType: m[1] || 'application/octet-stream', data: m[2] } : undefined;
+  const match = /^data:([^;,]*)(?:;[^,]*)?;base64,(.*)$/s.exec(url);
+  return match ? { mediaType: match[1] || 'application/octet-stream', data: match[2] } : undefined;
 }
 
 export const dataUrl = (mediaType: string | undefined, data: string): string =>

@@ -24,9 +24,9 @@ const HEADERS = {
 };
 
 export function serveDashboard(req: IncomingMessage, res: ServerResponse, path: string): void {
-  const f = FILES[path === '/dashboard/' ? '/dashboard' : path];
-  if (!f) throw new GatewayError('not_found');
+  const file = FILES[path === '/dashboard/' ? '/dashboard' : path];
+  if (!file) throw new GatewayError('not_found');
   if (req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('method_not_allowed');
-  res.writeHead(200, { ...HEADERS, 'content-type': f.type, 'content-length': f.body.length });
-  res.end(req.method === 'HEAD' ? undefined : f.body);
+  res.writeHead(200, { ...HEADERS, 'content-type': file.type, 'content-length': file.body.length });
+  res.end(req.method === 'HEAD' ? undefined : file.body);
 }

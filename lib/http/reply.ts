@@ -22,9 +22,9 @@ export const errorBody = (format: FormatName | 'plain', err: GatewayError): Reco
   CODECS[format === 'plain' ? PLAIN : format].errorBody(err);
 
 export function sendError(res: ServerResponse, format: FormatName | 'plain', err: GatewayError, headers: Headers = {}): void {
-  const h: Headers = { ...headers };
-  if (err.retryAfterS !== undefined) h['retry-after'] = err.retryAfterS;
-  sendJson(res, err.status, JSON.stringify(errorBody(format, err)), h);
+  const withRetry: Headers = { ...headers };
+  if (err.retryAfterS !== undefined) withRetry['retry-after'] = err.retryAfterS;
+  sendJson(res, err.status, JSON.stringify(errorBody(format, err)), withRetry);
 }
 
 /** Any thrown value as a GatewayError (unknown ones become internal_error, logged by the caller). */

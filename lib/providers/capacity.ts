@@ -55,18 +55,20 @@ export class RouteGate {
     if (waitMs <= 0) { refuse(new CapacityRefused('busy')); return undefined; }
     if (this.waiting.length >= this.limits.queue) { refuse(new CapacityRefused('queue_full')); return undefined; }
     this.count(org, 1);
-    const w: Waiter = { org, grant, timer: setTimeout(() => { if (this.leave(w)) refuse(new CapacityRefused('wait_timeout')); }, waitMs) };
-    this.waiting.push(w);
-    return () => { this.leave(w); };
+    const waiter: Waiter = {
+      org, grant, timer: setTimeout(() => { if (this.leave(waiter)) refuse(new CapacityRefused('wait_timeout')); }, waitMs),
+    };
+    this.waiting.push(waiter);
+    return () => { this.leave(waiter); };
   }
 
   /** Takes a waiter out of the queue; false when it already left (granted, timed out, cancelled). */
-  private leave(w: Waiter): boolean {
-    const i = this.waiting.indexOf(w);
+  private leave(waiter: Waiter): boolean {
+    const i = this.waiting.indexOf(waiter);
     if (i === -1) return false;
     this.waiting.splice(i, 1);
-    this.count(w.org, -1);
-    clearTimeout(w.timer);
+    this.count(waiter.org, -1);
+    clearTimeout(waiter.timer);
     return true;
   }
 
@@ -89,16 +91,16 @@ export class RouteGate {
 
   private next(): void {
     while (this.active < this.limits.connections && this.waiting.length) {
-      const w = this.waiting.shift()!;
-      clearTimeout(w.timer);
+      const waiter = this.waiting.shift()!;
+      clearTimeout(waiter.timer);
       this.active++;          // the waiter's per-org count was taken when it queued
-      w.grant(this.releaser(w.org));
+      waiter.grant(this.releaser(waiter.org));
     }
   }
 
-  private count(org: string, d: number): void {
-    const n = (this.perOrg.get(org) ?? 0) + d;
-    if (n <= 0) this.perOrg.delete(org); else this.perOrg.set(org, n);
+  private count(org: string, delta: number): void {
+    const held = (this.perOrg.get(org) ?? 0) + delta;
+    if (held <= 0) this.perOrg.delete(org); else this.perOrg.set(org, held);
   }
 }
 

@@ -9,11 +9,11 @@ const SHAPE = /^(\d{2})h-(\d{2})m-(\d{2})s$/;
 
 export function parseStartWithin(value: unknown): StartWithin {
   if (value === 'now') return { kind: 'now' };
-  const m = typeof value === 'string' ? SHAPE.exec(value) : null;
-  if (!m) throw new GatewayError('invalid_start_within', undefined, { param: 'start_within' });
-  const [h, min, s] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (min > 59 || s > 59) throw new GatewayError('invalid_start_within', undefined, { param: 'start_within' });
-  const ms = ((h * 60 + min) * 60 + s) * 1000;
+  const match = typeof value === 'string' ? SHAPE.exec(value) : null;
+  if (!match) throw new GatewayError('invalid_start_within', undefined, { param: 'start_within' });
+  const [hours, minutes, seconds] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (minutes > 59 || seconds > 59) throw new GatewayError('invalid_start_within', undefined, { param: 'start_within' });
+  const ms = ((hours * 60 + minutes) * 60 + seconds) * 1000;
   if (ms > MAX_START_WITHIN_MS) {
     throw new GatewayError('invalid_start_within', 'start_within is longer than 10 minutes (00h-10m-00s).', { param: 'start_within' });
   }

@@ -253,13 +253,13 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   /** Is there a complete SSE frame with data in `head`? Frames are decoded one at a time until
    *  the first event (comments and keep-alives have no data); the rest stays bytes. */
   private hasFirstEvent(): boolean {
-    const h = this.head;
+    const head = this.head;
     for (;;) {
-      const lf = h.indexOf(LF2, this.searched);
-      const crlf = h.indexOf(CRLF2, this.searched);
+      const lf = head.indexOf(LF2, this.searched);
+      const crlf = head.indexOf(CRLF2, this.searched);
       if (lf === -1 && crlf === -1) return false;
       const [end, sep] = crlf !== -1 && (lf === -1 || crlf < lf) ? [crlf, 4] : [lf, 2];
-      const frame = parseFrame(h.toString('utf8', this.searched, end));
+      const frame = parseFrame(head.toString('utf8', this.searched, end));
       this.searched = end + sep;
       if (frame) return true;
     }

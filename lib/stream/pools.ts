@@ -43,26 +43,26 @@ export class Pools {
   }
 
   gate(route: RouteName): RouteGate {
-    let g = this.gates.get(route);
-    if (!g) {
-      g = new RouteGate({ connections: this.connections(route), queue: this.capacity.queue, orgShare: this.capacity.org_share });
-      this.gates.set(route, g);
+    let gate = this.gates.get(route);
+    if (!gate) {
+      gate = new RouteGate({ connections: this.connections(route), queue: this.capacity.queue, orgShare: this.capacity.org_share });
+      this.gates.set(route, gate);
     }
-    return g;
+    return gate;
   }
 
   get(route: RouteName, origin: string): Pool {
     const id = `${route} ${origin}`;
-    let p = this.pools.get(id);
-    if (!p) {
-      p = new Pool(origin, {
+    let pool = this.pools.get(id);
+    if (!pool) {
+      pool = new Pool(origin, {
         connections: this.connections(route), pipelining: 1, keepAliveTimeout: 30_000,
         connect: { timeout: this.timeouts.upstream_connect_ms || undefined },
         headersTimeout: 0, bodyTimeout: 0,
       });
-      this.pools.set(id, p);
+      this.pools.set(id, pool);
     }
-    return p;
+    return pool;
   }
 
   /** Dispatches one upstream request inside the route's capacity: at once when a slot is free,

@@ -67,28 +67,28 @@ export class PassthroughScanner {
 
   private candidates(region: Buffer, onCandidate: (frame: RawFrame) => Buffer | undefined): Buffer {
     let starts: number[] | undefined;
-    for (const m of this.markers) {
-      for (let at = region.indexOf(m); at !== -1; at = region.indexOf(m, at + m.length)) {
-        const s = frameStart(region, at);
-        if (!starts) starts = [s];
-        else if (!starts.includes(s)) starts.push(s);
+    for (const marker of this.markers) {
+      for (let at = region.indexOf(marker); at !== -1; at = region.indexOf(marker, at + marker.length)) {
+        const start = frameStart(region, at);
+        if (!starts) starts = [start];
+        else if (!starts.includes(start)) starts.push(start);
       }
     }
     if (!starts) return region;
     if (starts.length > 1) starts.sort((a, b) => a - b);
     let out: Buffer[] | undefined;
     let copied = 0;
-    for (const s of starts) {
-      const e = frameEnd(region, s);
-      const raw = region.subarray(s, e);
+    for (const start of starts) {
+      const end = frameEnd(region, start);
+      const raw = region.subarray(start, end);
       const frame = parseFrame(raw.toString('utf8')) as RawFrame | undefined;
       if (!frame) continue;
       frame.raw = raw;
       const replacement = onCandidate(frame);
       if (replacement === undefined) continue;
       out ??= [];
-      out.push(region.subarray(copied, s), replacement);
-      copied = e;
+      out.push(region.subarray(copied, start), replacement);
+      copied = end;
     }
     if (!out) return region;
     out.push(region.subarray(copied));

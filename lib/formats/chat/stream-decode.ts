@@ -55,8 +55,10 @@ export function createChatStreamDecoder(): StreamDecoder {
     if (!chunk || typeof chunk !== 'object') return [];
     if (chunk.error) {
       ended = true;
-      const e = chunk.error;
-      out.push({ type: 'error', code: String(e.code ?? e.type ?? 'server_error'), message: String(e.message ?? 'Upstream error.') });
+      const error = chunk.error;
+      out.push({
+        type: 'error', code: String(error.code ?? error.type ?? 'server_error'), message: String(error.message ?? 'Upstream error.'),
+      });
       return out;
     }
     const choices: any[] = Array.isArray(chunk.choices) ? chunk.choices : [];

@@ -58,8 +58,8 @@ export class InteractionsStreamDecoder implements StreamDecoder {
       case 'thought': {
         this.open.set(index, 'reasoning');
         events.push({ type: 'block_start', index, block: { kind: 'reasoning' } });
-        for (const s of Array.isArray(step.summary) ? step.summary : []) {
-          if (s?.type === 'text' && s.text) events.push({ type: 'reasoning_delta', index, text: s.text });
+        for (const part of Array.isArray(step.summary) ? step.summary : []) {
+          if (part?.type === 'text' && part.text) events.push({ type: 'reasoning_delta', index, text: part.text });
         }
         if (step.signature) events.push({ type: 'signature', index, signature: step.signature });
         break;

@@ -14,8 +14,8 @@ export const messagesTap: UsageTap = {
   markers: ['message_start', 'message_delta'],
 
   carriesUsage(frame) {
-    const t = frameType(frame);
-    return t === 'message_start' || t === 'message_delta';
+    const type = frameType(frame);
+    return type === 'message_start' || type === 'message_delta';
   },
 
   read(data, acc: TapState) {

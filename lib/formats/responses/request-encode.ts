@@ -77,15 +77,15 @@ function contentPart(part: IRPart, role: IRMessage['role']): Record<string, unkn
       return { type: 'input_image', detail: 'auto', image_url: part.data !== undefined ? dataUrl(part.mediaType, part.data) : part.url };
     case 'file': {
       if (role === 'assistant') return undefined;
-      const f: Record<string, unknown> = { type: 'input_file' };
+      const filePart: Record<string, unknown> = { type: 'input_file' };
       if (part.data !== undefined) {
-        f.file_data = dataUrl(part.mediaType, part.data);
-        f.filename = part.filename ?? defaultFilename(part.mediaType);
+        filePart.file_data = dataUrl(part.mediaType, part.data);
+        filePart.filename = part.filename ?? defaultFilename(part.mediaType);
       } else {
-        f.file_url = part.url;
-        if (part.filename) f.filename = part.filename;
+        filePart.file_url = part.url;
+        if (part.filename) filePart.filename = part.filename;
       }
-      return f;
+      return filePart;
     }
     default:
       return undefined;

@@ -45,8 +45,10 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     const out: IREvent[] = [];
     if (!started && type !== 'error') {
       started = true;
-      const r = ev.response;
-      out.push({ type: 'start', ...(r?.id ? { id: String(r.id) } : {}), ...(r?.model ? { model: String(r.model) } : {}) });
+      const response = ev.response;
+      out.push({
+        type: 'start', ...(response?.id ? { id: String(response.id) } : {}), ...(response?.model ? { model: String(response.model) } : {}),
+      });
     }
     switch (type) {
       case 'response.output_item.added': {
@@ -130,11 +132,13 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         finish(out, ev.response, type === 'response.incomplete' ? 'incomplete' : ev.response?.status);
         break;
       case 'response.failed': {
-        const r = ev.response ?? {};
-        if (r.usage) out.push({ type: 'usage', usage: usageFromResponses(r.usage) });
+        const response = ev.response ?? {};
+        if (response.usage) out.push({ type: 'usage', usage: usageFromResponses(response.usage) });
         ended = true;
         out.push({
-          type: 'error', code: String(r.error?.code ?? 'server_error'), message: String(r.error?.message ?? 'The response failed.'),
+          type: 'error',
+          code: String(response.error?.code ?? 'server_error'),
+          message: String(response.error?.message ?? 'The response failed.'),
         });
         break;
       }

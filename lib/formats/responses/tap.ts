@@ -20,10 +20,10 @@ export const responsesTap: UsageTap = {
   },
 
   read(data: any, acc: TapState): void {
-    const r = data?.response;
-    if (!r) return;
-    if (isPlainObject(r.usage)) { acc.usage = usageFromResponses(r.usage); acc.sawUsage = true; }
-    if (r.service_tier) acc.tier = tierFromServiceTier(r.service_tier);
+    const response = data?.response;
+    if (!response) return;
+    if (isPlainObject(response.usage)) { acc.usage = usageFromResponses(response.usage); acc.sawUsage = true; }
+    if (response.service_tier) acc.tier = tierFromServiceTier(response.service_tier);
   },
 
   isFinal(_frame: SSEFrame, data: any): boolean {

@@ -14,19 +14,19 @@ export class PartialArgs {
 
   apply(partials: unknown): void {
     if (!Array.isArray(partials)) return;
-    for (const a of partials) {
-      if (!a || typeof a.jsonPath !== 'string') continue;
-      const value = 'stringValue' in a ? a.stringValue
-        : 'numberValue' in a ? a.numberValue
-        : 'boolValue' in a ? a.boolValue
-        : 'nullValue' in a ? null
+    for (const partial of partials) {
+      if (!partial || typeof partial.jsonPath !== 'string') continue;
+      const value = 'stringValue' in partial ? partial.stringValue
+        : 'numberValue' in partial ? partial.numberValue
+        : 'boolValue' in partial ? partial.boolValue
+        : 'nullValue' in partial ? null
         : undefined;
-      const path = parsePath(a.jsonPath);
+      const path = parsePath(partial.jsonPath);
       if (value !== undefined && path) {
-        const prev = this.continuing === a.jsonPath ? get(this.root, path) : undefined;
+        const prev = this.continuing === partial.jsonPath ? get(this.root, path) : undefined;
         set(this.root, path, typeof value === 'string' && typeof prev === 'string' ? prev + value : value);
       }
-      this.continuing = a.willContinue ? a.jsonPath : undefined;
+      this.continuing = partial.willContinue ? partial.jsonPath : undefined;
     }
   }
 
@@ -42,9 +42,9 @@ export function parsePath(path: string): Key[] | undefined {
   const re = /\.([^.[\]]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]/y;
   re.lastIndex = 1;
   while (re.lastIndex < path.length) {
-    const m = re.exec(path);
-    if (!m) return undefined;
-    keys.push(m[1] ?? (m[2] !== undefined ? Number(m[2]) : (m[3] ?? m[4]!).replace(/\\(.)/g, '$1')));
+    const match = re.exec(path);
+    if (!match) return undefined;
+    keys.push(match[1] ?? (match[2] !== undefined ? Number(match[2]) : (match[3] ?? match[4]!).replace(/\\(.)/g, '$1')));
   }
   return keys;
 }
