@@ -62,19 +62,17 @@ function decodeMessages(list: unknown[], system: string[]): IRMessage[] {
         const text = message.content === null || message.content === undefined ? '' : textOnly(message.content, `messages[${i}].content`);
         if (text) content.push({ type: 'text', text });
         if (Array.isArray(message.tool_calls)) {
-          message.tool_calls.forEach((tc: any, j: number) => {
-            if (tc?.type !== undefined && tc.type !== 'function') {
+          message.tool_calls.forEach((call: any, j: number) => {
+            if (call?.type !== undefined && call.type !== 'function') {
               throw unsupported(`messages[${i}].tool_calls[${j}].type`, 'Only function tool calls are supported.');
             }
-            const name = tc?.function?.name;
-            if (typeof tc?.id !== 'string' || typeof name !== 'string') {
+            const name = call?.function?.name;
+            if (typeof call?.id !== 'string' || typeof name !== 'string') {
               throw invalid(`messages[${i}].tool_calls[${j}]`, 'A tool call needs id and function.name.');
             }
-            callNames.set(tc.id, name);
-            content.push({
-              type: 'tool_call', id: tc.id, name,
-              arguments: typeof tc.function.arguments === 'string' ? tc.function.arguments : JSON.stringify(tc.function.arguments ?? {}),
-            });
+            callNames.set(call.id, name);
+            const args = call.function.arguments;
+            content.push({ type: 'tool_call', id: call.id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
           });
         } else if (message.function_call) {
           throw unsupported(`messages[${i}].function_call`, 'The legacy function_call field is not supported; use tool_calls.');

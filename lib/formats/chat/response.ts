@@ -28,9 +28,10 @@ export function decodeChatResponse(body: any): IRResponse {
   if (typeof reasoning === 'string' && reasoning) blocks.push({ kind: 'reasoning', text: reasoning });
   if (typeof msg.content === 'string' && msg.content) blocks.push({ kind: 'text', text: msg.content });
   if (typeof msg.refusal === 'string' && msg.refusal) blocks.push({ kind: 'text', text: msg.refusal });
-  for (const tc of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
+  for (const call of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
     blocks.push({
-      kind: 'tool_call', id: String(tc?.id ?? ''), name: String(tc?.function?.name ?? ''), arguments: String(tc?.function?.arguments ?? ''),
+      kind: 'tool_call', id: String(call?.id ?? ''), name: String(call?.function?.name ?? ''),
+      arguments: String(call?.function?.arguments ?? ''),
     });
   }
   let stopReason = stopFromFinish(choice?.finish_reason);

@@ -80,7 +80,7 @@ export function createChatStreamDecoder(): StreamDecoder {
         refused = true;
         out.push({ type: 'text_delta', index: switchTo(out, 'text'), text: delta.refusal });
       }
-      for (const tc of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) toolCall(out, tc);
+      for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) toolCall(out, call);
     }
     if (choice?.finish_reason) {
       reason = stopFromFinish(choice.finish_reason);
@@ -91,8 +91,8 @@ export function createChatStreamDecoder(): StreamDecoder {
     return out;
   }
 
-  function toolCall(out: IREvent[], tc: any): void {
-    const key = typeof tc?.index === 'number' ? tc.index : calls.size;
+  function toolCall(out: IREvent[], call: any): void {
+    const key = typeof call?.index === 'number' ? call.index : calls.size;
     let index = calls.get(key);
     if (index === undefined) {
       if (current) stop(out, current.index);
@@ -101,12 +101,12 @@ export function createChatStreamDecoder(): StreamDecoder {
       open.add(index);
       out.push({
         type: 'block_start', index,
-        block: { kind: 'tool_call', id: String(tc?.id ?? `call_${index}`), name: String(tc?.function?.name ?? '') },
+        block: { kind: 'tool_call', id: String(call?.id ?? `call_${index}`), name: String(call?.function?.name ?? '') },
       });
       current = { index, kind: 'tool_call' };
     }
     // A fragment for an earlier call (interleaved parallel calls) still lands on its own block.
-    const args = tc?.function?.arguments;
+    const args = call?.function?.arguments;
     if (typeof args === 'string' && args) out.push({ type: 'args_delta', index, json: args });
   }
 

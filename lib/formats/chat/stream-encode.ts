@@ -41,8 +41,8 @@ export function createChatStreamEncoder(ctx: EncodeContext): StreamEncoder {
           if (ev.block.kind !== 'tool_call' || calls.has(ev.index)) return '';
           const ordinal = calls.size;
           calls.set(ev.index, ordinal);
-          const tc = { index: ordinal, id: ev.block.id, type: 'function', function: { name: ev.block.name, arguments: '' } };
-          return start() + choice(`{"tool_calls":[${JSON.stringify(tc)}]}`);
+          const call = { index: ordinal, id: ev.block.id, type: 'function', function: { name: ev.block.name, arguments: '' } };
+          return start() + choice(`{"tool_calls":[${JSON.stringify(call)}]}`);
         }
         case 'args_delta': {
           const ordinal = calls.get(ev.index);

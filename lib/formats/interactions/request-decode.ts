@@ -237,14 +237,14 @@ function decodeGenerationConfig(gc: any, ir: IRRequest): Record<string, unknown>
 
 /** The IR choice, and whether it says all the caller said (allowed_tools with several names
  *  or mode "auto", and "validated", do not fit the IR and also travel natively). */
-function decodeToolChoice(tc: any): [IRToolChoice, boolean] {
-  switch (tc) {
+function decodeToolChoice(choice: any): [IRToolChoice, boolean] {
+  switch (choice) {
     case 'auto': return ['auto', true];
     case 'any': return ['required', true];
     case 'none': return ['none', true];
     case 'validated': return ['required', false];
   }
-  const allowed = tc?.allowed_tools;
+  const allowed = choice?.allowed_tools;
   if (!allowed || typeof allowed !== 'object') {
     throw invalid('generation_config.tool_choice', 'tool_choice must be auto, any, none, validated or {allowed_tools}.');
   }

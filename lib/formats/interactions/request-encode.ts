@@ -107,8 +107,8 @@ function mediaItem(p: Extract<IRPart, { type: 'image' | 'file' }>): Item {
   return { type, ...(p.data ? { data: p.data } : { uri: p.url }), ...(mediaType ? { mime_type: mediaType } : {}) };
 }
 
-function encodeToolChoice(tc: IRToolChoice): unknown {
-  if (tc === 'required') return 'any';
-  if (tc === 'auto' || tc === 'none') return tc;
-  return { allowed_tools: { mode: 'any', tools: [tc.name] } };
+function encodeToolChoice(choice: IRToolChoice): unknown {
+  if (choice === 'required') return 'any';
+  if (choice === 'auto' || choice === 'none') return choice;
+  return { allowed_tools: { mode: 'any', tools: [choice.name] } };
 }

@@ -228,16 +228,16 @@ function decodeTools(tools: unknown, loss: Loss): IRToolDef[] {
   return out;
 }
 
-function decodeToolChoice(tc: any, loss: Loss): IRToolChoice {
-  if (!tc || typeof tc !== 'object') throw invalid('tool_choice', 'tool_choice must be an object.');
-  loss.check(tc, ['type', 'name']);
-  switch (tc.type) {
+function decodeToolChoice(choice: any, loss: Loss): IRToolChoice {
+  if (!choice || typeof choice !== 'object') throw invalid('tool_choice', 'tool_choice must be an object.');
+  loss.check(choice, ['type', 'name']);
+  switch (choice.type) {
     case 'auto': return 'auto';
     case 'any': return 'required';
     case 'none': return 'none';
     case 'tool':
-      if (typeof tc.name !== 'string') throw invalid('tool_choice.name', 'tool_choice of type "tool" needs a name.');
-      return { name: tc.name };
+      if (typeof choice.name !== 'string') throw invalid('tool_choice.name', 'tool_choice of type "tool" needs a name.');
+      return { name: choice.name };
     default:
       throw invalid('tool_choice.type', 'tool_choice.type must be auto, any, tool or none.');
   }

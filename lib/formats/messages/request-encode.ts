@@ -123,11 +123,11 @@ function fileBlock(p: Extract<IRPart, { type: 'file' }>): Block {
   throw new GatewayError('unsupported_parameter', `Messages documents take PDF or plain text, not ${mediaType}.`, { param: 'messages' });
 }
 
-function encodeToolChoice(tc: IRToolChoice): Block {
-  if (tc === 'auto') return { type: 'auto' };
-  if (tc === 'required') return { type: 'any' };
-  if (tc === 'none') return { type: 'none' };
-  return { type: 'tool', name: tc.name };
+function encodeToolChoice(choice: IRToolChoice): Block {
+  if (choice === 'auto') return { type: 'auto' };
+  if (choice === 'required') return { type: 'any' };
+  if (choice === 'none') return { type: 'none' };
+  return { type: 'tool', name: choice.name };
 }
 
 function encodeThinking(ir: IRRequest): Block | undefined {

@@ -148,17 +148,18 @@ function decodeGenerationConfig(gc: any, ir: IRRequest): Record<string, unknown>
     if (gc.responseSchema !== undefined) extras.responseSchema = gc.responseSchema;
     if (gc.responseJsonSchema !== undefined) extras.responseJsonSchema = gc.responseJsonSchema;
   }
-  const tc = gc.thinkingConfig;
-  if (tc && typeof tc === 'object') {
-    const level = typeof tc.thinkingLevel === 'string' ? tc.thinkingLevel.toLowerCase() : undefined;
+  const thinking = gc.thinkingConfig;
+  if (thinking && typeof thinking === 'object') {
+    const level = typeof thinking.thinkingLevel === 'string' ? thinking.thinkingLevel.toLowerCase() : undefined;
     if (level && EFFORTS.has(level)) ir.reasoning = { effort: level as 'minimal' | 'low' | 'medium' | 'high' };
-    else if (typeof tc.thinkingBudget === 'number' && tc.thinkingBudget !== 0) {
-      const budget = tc.thinkingBudget;
+    else if (typeof thinking.thinkingBudget === 'number' && thinking.thinkingBudget !== 0) {
+      const budget = thinking.thinkingBudget;
       ir.reasoning = budget < 0 ? { effort: 'medium' } : {
         effort: budget < 2048 ? 'low' : budget < 8192 ? 'medium' : 'high', budgetTokens: budget,
       };
     }
-    if (Object.keys(tc).some((k) => k !== 'thinkingLevel' && k !== 'thinkingBudget' && k !== 'includeThoughts')) extras.thinkingConfig = tc;
+    const known = (key: string): boolean => key === 'thinkingLevel' || key === 'thinkingBudget' || key === 'includeThoughts';
+    if (!Object.keys(thinking).every(known)) extras.thinkingConfig = thinking;
   }
   return extras;
 }

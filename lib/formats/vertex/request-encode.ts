@@ -50,11 +50,11 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
   return body;
 }
 
-function encodeToolChoice(tc: IRToolChoice): Record<string, unknown> {
-  if (tc === 'auto') return { mode: 'AUTO' };
-  if (tc === 'none') return { mode: 'NONE' };
-  if (tc === 'required') return { mode: 'ANY' };
-  return { mode: 'ANY', allowedFunctionNames: [tc.name] };
+function encodeToolChoice(choice: IRToolChoice): Record<string, unknown> {
+  if (choice === 'auto') return { mode: 'AUTO' };
+  if (choice === 'none') return { mode: 'NONE' };
+  if (choice === 'required') return { mode: 'ANY' };
+  return { mode: 'ANY', allowedFunctionNames: [choice.name] };
 }
 
 /** Vertex's function parameters reject the `$schema` keyword that schema generators add. */
