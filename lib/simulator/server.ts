@@ -196,8 +196,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, sim: SimState):
   const start = planStart(route, decoded.value, directive, sim);
   if (!(await sleep(start.delayMs, signal))) return;
   if (start.refuse) {
-    const r = route.flexRefusal!;
-    return send(res, injectedError(route.family, r.name, r.status, directive, r.message));
+    const refusal = route.flexRefusal!;
+    return send(res, injectedError(route.family, refusal.name, refusal.status, directive, refusal.message));
   }
 
   if (directive?.replay) return replay(res, route, decoded.value, directive, sim, signal);
@@ -206,55 +206,56 @@ async function handle(req: IncomingMessage, res: ServerResponse, sim: SimState):
 
 /** When the tier starts and whether the flex queue refuses. Flex draws happen for every flex
  *  request (even when the directive overrides them) so the seeded sequence stays stable. */
-function planStart(route: RouteAdapter, d: Decoded, directive: Directive | undefined, sim: SimState) {
+function planStart(route: RouteAdapter, decoded: Decoded, directive: Directive | undefined, sim: SimState) {
   const { config } = sim;
-  if (d.tier !== 'flex' || !route.flexRefusal) {
+  if (decoded.tier !== 'flex' || !route.flexRefusal) {
     return { delayMs: directive?.standard_start_ms ?? config.standardStartMs, refuse: false };
   }
   const since = config.now() - config.startedAt;
   const period = config.congestion.find((p) => since >= p.fromMs && since < p.toMs);
   const dist = period?.startMs ?? config.flexStart;
-  const u = sim.flexRng.next();
+  const draw = sim.flexRng.next();
   const drawnRefuse = sim.flexRng.next() < (period?.refuseRate ?? config.refuseRate);
-  const drawnDelay = (period?.scale ?? 1) * drawStart(dist, u, sim.flexRng);
+  const drawnDelay = (period?.scale ?? 1) * drawStart(dist, draw, sim.flexRng);
   return {
     delayMs: directive?.flex_start_ms ?? Math.round(drawnDelay),
     refuse: directive?.flex_refuse ?? drawnRefuse,
   };
 }
 
-function normalizeStart(d: { min?: number; max?: number; median?: number; sigma?: number } | undefined): StartDistribution {
-  if (d && 'median' in d && d.median !== undefined) return { median: d.median, sigma: d.sigma ?? 1 };
-  const min = (d as { min?: number } | undefined)?.min ?? 0;
-  return { min, max: (d as { max?: number } | undefined)?.max ?? min };
+function normalizeStart(distribution: { min?: number; max?: number; median?: number; sigma?: number } | undefined): StartDistribution {
+  if (distribution && 'median' in distribution && distribution.median !== undefined) {
+    return { median: distribution.median, sigma: distribution.sigma ?? 1 };
+  }
+  const min = (distribution as { min?: number } | undefined)?.min ?? 0;
+  return { min, max: (distribution as { max?: number } | undefined)?.max ?? min };
 }
 
-/** A start delay from its distribution; `u` is the request's first flex draw (uniform), a
+/** A start delay from its distribution; `draw` is the request's first flex draw (uniform), a
  *  lognormal takes one more (Box–Muller), so uniform worlds keep their seeded sequence. */
-function drawStart(d: StartDistribution, u: number, rng: Rng): number {
-  if ('min' in d) return d.min + u * (d.max - d.min);
-  const z = Math.sqrt(-2 * Math.log(1 - u)) * Math.cos(2 * Math.PI * rng.next());
-  return Math.min(600_000, d.median * Math.exp(d.sigma * z));
+function drawStart(distribution: StartDistribution, draw: number, rng: Rng): number {
+  if ('min' in distribution) return distribution.min + draw * (distribution.max - distribution.min);
+  const z = Math.sqrt(-2 * Math.log(1 - draw)) * Math.cos(2 * Math.PI * rng.next());
+  return Math.min(600_000, distribution.median * Math.exp(distribution.sigma * z));
 }
 
 async function answer(
-  res: ServerResponse, route: RouteAdapter, d: Decoded, directive: Directive | undefined, sim: SimState, signal: AbortSignal,
+  res: ServerResponse, route: RouteAdapter, decoded: Decoded, directive: Directive | undefined, sim: SimState, signal: AbortSignal,
 ): Promise<void> {
-  const a = composeAnswer({
-    prompt: d.prompt, directive, seed: sim.config.seed, uid: nextUid(sim.uidRng), defaultOutputTokens: sim.config.outputTokens,
+  const composed = composeAnswer({
+    prompt: decoded.prompt, directive, seed: sim.config.seed, uid: nextUid(sim.uidRng), defaultOutputTokens: sim.config.outputTokens,
   });
   const tokensPerS = directive?.tokens_per_s ?? sim.config.tokensPerS;
-  const headers = route.headers?.(a, d) ?? {};
-  const storedId = route.state?.issued(a, d.echo);
+  const headers = route.headers?.(composed, decoded) ?? {};
+  const storedId = route.state?.issued(composed, decoded.echo);
   if (storedId !== undefined) remember(sim.stored, storedId);
-  if (!d.stream) {
+  if (!decoded.stream) {
     // A non-streamed answer arrives when generation would have finished.
-    if (tokensPerS > 0 && Number.isFinite(tokensPerS) && !(await sleep((a.usage.output / tokensPerS) * 1000, signal))) return;
-    return send(
-      res, { status: 200, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(route.encodeBody(a, d)) },
-    );
+    if (tokensPerS > 0 && Number.isFinite(tokensPerS) && !(await sleep((composed.usage.output / tokensPerS) * 1000, signal))) return;
+    const body = JSON.stringify(route.encodeBody(composed, decoded));
+    return send(res, { status: 200, headers: { ...headers, 'content-type': 'application/json' }, body });
   }
-  const encoding = route.encodeStream(a, d);
+  const encoding = route.encodeStream(composed, decoded);
   res.writeHead(200, { ...headers, 'content-type': route.streamContentType, 'cache-control': 'no-cache' });
   await writeStream(res, encoding.frames, {
     tokensPerS,
