@@ -26,7 +26,8 @@ import { LeadEstimator } from '../lib/routing/lead.ts';
 import { FlexScheduler, fixedLeadHedge, type FlexPolicyConfig } from '../lib/routing/flex-policy.ts';
 import { loadConfig } from '../lib/config.ts';
 import { DEFAULT_MODELS, costOf } from '../lib/catalog/catalog.ts';
-import type { IRUsage, RouteName, Tier } from '../lib/ir.ts';
+import type { IRUsage } from '../lib/ir.ts';
+import type { RouteName, Tier } from '../lib/routes.ts';
 import { isMain } from './processes.ts';
 
 // ---------- the worlds ----------

@@ -4,7 +4,7 @@
 // a fallback chain whose first route fails. The figure to set beside the gateway's CPU µs/req.
 import { startRequest, type HedgeAdvisor, type MachineInput } from '../lib/machine/request-machine.ts';
 import { AttemptFailed, type Committed } from '../lib/stream/attempt.ts';
-import type { RouteName, Tier } from '../lib/ir.ts';
+import type { RouteName, Tier } from '../lib/routes.ts';
 import { isMain } from './processes.ts';
 import { printTable, fixed } from './report.ts';
 

@@ -2,7 +2,7 @@
 // Without a file every route points at the built-in simulator and is served as managed.
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
-import { ROUTES, type RouteName } from './ir.ts';
+import { ROUTES, type RouteName } from './routes.ts';
 import { DEFAULT_MODELS, type ModelEntry } from './catalog/catalog.ts';
 import type { LedgerConfig } from './ledger/types.ts';
 import type { SimulatorOptions } from './simulator/server.ts';

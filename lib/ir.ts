@@ -8,9 +8,8 @@
 // - outputTokens counts everything generated, reasoning included (OpenAI's convention; Gemini's
 //   total_output_tokens excludes thought tokens, so its decoder adds total_thought_tokens).
 
-export type Tier = 'flex' | 'standard';
-export type RouteName = 'vendor_a' | 'vendor_b' | 'vendor_c' | 'cloud_a' | 'cloud_b';
-export const ROUTES: RouteName[] = ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b'];
+import type { RouteName, Tier } from './routes.ts';
+
 /** Wire formats: the four caller formats plus Vertex generateContent (cloud_a's wire). */
 export type FormatName = 'responses' | 'chat' | 'messages' | 'interactions' | 'vertex';
 

@@ -1,6 +1,7 @@
 // Everything a request needs, built once at start (no per-request setup cost) and passed down the
 // request path.
-import type { FormatName, RouteName } from './ir.ts';
+import type { FormatName } from './ir.ts';
+import type { RouteName } from './routes.ts';
 import type { Clock } from './clock.ts';
 import type { GatewayConfig } from './config.ts';
 import type { Catalog } from './catalog/catalog.ts';

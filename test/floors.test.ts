@@ -17,7 +17,7 @@ const FLOORS: Array<{ name: string; members: string[] }> = [
   // timeout shapes, time, logging, metrics and JSON helpers. Imports nothing of the gateway's.
   {
     name: 'ground',
-    members: ['ir.ts', 'errors.ts', 'sse.ts', 'headers.ts', 'timeouts.ts', 'clock.ts', 'log.ts', 'metrics.ts', 'json-skip.ts',
+    members: ['ir.ts', 'routes.ts', 'errors.ts', 'sse.ts', 'headers.ts', 'timeouts.ts', 'clock.ts', 'log.ts', 'metrics.ts', 'json-skip.ts',
       'json-util.ts'],
   },
   // One concern each, knowing only the ground: wire formats, provider adapters, and the records

@@ -1,6 +1,7 @@
 // The model catalog: which family a model belongs to, which routes serve it, whether it can race
 // flex, and its prices per tier. Built once at start (from defaults or the config file).
-import type { RouteName, Tier, IRUsage } from '../ir.ts';
+import type { IRUsage } from '../ir.ts';
+import type { RouteName, Tier } from '../routes.ts';
 
 export type Family = 'vendor_a' | 'vendor_b' | 'vendor_c';
 

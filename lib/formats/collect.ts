@@ -1,7 +1,8 @@
 // Assembles a whole response from IR stream events: how a non-streamed caller gets its body when
 // the upstream call was streamed (streaming upstream lets the race commit on the first event),
 // whatever the two formats are.
-import { type IRBlock, type IREvent, type IRResponse, type Tier, zeroUsage } from '../ir.ts';
+import { type IRBlock, type IREvent, type IRResponse, zeroUsage } from '../ir.ts';
+import { type Tier } from '../routes.ts';
 
 export class ResponseCollector {
   private readonly blocks = new Map<number, IRBlock>();

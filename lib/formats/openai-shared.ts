@@ -2,7 +2,7 @@
 // names, native fields laid over an encoded body, and the error envelope. A codec folder imports
 // no other codec folder, so what two of them share lives here.
 import { randomBytes } from 'node:crypto';
-import type { Tier } from '../ir.ts';
+import type { Tier } from '../routes.ts';
 import type { GatewayError } from '../errors.ts';
 import { isPlainObject } from '../json-util.ts';
 

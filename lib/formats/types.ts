@@ -4,7 +4,8 @@
 // schema, request rules, output-cap field, usage-frame filter). The floors above ask the codec and
 // never name a format.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FormatName, IREvent, IRRequest, IRResponse, IRUsage, CostExtras, RouteName, Tier } from '../ir.ts';
+import type { FormatName, IREvent, IRRequest, IRResponse, IRUsage, CostExtras } from '../ir.ts';
+import type { RouteName, Tier } from '../routes.ts';
 import type { GatewayError } from '../errors.ts';
 import type { SSEFrame } from '../sse.ts';
 import type { ModelEntry } from '../catalog/catalog.ts';

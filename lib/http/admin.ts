@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { RouteName } from '../ir.ts';
+import type { RouteName } from '../routes.ts';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';

@@ -5,7 +5,8 @@
 // context; finish() reads it on every path, refused or served, and releases what was held.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { CostExtras, IRUsage, RouteName, Tier } from '../ir.ts';
+import type { CostExtras, IRUsage } from '../ir.ts';
+import type { RouteName, Tier } from '../routes.ts';
 import { DAY_MS } from '../ledger/rules.ts';
 import { GatewayError } from '../errors.ts';
 import type { InFlight, Services } from '../services.ts';

@@ -6,7 +6,7 @@
 // rules of rules.ts; reads are one statement (one consistent snapshot).
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import type { RouteName } from '../ir.ts';
+import type { RouteName } from '../routes.ts';
 import type { AdmitResult, Ledger, LedgerConfig, PauseReason, ReleasedHold, Snapshot } from './types.ts';
 import {
   assess, buildSnapshot, checkAmount, checkConfig, entryView, poolRatesAt, utcDay,

@@ -5,7 +5,7 @@
 // admission between reading the figures and placing the hold.
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import type { RouteName } from '../ir.ts';
+import type { RouteName } from '../routes.ts';
 import type {
   AdmitInput, AdmitResult, HoldOwner, HoldRenewal, Ledger, LedgerConfig, Overrides, PauseReason, ReleasedHold, SharedPool, Snapshot,
 } from './types.ts';

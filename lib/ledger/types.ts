@@ -2,7 +2,7 @@
 // One interface, two adapters behind it (SQLite embedded, PostgreSQL shared). Integer micro-USD
 // only, so sums are exact. Every method is asynchronous because the shared adapter is; the SQLite
 // adapter answers from already-resolved promises.
-import type { RouteName } from '../ir.ts';
+import type { RouteName } from '../routes.ts';
 
 export type PauseReason = 'account_under_review' | 'spend_velocity_exceeded' | 'insufficient_balance';
 export type RefusalCode = PauseReason | 'rate_limit_exceeded';

@@ -17,7 +17,7 @@
 // exist only for a race (the hedge) or a retry (the backoff); guards, actions and delays are named
 // in setup(), so nothing is allocated per transition but xstate's own snapshot.
 import { and, cancel, emit, enqueueActions, raise, setup, type SnapshotFrom } from 'xstate';
-import type { RouteName, Tier } from '../ir.ts';
+import type { RouteName, Tier } from '../routes.ts';
 import type { Failure } from '../providers/types.ts';
 import { AttemptFailed, type Attempt, type Committed } from '../stream/attempt.ts';
 import { backoffDelay, type RetryPolicy } from './backoff.ts';

@@ -4,7 +4,8 @@
 // One file per provider API, named after the API it speaks (openai, gemini, anthropic, vertex,
 // bedrock); each exports the adapter of the route that speaks it (vendorA, vendorB, vendorC,
 // cloudA, cloudB).
-import type { FormatName, RouteName, Tier } from '../ir.ts';
+import type { FormatName } from '../ir.ts';
+import type { RouteName, Tier } from '../routes.ts';
 import type { RawFrame } from '../sse.ts';
 
 export interface UpstreamRequest {

@@ -15,7 +15,7 @@
 // The machine asks `standardAt(now)` and sleeps on its own clock until the answer; the advisor
 // answers with a wake-up halfway there, so the decision is renewed with fresher estimates while
 // waiting (a few timers per request, not a poll).
-import type { RouteName, Tier } from '../ir.ts';
+import type { RouteName, Tier } from '../routes.ts';
 import type { HedgeAdvisor } from '../machine/request-machine.ts';
 import { STOPPED, type Attempt } from '../stream/attempt.ts';
 import { DecayedSurvival, normalQuantile } from './survival.ts';

@@ -1,7 +1,8 @@
 // Plan: for each route of the chain, the key mode (own key, else the service's managed key, else
 // a 400 for that route before anything is sent), the wire format it will be spoken in, and the
 // upstream body in that wire (translated once per wire, lazily).
-import type { FormatName, IRRequest, RouteName } from '../ir.ts';
+import type { FormatName, IRRequest } from '../ir.ts';
+import type { RouteName } from '../routes.ts';
 import { GatewayError } from '../errors.ts';
 import type { RouteAdapter } from '../providers/types.ts';
 import type { FormatCodec } from '../formats/types.ts';

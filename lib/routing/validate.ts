@@ -4,7 +4,8 @@
 // headers, output the checked request.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { IncomingHttpHeaders } from 'node:http';
-import { ROUTES, type FormatName, type RouteName } from '../ir.ts';
+import { type FormatName } from '../ir.ts';
+import { ROUTES, type RouteName } from '../routes.ts';
 import { GatewayError } from '../errors.ts';
 import type { Catalog, ModelEntry } from '../catalog/catalog.ts';
 import { CALLER_CODECS, type CallerFormat } from '../formats/index.ts';

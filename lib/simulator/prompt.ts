@@ -1,6 +1,6 @@
 // What every route decoder extracts from a request body: the few facts the simulated model needs,
 // whatever the wire format. Decoders live next to their route; the answer is composed from this.
-import type { Tier } from '../ir.ts';
+import type { Tier } from '../routes.ts';
 import type { JsonOutput } from './structured-output.ts';
 
 export interface PromptTool { name: string; parameters: unknown }

@@ -3,7 +3,7 @@
 // The rows live in an adapter (SQLite: sqlite-orgs.ts, PostgreSQL: postgres-orgs.ts); this class
 // keeps what is the same for both: key generation, hashing, sealing and the lookup caches.
 import { randomBytes } from 'node:crypto';
-import type { RouteName } from '../ir.ts';
+import type { RouteName } from '../routes.ts';
 import { GatewayError } from '../errors.ts';
 import { type SecretBox, sha256 } from './secrets.ts';
 

@@ -2,7 +2,7 @@
 // every process (channel `gateway_cache`) in the same statement as the write, so the others drop
 // their cached lookup as the transaction commits (postgres.ts listens).
 import type { Pool } from 'pg';
-import type { RouteName } from '../ir.ts';
+import type { RouteName } from '../routes.ts';
 import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows } from './orgs.ts';
 
 export const CACHE_CHANNEL = 'gateway_cache';

@@ -1,5 +1,5 @@
 // The org rows in the embedded SQLite file (prepared once; every call answers synchronously).
-import type { RouteName } from '../ir.ts';
+import type { RouteName } from '../routes.ts';
 import type { DB } from './db.ts';
 import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows } from './orgs.ts';
 

@@ -8,7 +8,8 @@
 // controller's: a sink that cannot take more (the caller's socket is full) pauses the upstream
 // read, and resumes it on drain, so a slow caller holds at most the socket buffers.
 import type { Dispatcher } from 'undici';
-import type { FormatName, RouteName, Tier } from '../ir.ts';
+import type { FormatName } from '../ir.ts';
+import type { RouteName, Tier } from '../routes.ts';
 import type { Failure, Framer, RouteAdapter, UpstreamRequest } from '../providers/types.ts';
 import type { Pools, UpstreamTerms } from './pools.ts';
 import { CapacityRefused, capacityFailure } from '../providers/capacity.ts';

@@ -1,7 +1,7 @@
 // Classifies an upstream refusal the way the official SDKs' retry policies do (408/409/429/5xx/529
 // are transient), with flex capacity refusals (429/503 from the flex tier) set apart, and reads the
 // wait the provider asked for: retry-after-ms, retry-after (seconds or HTTP date), Google RetryInfo.
-import type { Tier } from '../ir.ts';
+import type { Tier } from '../routes.ts';
 import type { Failure } from '../providers/types.ts';
 
 type Headers = Record<string, string | string[] | undefined>;

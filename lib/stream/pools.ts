@@ -4,7 +4,7 @@
 // applies the upstream timeouts (connect, first byte, idle between chunks), counts timeouts in the
 // metrics, and gives the slot back when the response ends or fails, whatever ended it.
 import { Pool, type Dispatcher } from 'undici';
-import type { RouteName } from '../ir.ts';
+import type { RouteName } from '../routes.ts';
 import type { UpstreamRequest } from '../providers/types.ts';
 import { DEFAULT_CAPACITY, RouteGate, type CapacityConfig } from '../providers/capacity.ts';
 import { DEFAULT_TIMEOUTS, type TimeoutsConfig } from '../timeouts.ts';

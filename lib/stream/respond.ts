@@ -4,7 +4,8 @@
 // - translate: upstream frames → IR events → the caller format's encoder;
 // - assemble: a non-streamed caller gets one body built from the IR events.
 import type { ServerResponse } from 'node:http';
-import type { CostExtras, FormatName, IREvent, IRUsage, Tier } from '../ir.ts';
+import type { CostExtras, FormatName, IREvent, IRUsage } from '../ir.ts';
+import type { Tier } from '../routes.ts';
 import { zeroUsage } from '../ir.ts';
 import type { EncodeContext, FormatCodec, TapState } from '../formats/types.ts';
 import { ResponseCollector } from '../formats/collect.ts';

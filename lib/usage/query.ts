@@ -1,7 +1,7 @@
 // The usage API's query string, checked parameter by parameter; each bad one is a 400 with its
 // own code and the parameter named (docs/usage.md).
 import { GatewayError } from '../errors.ts';
-import { ROUTES, type RouteName } from '../ir.ts';
+import { ROUTES, type RouteName } from '../routes.ts';
 import { DIMENSIONS, type Cursor, type Dimension, type UsageFilter } from './store.ts';
 
 const DAY_MS = 86_400_000;

@@ -1,7 +1,8 @@
 // One usage record per inference request (issue 10): what ran, what it cost, and what the same
 // tokens would have cost on the standard tier, so "flex saved you N" is exact. Built once where
 // the request ends (lib/http/pipeline.ts) and handed to the queue; never read on the hot path.
-import type { IRUsage, RouteName, Tier } from '../ir.ts';
+import type { IRUsage } from '../ir.ts';
+import type { RouteName, Tier } from '../routes.ts';
 import type { ModelEntry } from '../catalog/catalog.ts';
 import { costOf } from '../catalog/catalog.ts';
 

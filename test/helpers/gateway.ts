@@ -8,7 +8,7 @@ import { loadConfig, type GatewayConfig } from '../../lib/config.ts';
 import { createGateway, type Gateway } from '../../lib/app.ts';
 import { createLogger } from '../../lib/log.ts';
 import { Writable } from 'node:stream';
-import type { RouteName } from '../../lib/ir.ts';
+import type { RouteName } from '../../lib/routes.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
 

@@ -6,7 +6,7 @@ import { SimulatedClock } from 'xstate';
 import { startRequest, type MachineInput } from '../../lib/machine/request-machine.ts';
 import { AttemptFailed, type Committed } from '../../lib/stream/attempt.ts';
 import { fixedLeadHedge } from '../../lib/routing/flex-policy.ts';
-import type { RouteName, Tier } from '../../lib/ir.ts';
+import type { RouteName, Tier } from '../../lib/routes.ts';
 
 interface Launched { route: RouteName; tier: Tier; at: number; signal: { aborted: boolean }; resolve(c: Committed): void; reject(e: unknown): void }
 

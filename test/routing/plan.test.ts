@@ -14,7 +14,7 @@ import { vendorC } from '../../lib/providers/anthropic.ts';
 import { cloudA } from '../../lib/providers/vertex.ts';
 import { cloudB } from '../../lib/providers/bedrock.ts';
 import { GatewayError } from '../../lib/errors.ts';
-import type { RouteName } from '../../lib/ir.ts';
+import type { RouteName } from '../../lib/routes.ts';
 
 const catalog = new Catalog(DEFAULT_MODELS);
 const adapters = {

@@ -2,7 +2,8 @@
 // refusal, reasoning (compatible servers) or a new tool call index appears; a block closes when
 // another begins or the finish_reason arrives. The finish waits for usage: with
 // stream_options.include_usage the usage chunk (choices: []) follows the finish_reason chunk.
-import { type IREvent, type IRStopReason, type IRUsage, type Tier, zeroUsage } from '../../ir.ts';
+import { type IREvent, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
+import { type Tier } from '../../routes.ts';
 import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { stopFromFinish } from './response.ts';
 import { tierOfChunk, usageFromChat } from './usage.ts';

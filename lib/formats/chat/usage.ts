@@ -1,6 +1,7 @@
 // Usage as Chat Completions writes it, to and from the IR's normalised shape. Like Responses, Chat
 // counts cached tokens inside prompt_tokens and reasoning inside completion_tokens.
-import type { CostExtras, IRUsage, Tier } from '../../ir.ts';
+import type { CostExtras, IRUsage } from '../../ir.ts';
+import type { Tier } from '../../routes.ts';
 import { addCostExtras } from '../cost-extras.ts';
 
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);

@@ -2,7 +2,8 @@
 // IR's outputTokens includes them) and cached tokens inside total_input_tokens (as the IR does).
 // Tool-use prompt tokens (search results fed back to the model) are input the model read, so the
 // IR's inputTokens includes them.
-import type { IRUsage, Tier } from '../../ir.ts';
+import type { IRUsage } from '../../ir.ts';
+import type { Tier } from '../../routes.ts';
 
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 

@@ -1,7 +1,8 @@
 // Anthropic Messages SSE frames → IR events. Also serves cloud_b: its adapter turns Bedrock's
 // binary frames into these same frames, and Bedrock's message_stop may carry the token counts
 // in amazon-bedrock-invocationMetrics.
-import type { IREvent, IRStopReason, Tier } from '../../ir.ts';
+import type { IREvent, IRStopReason } from '../../ir.ts';
+import type { Tier } from '../../routes.ts';
 import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { stopFromAnthropic } from './stop-reason.ts';
 import { type AnthropicCounters, countersToIR, mergeAnthropicUsage, tierFromAnthropic, zeroCounters } from './usage.ts';

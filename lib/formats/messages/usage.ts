@@ -1,6 +1,7 @@
 // Anthropic usage ⇄ IR usage. Anthropic's input_tokens excludes cache reads and writes (the IR's
 // inputTokens includes them), and every counter is a cumulative total: a later frame overwrites.
-import type { IRUsage, Tier } from '../../ir.ts';
+import type { IRUsage } from '../../ir.ts';
+import type { Tier } from '../../routes.ts';
 
 /** The four counters as Anthropic reports them, plus thinking tokens when the wire has them. */
 export interface AnthropicCounters { input: number; cacheRead: number; cacheWrite: number; output: number; thinking: number }

@@ -5,7 +5,8 @@
 // a functionCall part without willContinue closes it; its arguments go out as one args_delta.
 // A thoughtSignature on a thought part or a function call is that block's signature; on any
 // other part it becomes a reasoning block of its own just before that part (see parts-encode.ts).
-import { type IREvent, type IRUsage, type Tier, zeroUsage } from '../../ir.ts';
+import { type IREvent, type IRUsage, zeroUsage } from '../../ir.ts';
+import { type Tier } from '../../routes.ts';
 import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { PROMPT_BLOCKED, stopFromFinish } from './finish-reason.ts';
 import { newCallId } from './ids.ts';

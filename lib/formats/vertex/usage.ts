@@ -1,7 +1,8 @@
 // Vertex usageMetadata ⇄ IR usage. Gemini counts thought tokens outside candidatesTokenCount (the
 // IR's outputTokens includes them) and cached tokens inside promptTokenCount (as the IR does).
 // Tool-use prompt tokens are input the model read, so the IR's inputTokens includes them.
-import type { IRUsage, Tier } from '../../ir.ts';
+import type { IRUsage } from '../../ir.ts';
+import type { Tier } from '../../routes.ts';
 
 const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 

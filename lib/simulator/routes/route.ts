@@ -2,7 +2,7 @@
 // how to match, authenticate and decode a request, and how to encode an Answer as a body or as
 // stream frames. server.ts runs every route through the same request life.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { RouteName } from '../../ir.ts';
+import type { RouteName } from '../../routes.ts';
 import type { Answer } from '../answer.ts';
 import type { Frame } from '../frames.ts';
 import type { DecodeResult, Decoded } from '../prompt.ts';
