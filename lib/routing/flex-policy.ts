@@ -160,7 +160,11 @@ export class FlexScheduler {
     const k = route + '\0' + model;
     let e = this.est.get(k);
     if (!e) {
-      e = { route, model, flex: new DecayedSurvival(this.cfg.flex_half_life_ms), standard: new DecayedSurvival(this.cfg.standard_half_life_ms) };
+      e = {
+        route, model,
+        flex: new DecayedSurvival(this.cfg.flex_half_life_ms),
+        standard: new DecayedSurvival(this.cfg.standard_half_life_ms),
+      };
       this.est.set(k, e);
     }
     return e;
