@@ -9,17 +9,12 @@ import type { Pool, PoolClient } from 'pg';
 import type { RouteName } from '../routes.ts';
 import type { AdmitResult, Ledger, LedgerConfig, PauseReason, ReleasedHold, Snapshot } from './types.ts';
 import {
-  assess, buildSnapshot, checkAmount, checkConfig, entryView, poolRatesAt, utcDay,
-  type EntryRow, type OrgRecord, type SpendAndHolds,
+  assess, buildSnapshot, checkAmount, checkConfig, entryView, orgRecordOf, poolRatesAt, utcDay,
+  type EntryRow, type OrgRecord, type OrgRow, type SpendAndHolds,
 } from './rules.ts';
 
 const EXPIRED_HOLD_RETENTION_MS = 7 * 86_400_000;
 
-interface OrgRow {
-  cash_micro_usd: number; credit_micro_usd: number; exempt: boolean; first_topup_at_ms: number | null;
-  override_concurrency: number | null; override_daily_spend_micro_usd: number | null;
-  paused_reason: PauseReason | null; paused_day: number | null; paused_daily_limit_micro_usd: number | null;
-}
 interface SpendAndHoldsRow { settled_today: number; held_today: number; reserved: number; in_flight: number }
 interface PoolRow { pool: string; window_start_ms: number; admitted: number }
 interface ReleasedRow { hold_id: string; org_id: string; amount_micro_usd: number; charged_micro_usd: number }
@@ -27,17 +22,6 @@ interface EntryInput {
   org: string; at: number; kind: string; amount?: number; cash?: number; credit?: number; reason?: string; detail?: string;
 }
 
-const toRecord = (row: OrgRow): OrgRecord => ({
-  cash: row.cash_micro_usd,
-  credit: row.credit_micro_usd,
-  exempt: row.exempt,
-  firstTopupAtMs: row.first_topup_at_ms,
-  overrideConcurrency: row.override_concurrency,
-  overrideDaily: row.override_daily_spend_micro_usd,
-  pausedReason: row.paused_reason,
-  pausedDay: row.paused_day,
-  pausedDailyLimit: row.paused_daily_limit_micro_usd,
-});
 
 // One statement: the org, its live holds and today's spend, and every pool's window.
 const SNAPSHOT_SQL = `
@@ -94,7 +78,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
   const readOrg = async (client: PoolClient, orgId: string, lock: boolean): Promise<OrgRecord> => {
     const result = await client.query<OrgRow>(`SELECT * FROM ledger_orgs WHERE org_id = $1${lock ? ' FOR UPDATE' : ''}`, [orgId]);
     if (!result.rows[0]) throw new Error(`ledger: unknown organization "${orgId}"`);
-    return toRecord(result.rows[0]);
+    return orgRecordOf(result.rows[0]);
   };
 
   const readSnapshot = async (client: Pool | PoolClient, orgId: string, nowMs: number): Promise<Snapshot> => {
@@ -103,7 +87,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     });
     const row = result.rows[0];
     if (!row) throw new Error(`ledger: unknown organization "${orgId}"`);
-    const org = toRecord(row);
+    const org = orgRecordOf(row);
     const spendAndHolds: SpendAndHolds = {
       settledToday: row.settled_today, heldToday: row.held_today, reserved: row.reserved, inFlight: row.in_flight,
     };

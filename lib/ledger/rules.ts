@@ -88,6 +88,25 @@ export interface OrgRecord {
 }
 
 /** Live holds (lease not run out) and settled spend, as of `nowMs`: what the ceilings are measured against. */
+/** An organization's ledger row as either store reads it (SQLite answers booleans as 0 and 1). */
+export interface OrgRow {
+  cash_micro_usd: number; credit_micro_usd: number; exempt: boolean | number; first_topup_at_ms: number | null;
+  override_concurrency: number | null; override_daily_spend_micro_usd: number | null;
+  paused_reason: PauseReason | null; paused_day: number | null; paused_daily_limit_micro_usd: number | null;
+}
+
+export const orgRecordOf = (row: OrgRow): OrgRecord => ({
+  cash: row.cash_micro_usd,
+  credit: row.credit_micro_usd,
+  exempt: row.exempt === true || row.exempt === 1,
+  firstTopupAtMs: row.first_topup_at_ms,
+  overrideConcurrency: row.override_concurrency,
+  overrideDaily: row.override_daily_spend_micro_usd,
+  pausedReason: row.paused_reason,
+  pausedDay: row.paused_day,
+  pausedDailyLimit: row.paused_daily_limit_micro_usd,
+});
+
 export interface SpendAndHolds {
   settledToday: number;
   heldToday: number;   // live holds placed today (the UTC day a hold counts against is its creation day)

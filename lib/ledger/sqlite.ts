@@ -11,8 +11,8 @@ import type {
 } from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
 import {
-  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, poolRatesAt, utcDay, POOL_WINDOW_MS,
-  type EntryRow, type OrgRecord, type Standing, type SpendAndHolds,
+  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, orgRecordOf, poolRatesAt, utcDay, POOL_WINDOW_MS,
+  type EntryRow, type OrgRecord, type OrgRow, type Standing, type SpendAndHolds,
 } from './rules.ts';
 
 const HOLD_COLS = 'hold_id, org_id, amount_micro_usd, expired_at_ms, delivered_micro_usd, charged_micro_usd';
@@ -20,11 +20,6 @@ const HOLD_COLS = 'hold_id, org_id, amount_micro_usd, expired_at_ms, delivered_m
 /** An expired hold is remembered this long so a late settle still charges the real cost. */
 const EXPIRED_HOLD_RETENTION_MS = 7 * 86_400_000;
 
-interface OrgRow {
-  cash_micro_usd: number; credit_micro_usd: number; exempt: number; first_topup_at_ms: number | null;
-  override_concurrency: number | null; override_daily_spend_micro_usd: number | null;
-  paused_reason: PauseReason | null; paused_day: number | null; paused_daily_limit_micro_usd: number | null;
-}
 interface HoldRow {
   hold_id: string; org_id: string; amount_micro_usd: number; expired_at_ms: number | null;
   delivered_micro_usd: number; charged_micro_usd: number;
@@ -34,17 +29,6 @@ interface EntryInput {
   cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
 }
 
-const toRecord = (row: OrgRow): OrgRecord => ({
-  cash: row.cash_micro_usd,
-  credit: row.credit_micro_usd,
-  exempt: row.exempt === 1,
-  firstTopupAtMs: row.first_topup_at_ms,
-  overrideConcurrency: row.override_concurrency,
-  overrideDaily: row.override_daily_spend_micro_usd,
-  pausedReason: row.paused_reason,
-  pausedDay: row.paused_day,
-  pausedDailyLimit: row.paused_daily_limit_micro_usd,
-});
 
 export function openSqliteLedger(
   db: Database, config: LedgerConfig, owner: HoldOwner = { instanceId: randomUUID(), processId: randomUUID() },
@@ -134,7 +118,7 @@ export function openSqliteLedger(
   const readOrg = (orgId: string): OrgRecord => {
     const row = statements.org.get(orgId);
     if (!row) throw new Error(`ledger: unknown organization "${orgId}"`);
-    return toRecord(row);
+    return orgRecordOf(row);
   };
 
   const readSpendAndHolds = (orgId: string, nowMs: number): SpendAndHolds => {
