@@ -9,7 +9,7 @@
 // open-streams.ts's measure (a heap snapshot grows the process it is taken of).
 import { Agent, request, WebSocket } from 'undici';
 import { forkServer, isMain } from './processes.ts';
-import { bundledChild } from './bundle.ts';
+import { bundledChild, startFlags } from './bundle.ts';
 
 const STREAMS = Number(process.env.BENCH_HEAP_STREAMS ?? 300);
 // Ours first (a walk never enters another root, so node's and undici's objects stay theirs; what
@@ -117,7 +117,7 @@ function claimByRoots(before: Snapshot, after: Snapshot): Array<{ root: string; 
 export async function runOpenStreamsHeap(): Promise<void> {
   const port = 30_000 + Math.floor(Math.random() * 20_000);
   const upstream = await forkServer('simulator', './simulator-child.ts');
-  const gateway = await forkServer('gateway', await bundledChild('gateway-child'), [upstream.url], [`--inspect=127.0.0.1:${port}`]);
+  const gateway = await forkServer('gateway', await bundledChild('gateway-child'), [upstream.url], [...startFlags(), `--inspect=127.0.0.1:${port}`]);
   const inspector = await inspect(port);
   const agent = new Agent({ connections: STREAMS + 10, pipelining: 1 });
   try {
