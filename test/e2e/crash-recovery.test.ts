@@ -13,8 +13,10 @@ import { spawnGateway } from '../helpers/gateway-process.ts';
 import { sim, waitFor } from '../helpers/wait.ts';
 
 const ADMIN = 'crash-recovery-admin';
+/** Managed streams open when the process is killed: the organization's whole concurrency. */
+const STREAMS = 30;
 
-test('SQLite: kill -9 under 5 managed streams, restart as the same instance: admitted at once, holds charged as delivered by the last renewal, once', async () => {
+test('SQLite: kill -9 under 30 managed streams, restart as the same instance: admitted at once, holds charged as delivered by the last renewal, once', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-crash-'));
   const simulator = await startSimulator({ tokensPerS: 100, outputTokens: 4 });
   const env = {
@@ -29,23 +31,23 @@ test('SQLite: kill -9 under 5 managed streams, restart as the same instance: adm
       (await fetch(gw.url + path, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json();
     const { id: orgId } = await admin('POST', '/admin/v1/orgs', { name: 'crash' });
     await admin('POST', `/admin/v1/orgs/${orgId}/topups`, { cash_micro_usd: 10_000_000 });
-    await admin('PUT', `/admin/v1/orgs/${orgId}/overrides`, { concurrency: 5 });
+    await admin('PUT', `/admin/v1/orgs/${orgId}/overrides`, { concurrency: STREAMS });
     const { key } = await admin('POST', `/admin/v1/orgs/${orgId}/keys`, {});
     const ask = (input: string, stream = false) => fetch(`${gw.url}/v1/responses`, {
       method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', max_output_tokens: 500, input, stream }),
     });
 
-    const streams = await Promise.all(Array.from({ length: 5 }, () => ask(`long ${sim({ output_tokens: 400, tokens_per_s: 20 })}`, true)));
+    const streams = await Promise.all(Array.from({ length: STREAMS }, () => ask(`long ${sim({ output_tokens: 400, tokens_per_s: 20 })}`, true)));
     assert.ok(streams.every((r) => r.status === 200));
     const reading = streams.map(async (r) => { const rd = r.body!.getReader(); try { for (;;) if ((await rd.read()).done) return; } catch { /* killed */ } });
     const live = () => db.prepare('SELECT hold_id, delivered_micro_usd AS d FROM ledger_holds WHERE org_id = ? AND expired_at_ms IS NULL').all(orgId) as Array<{ hold_id: string; d: number }>;
-    await waitFor(() => { const l = live(); return l.length === 5 && l.every((h) => h.d > 0); }, 'renewals recording delivered output', 8_000);
+    await waitFor(() => { const l = live(); return l.length === STREAMS && l.every((h) => h.d > 0); }, 'renewals recording delivered output', 8_000);
 
     await gw.kill();
     await Promise.all(reading);
     const before = new Map(live().map((h) => [h.hold_id, h.d]));
-    assert.equal(before.size, 5);
+    assert.equal(before.size, STREAMS);
 
     gw = await spawnGateway(env);
     const again = await ask(`again ${sim({ output_tokens: 2 })}`);
@@ -53,7 +55,7 @@ test('SQLite: kill -9 under 5 managed streams, restart as the same instance: adm
     await again.arrayBuffer();
 
     const expired = db.prepare("SELECT hold_id, detail, cash_micro_usd AS cash FROM ledger_entries WHERE org_id = ? AND kind = 'lease_expired'").all(orgId) as Array<{ hold_id: string; detail: string; cash: number }>;
-    assert.equal(expired.length, 5);
+    assert.equal(expired.length, STREAMS);
     for (const e of expired) {
       assert.equal(JSON.parse(e.detail).charged_micro_usd, before.get(e.hold_id));
       assert.equal(e.cash, -before.get(e.hold_id)!);
