@@ -1,7 +1,8 @@
 // Many gateways, one ledger (issue 8's proof): three real gateway processes on one real PostgreSQL
 // database, reaching it through a TCP proxy the test can cut, and one simulator that counts the
 // managed requests open upstream at every instant. Leases are real time here (separate processes
-// cannot share an injected clock), so the lease is 3 s.
+// cannot share an injected clock), so the lease is 5 s, renewed every 0.5 s: a process starved of
+// CPU for a few seconds (a loaded CI machine) still renews in time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -13,7 +14,7 @@ import { createTestDatabase, postgresReachable, testPool, type TestDatabase } fr
 import { sim, waitFor } from '../helpers/wait.ts';
 
 const ADMIN = 'shared-ledger-admin-token';
-const LEASE_MS = 3_000;
+const LEASE_MS = 5_000;
 const MODEL = 'gpt-5.4-mini';
 
 const available = await postgresReachable();
@@ -33,7 +34,7 @@ before(async () => {
   url.host = `127.0.0.1:${proxy.port}`;
   env = {
     GATEWAY_DATABASE_URL: url.toString(), GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_SECRET_KEY: 'shared-ledger-secret', SIM_URL: simulator.url,
-    CHILD_CONFIG: JSON.stringify({ ledger: { ramp: [{ week: 0, concurrency: 2, daily_spend_micro_usd: 1_000_000 }], hold_lease_ms: LEASE_MS, pools: [] } }),
+    CHILD_CONFIG: JSON.stringify({ ledger: { ramp: [{ week: 0, concurrency: 2, daily_spend_micro_usd: 1_000_000 }], hold_lease_ms: LEASE_MS, hold_renew_ms: 500, pools: [] } }),
   };
   // Three processes starting at once run the migrations once (advisory lock).
   gws.push(...await Promise.all([0, 1, 2].map(() => spawnGateway(env))));
@@ -267,12 +268,14 @@ test('kill -9 under 30 managed streams, restart as the same instance: admitted a
     assert.equal(blocked.status, 429, 'the dead process\'s holds fill the concurrency (60 s lease)');
     await blocked.arrayBuffer();
 
-    const t0 = Date.now();
     victim = await spawnGateway(victimEnv);
+    // From the restarted process listening (its start under tsx is not the gateway's; npm start's is
+    // lean-process.test.ts's) to a new managed request admitted: within 2 s.
+    const t0 = Date.now();
     const again = await ask(gws[0]!, org.key, body(`again ${sim({ output_tokens: 2 })}`));
     assert.equal(again.status, 200, 'admitted again once the instance restarted');
     await again.arrayBuffer();
-    assert.ok(Date.now() - t0 < 2_000 + 3_000, `restart and admission took ${Date.now() - t0} ms`); // process start (tsx) + ≤ 2 s
+    assert.ok(Date.now() - t0 < 2_000, `admission after the restart took ${Date.now() - t0} ms`);
 
     await waitFor(async () => (await books(org.orgId)).liveHolds === 0, 'the last request settled', 3_000);
     const bk = await books(org.orgId);
