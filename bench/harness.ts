@@ -115,13 +115,23 @@ export async function runScenarios(scenarios: Scenario[], kind: UpstreamKind, se
 export function printProfiles(servers: Servers, results: ScenarioResult[]): void {
   const dir = process.env.BENCH_CPU_PROF_DIR!;
   for (const [name, proc] of [['bare proxy', servers.bare], ['gateway', servers.gateway]] as const) {
-    const files = readdirSync(dir).filter((f) => f.includes(`.${proc.pid}.`)).map((f) => join(dir, f));
-    const file = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+    const file = profileOf(dir, proc.pid);
     if (!file) continue;
-    const served = results.flatMap((r) => r.rounds.flat()).filter((m) => m.target === name).reduce((n, m) => n + m.requests + m.warmupRequests, 0);
+    const served = servedBy(results, name);
     console.log(`\n## where the ${name}'s CPU goes — ${results.map((r) => r.scenario.name).join(', ')}; ${served} requests (${file})`);
     printWhereTimeGoes(file, served);
   }
+}
+
+/** The main-thread profile a process wrote to `dir` when it stopped (the largest of its files). */
+export function profileOf(dir: string, pid: number): string | undefined {
+  const files = readdirSync(dir).filter((f) => f.includes(`.${pid}.`)).map((f) => join(dir, f));
+  return files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+}
+
+/** Requests a target served over the results' rounds, warm-ups included (what its profile covers). */
+export function servedBy(results: ScenarioResult[], target: TargetName): number {
+  return results.flatMap((r) => r.rounds.flat()).filter((m) => m.target === target).reduce((n, m) => n + m.requests + m.warmupRequests, 0);
 }
 
 /** Entry point of `npx tsx bench/<scenario>.ts`: its scenarios on BENCH_UPSTREAM (minimal). */
