@@ -3,16 +3,15 @@
 import type { CostExtras, IRUsage } from '../../ir.ts';
 import type { Tier } from '../../routes.ts';
 import { addCostExtras } from '../cost-extras.ts';
-
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+import { tokenCount } from '../../json-util.ts';
 
 export function usageFromChat(wire: any): IRUsage {
   return {
-    inputTokens: num(wire?.prompt_tokens),
-    cachedInputTokens: num(wire?.prompt_tokens_details?.cached_tokens),
-    cacheWriteTokens: num(wire?.prompt_tokens_details?.cache_write_tokens),
-    outputTokens: num(wire?.completion_tokens),
-    reasoningTokens: num(wire?.completion_tokens_details?.reasoning_tokens),
+    inputTokens: tokenCount(wire?.prompt_tokens),
+    cachedInputTokens: tokenCount(wire?.prompt_tokens_details?.cached_tokens),
+    cacheWriteTokens: tokenCount(wire?.prompt_tokens_details?.cache_write_tokens),
+    outputTokens: tokenCount(wire?.completion_tokens),
+    reasoningTokens: tokenCount(wire?.completion_tokens_details?.reasoning_tokens),
   };
 }
 
@@ -34,7 +33,7 @@ export function usageToChat(usage: IRUsage, extras?: CostExtras): Record<string,
  *  cost (when priced) and routing. Reads the token counts off the usage object itself so a
  *  passthrough frame keeps whatever the provider said. */
 export function addChatExtras(usage: Record<string, unknown>, extras: CostExtras): void {
-  addCostExtras(usage, extras, { input: num(usage.prompt_tokens), output: num(usage.completion_tokens) });
+  addCostExtras(usage, extras, { input: tokenCount(usage.prompt_tokens), output: tokenCount(usage.completion_tokens) });
 }
 
 /** Chat reports the served tier on every chunk; absent (Azure, compatible servers) says nothing. */

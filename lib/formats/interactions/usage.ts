@@ -4,16 +4,15 @@
 // IR's inputTokens includes them.
 import type { IRUsage } from '../../ir.ts';
 import type { Tier } from '../../routes.ts';
-
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+import { tokenCount } from '../../json-util.ts';
 
 export function usageFromInteractions(wire: any): IRUsage {
-  const thought = num(wire?.total_thought_tokens);
+  const thought = tokenCount(wire?.total_thought_tokens);
   return {
-    inputTokens: num(wire?.total_input_tokens) + num(wire?.total_tool_use_tokens),
-    cachedInputTokens: num(wire?.total_cached_tokens),
+    inputTokens: tokenCount(wire?.total_input_tokens) + tokenCount(wire?.total_tool_use_tokens),
+    cachedInputTokens: tokenCount(wire?.total_cached_tokens),
     cacheWriteTokens: 0,
-    outputTokens: num(wire?.total_output_tokens) + thought,
+    outputTokens: tokenCount(wire?.total_output_tokens) + thought,
     reasoningTokens: thought,
   };
 }

@@ -4,16 +4,15 @@
 // normalising is a rename; only missing detail objects need defaults.
 import type { CostExtras, IRUsage } from '../../ir.ts';
 import { addCostExtras } from '../cost-extras.ts';
-
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+import { tokenCount } from '../../json-util.ts';
 
 export function usageFromResponses(wire: any): IRUsage {
   return {
-    inputTokens: num(wire?.input_tokens),
-    cachedInputTokens: num(wire?.input_tokens_details?.cached_tokens),
-    cacheWriteTokens: num(wire?.input_tokens_details?.cache_write_tokens),
-    outputTokens: num(wire?.output_tokens),
-    reasoningTokens: num(wire?.output_tokens_details?.reasoning_tokens),
+    inputTokens: tokenCount(wire?.input_tokens),
+    cachedInputTokens: tokenCount(wire?.input_tokens_details?.cached_tokens),
+    cacheWriteTokens: tokenCount(wire?.input_tokens_details?.cache_write_tokens),
+    outputTokens: tokenCount(wire?.output_tokens),
+    reasoningTokens: tokenCount(wire?.output_tokens_details?.reasoning_tokens),
   };
 }
 

@@ -3,16 +3,15 @@
 // Tool-use prompt tokens are input the model read, so the IR's inputTokens includes them.
 import type { IRUsage } from '../../ir.ts';
 import type { Tier } from '../../routes.ts';
-
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+import { tokenCount } from '../../json-util.ts';
 
 export function usageFromVertex(metadata: any): IRUsage {
-  const thoughts = num(metadata?.thoughtsTokenCount);
+  const thoughts = tokenCount(metadata?.thoughtsTokenCount);
   return {
-    inputTokens: num(metadata?.promptTokenCount) + num(metadata?.toolUsePromptTokenCount),
-    cachedInputTokens: num(metadata?.cachedContentTokenCount),
+    inputTokens: tokenCount(metadata?.promptTokenCount) + tokenCount(metadata?.toolUsePromptTokenCount),
+    cachedInputTokens: tokenCount(metadata?.cachedContentTokenCount),
     cacheWriteTokens: 0,
-    outputTokens: num(metadata?.candidatesTokenCount) + thoughts,
+    outputTokens: tokenCount(metadata?.candidatesTokenCount) + thoughts,
     reasoningTokens: thoughts,
   };
 }
