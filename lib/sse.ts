@@ -1,52 +1,46 @@
-// Incremental SSE framing at the byte level (no decode to text and back): find the blank line that ends a
-// frame with Buffer.indexOf, keep the tail for the next chunk, and hand out each frame with its
-// raw bytes so a passthrough can forward them untouched. Ground floor: the codecs write frames, the
-// provider adapters and the stream floor read them.
+// Incremental SSE framing for whoever decodes a stream's events (translation, assembly): each
+// chunk is decoded to text once (a UTF-8 sequence cut between chunks waits for its rest), the
+// blank lines that end frames are found in the text, and each frame's fields are slices of it.
+// A passthrough never frames this way: it forwards the provider's bytes (lib/stream/sse-scan.ts).
+// Ground floor: the codecs write frames, the provider adapters and the stream floor read them.
+import { StringDecoder } from 'node:string_decoder';
 
 /** One server-sent event as it came off the wire. `event` is absent for data-only formats. */
 export interface SSEFrame { event?: string; data: string }
 
 export interface RawFrame extends SSEFrame { raw: Buffer }
 
-const LF2 = Buffer.from('\n\n');
-const CRLF2 = Buffer.from('\r\n\r\n');
-
 export class SSEParser {
-  private tail: Buffer = Buffer.alloc(0);
+  private readonly decoder = new StringDecoder('utf8');
+  private tail = '';
 
-  push(chunk: Buffer): RawFrame[] {
-    let buf = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
-    const frames: RawFrame[] = [];
-    // Each separator is searched again only once the frame passes it (not from the start of the
+  push(chunk: Buffer): SSEFrame[] {
+    const decoded = this.decoder.write(chunk);
+    const text = this.tail ? this.tail + decoded : decoded;
+    const frames: SSEFrame[] = [];
+    let start = 0;
+    // Each separator is searched again only once a frame passes it (not from the start of the
     // rest for every frame: a stream without CRLF would rescan its whole chunk once per frame).
-    let lf = buf.indexOf(LF2);
-    let crlf = buf.indexOf(CRLF2);
-    for (;;) {
-      let end: number;
-      let sep: number;
-      if (lf === -1 && crlf === -1) break;
-      if (crlf !== -1 && (lf === -1 || crlf < lf)) { end = crlf; sep = 4; } else { end = lf; sep = 2; }
-      const raw = buf.subarray(0, end + sep);
-      const frame = parseFrame(raw.toString('utf8', 0, end)) as RawFrame | undefined;
-      if (frame) { frame.raw = raw; frames.push(frame); }
-      const next = end + sep;
-      buf = buf.subarray(next);
-      if (lf !== -1) lf = lf >= next ? lf - next : buf.indexOf(LF2);
-      if (crlf !== -1) crlf = crlf >= next ? crlf - next : buf.indexOf(CRLF2);
+    let lf = text.indexOf('\n\n');
+    let crlf = text.indexOf('\r\n\r\n');
+    while (lf !== -1 || crlf !== -1) {
+      const [end, sep] = crlf !== -1 && (lf === -1 || crlf < lf) ? [crlf, 4] : [lf, 2];
+      const frame = parseFrame(text.slice(start, end));
+      if (frame) frames.push(frame);
+      start = end + sep;
+      if (lf !== -1 && lf < start) lf = text.indexOf('\n\n', start);
+      if (crlf !== -1 && crlf < start) crlf = text.indexOf('\r\n\r\n', start);
     }
-    this.tail = buf;
+    this.tail = start === text.length ? '' : text.slice(start);
     return frames;
   }
 
   /** Whatever is left when the body ends (a final frame without its blank line). */
-  end(): RawFrame[] {
-    if (!this.tail.length) return [];
-    const raw = this.tail;
-    this.tail = Buffer.alloc(0);
-    const frame = parseFrame(raw.toString('utf8')) as RawFrame | undefined;
-    if (!frame) return [];
-    frame.raw = raw;
-    return [frame];
+  end(): SSEFrame[] {
+    const rest = this.tail + this.decoder.end();
+    this.tail = '';
+    const frame = rest ? parseFrame(rest) : undefined;
+    return frame ? [frame] : [];
   }
 }
 

@@ -6,7 +6,7 @@
 // cloudA, cloudB).
 import type { FormatName } from '../ir.ts';
 import type { RouteName, Tier } from '../routes.ts';
-import type { RawFrame } from '../sse.ts';
+import type { RawFrame, SSEFrame } from '../sse.ts';
 
 export interface UpstreamRequest {
   origin: string;              // scheme://host:port — selects the undici pool
@@ -28,7 +28,8 @@ export interface BuildArgs {
   betas?: readonly string[];   // understood `anthropic-beta` values of a Messages caller (lib/formats/messages/betas.ts)
 }
 
-export interface Framer { push(chunk: Buffer): RawFrame[]; end(): RawFrame[] }
+/** Cuts a body into frames: an SSE parser's (decoded only) or a route's own (with their bytes). */
+export interface Framer<F extends SSEFrame = RawFrame> { push(chunk: Buffer): F[]; end(): F[] }
 
 export interface RouteAdapter {
   route: RouteName;

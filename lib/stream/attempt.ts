@@ -13,7 +13,7 @@ import type { RouteName, Tier } from '../routes.ts';
 import type { Failure, Framer, RouteAdapter, UpstreamRequest } from '../providers/types.ts';
 import type { Pools, UpstreamTerms } from './pools.ts';
 import { CapacityRefused, capacityFailure } from '../providers/capacity.ts';
-import { parseFrame, SSEParser, type RawFrame } from '../sse.ts';
+import { parseFrame, SSEParser, type RawFrame, type SSEFrame } from '../sse.ts';
 import { classify, connectionFailure } from './failure.ts';
 
 export class AttemptFailed extends Error {
@@ -53,11 +53,12 @@ export interface Committed {
   frames: RawFrame[];
   /** An SSE route: the bytes read before commit, undecoded (they hold at least the first event). */
   head: Buffer;
-  /** The stream's framer: the route's own (holding any partial frame after `frames`), or a fresh
-   *  SSE parser for whoever needs the events decoded (translation, assembly). */
-  framer: Framer;
-  /** True when the route frames its bytes its own way (`frames`), false for SSE (`head`). */
-  ownFraming: boolean;
+  /** The stream's framer for whoever decodes its events (translation, assembly): the route's own,
+   *  or a fresh SSE parser (made on first use: a passthrough SSE stream never decodes). */
+  framer: Framer<SSEFrame>;
+  /** A route that frames its bytes its own way: its framer, holding any partial frame after
+   *  `frames` (undefined for SSE, whose bytes read before commit are `head`). */
+  ownFramer: Framer<RawFrame> | undefined;
   launchedAt: number;
   committedAt: number;
   /** Hands the rest of the body to `sink`; chunks that arrived since commit come first. */
@@ -115,8 +116,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   head: Buffer = EMPTY;
   /** Where the search for the first complete SSE event resumes in `head`. */
   private searched = 0;
-  private ownFramer: Framer | undefined;
-  readonly ownFraming: boolean;
+  readonly ownFramer: Framer<RawFrame> | undefined;
+  private sseFramer: SSEParser | undefined;
   readonly launchedAt: number;
   committedAt = 0;
   /** Capacity terms, needed until the call is dispatched. The spec itself is not kept: its
@@ -128,15 +129,13 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     this.tier = spec.tier;
     this.wire = spec.wire;
     this.streamed = spec.streamed;
-    this.ownFraming = spec.adapter.framer !== undefined;
     this.ownFramer = spec.adapter.framer?.();
     this.upstream = spec.upstream;
     this.launchedAt = now();
   }
 
-  /** Made on first use: a passthrough SSE stream never decodes, so never needs one. */
-  get framer(): Framer {
-    return (this.ownFramer ??= new SSEParser());
+  get framer(): Framer<SSEFrame> {
+    return this.ownFramer ?? (this.sseFramer ??= new SSEParser());
   }
 
   dispatch(pools: Pools, req: UpstreamRequest): void {
@@ -191,8 +190,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
         if ((this.backlogBytes += chunk.length) > MAX_BACKLOG) controller.pause();
         return;
       case 'precommit':
-        if (this.ownFraming) {
-          for (const f of this.framer.push(chunk)) this.frames.push(f);
+        if (this.ownFramer) {
+          for (const f of this.ownFramer.push(chunk)) this.frames.push(f);
           if (this.frames.length) this.commit();
         } else {
           this.head = this.head.length ? Buffer.concat([this.head, chunk]) : chunk;
@@ -217,8 +216,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
       }
       case 'precommit': {
         this.phase = 'ended';
-        if (this.ownFraming) for (const f of this.framer.end()) this.frames.push(f);
-        const started = this.ownFraming ? this.frames.length > 0 : parseFrame(this.head.toString('utf8', this.searched)) !== undefined;
+        if (this.ownFramer) for (const f of this.ownFramer.end()) this.frames.push(f);
+        const started = this.ownFramer ? this.frames.length > 0 : parseFrame(this.head.toString('utf8', this.searched)) !== undefined;
         if (!started) { this.reject(new AttemptFailed(connectionFailure(new Error('stream ended before its first event')))); return; }
         this.commitAt();
         this.finish(null);

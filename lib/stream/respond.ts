@@ -10,7 +10,8 @@ import { zeroUsage } from '../ir.ts';
 import type { EncodeContext, FormatCodec, TapState } from '../formats/types.ts';
 import { ResponseCollector } from '../formats/collect.ts';
 import type { Committed } from './attempt.ts';
-import type { RawFrame } from '../sse.ts';
+import type { RawFrame, SSEFrame } from '../sse.ts';
+import type { Framer } from '../providers/types.ts';
 import { formatFrame } from '../sse.ts';
 import { PassthroughScanner } from './sse-scan.ts';
 import { withoutBulk } from '../json-skip.ts';
@@ -95,13 +96,14 @@ function drain(committed: Committed, res: ServerResponse, onChunk: (chunk: Buffe
 /** How long a caller may read nothing before it is cut off, and who hears of it. */
 type CallerIdle = Pick<RespondArgs, 'callerIdleMs' | 'onCallerIdle'>;
 
-/** drain(), decoded: the stream's frames in order, the framer's tail at the end. */
-async function drainFrames(
-  committed: Committed, res: ServerResponse, onFrames: (frames: RawFrame[]) => void, idle?: CallerIdle,
+/** drain(), framed: the frames read before commit, then each chunk's, then the framer's tail. */
+async function drainFrames<F extends SSEFrame>(
+  committed: Committed, framer: Framer<F>, res: ServerResponse, onFrames: (frames: F[]) => void, idle?: CallerIdle,
 ): Promise<void> {
-  if (committed.frames.length) onFrames(committed.frames);
-  await drain(committed, res, (chunk) => onFrames(committed.framer.push(chunk)), idle);
-  const tail = committed.framer.end();
+  // What a route with its own framing read before commit (an SSE route keeps its bytes in `head`).
+  if (committed.frames.length) onFrames(committed.frames as unknown as F[]);
+  await drain(committed, res, (chunk) => onFrames(framer.push(chunk)), idle);
+  const tail = framer.end();
   if (tail.length) onFrames(tail);
 }
 
@@ -142,8 +144,8 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   };
   startStream(args);
   try {
-    if (committed.ownFraming) {
-      await drainFrames(committed, res, (frames) => {
+    if (committed.ownFramer) {
+      await drainFrames(committed, committed.ownFramer, res, (frames) => {
         const out = frames.map((frame) => onUsageFrame(frame) ?? frame.raw);
         write(out.length === 1 ? out[0]! : Buffer.concat(out));
       }, args);
@@ -202,7 +204,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   };
   startStream(args);
   try {
-    await drainFrames(committed, res, (frames) => { for (const frame of frames) emit(decoder.push(frame)); flush(); }, args);
+    await drainFrames(committed, committed.framer, res, (frames) => { for (const frame of frames) emit(decoder.push(frame)); flush(); }, args);
     emit(decoder.end());
   } catch (err) {
     failed = (err as Error).message;
@@ -238,7 +240,7 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       const decoder = args.wire.createStreamDecoder();
       const collector = new ResponseCollector(committed.tier);
       let finished = false;
-      await drainFrames(committed, args.res, (frames) => {
+      await drainFrames(committed, committed.framer, args.res, (frames) => {
         for (const frame of frames) for (const ev of decoder.push(frame)) { collector.push(ev); if (ev.type === 'finish') finished = true; }
       });
       for (const ev of decoder.end()) { collector.push(ev); if (ev.type === 'finish') finished = true; }

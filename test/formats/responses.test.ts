@@ -175,6 +175,17 @@ describe('responses stream decoder on recorded streams', recordedOnly, () => {
     dec.push({ event: 'response.created', data: '{"type":"response.created","response":{"id":"r","model":"m"}}' });
     assert.deepEqual(dec.end(), []);
   });
+
+  test('after the first event, events the decoder does not read are not parsed; the first event always is', () => {
+    const dec = responsesCodec.createStreamDecoder();
+    const first = dec.push({ event: 'response.in_progress', data: '{"type":"response.in_progress","response":{"id":"r","model":"m"}}' });
+    assert.deepEqual(first, [{ type: 'start', id: 'r', model: 'm' }], 'the first event starts the stream, whatever it is');
+    // The event's name decides: a decoder that parsed this data would read its type and emit text "X".
+    const unread = '{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"X"}';
+    assert.deepEqual(dec.push({ event: 'response.web_search_call.searching', data: unread }), []);
+    const text = dec.push({ event: 'response.output_text.delta', data: '{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"hi"}' });
+    assert.deepEqual(collect([...first, ...text]).blocks, [{ kind: 'text', text: 'hi' }]);
+  });
 });
 
 describe('responses decodeResponse', () => {

@@ -11,6 +11,17 @@ import { tierFromServiceTier } from '../openai-shared.ts';
 
 interface OpenBlock { index: number; kind: 'text' | 'reasoning' | 'tool_call'; streamed: boolean; open: boolean }
 
+/** The events this decoder reads. Once the stream has started (its first event gave the id and
+ *  model), any other (response.in_progress, annotations, hosted-tool progress…) carries nothing
+ *  for the IR, and its frame is not parsed. */
+const READ = new Set([
+  'response.created', 'response.output_item.added', 'response.content_part.added',
+  'response.output_text.delta', 'response.refusal.delta', 'response.output_text.done', 'response.refusal.done',
+  'response.content_part.done', 'response.reasoning_summary_part.added', 'response.reasoning_summary_text.delta',
+  'response.reasoning_text.delta', 'response.function_call_arguments.delta', 'response.function_call_arguments.done',
+  'response.output_item.done', 'response.completed', 'response.incomplete', 'response.failed', 'error',
+]);
+
 export function createResponsesStreamDecoder(): StreamDecoder {
   let next = 0;
   const blocks = new Map<string, OpenBlock>(); // key: output_index, or output_index:content_index for text
@@ -35,6 +46,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
 
   function push(frame: SSEFrame): IREvent[] {
     if (ended) return [];
+    if (started && frame.event !== undefined && !READ.has(frame.event)) return [];
     let ev: any;
     // Once blocks streamed, the terminal event's repeat of the whole output is not read: parsed without it.
     const terminal = frame.event === 'response.completed' || frame.event === 'response.incomplete';
