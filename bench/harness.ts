@@ -44,10 +44,10 @@ function profileFlags(): string[] {
 
 export async function startServers(kind: UpstreamKind): Promise<Servers> {
   const upstream = kind === 'minimal'
-    ? await forkServer('minimal upstream', './minimal-upstream.ts')
+    ? await forkServer('minimal upstream', './minimal-upstream.ts', [], (process.env.BENCH_UPSTREAM_FLAGS ?? '').split(' ').filter(Boolean))
     : await forkServer('simulator', './simulator-child.ts');
   const [bare, gateway] = await Promise.all([
-    forkServer('bare proxy', './bare-proxy.ts', [upstream.url], profileFlags()),
+    forkServer('bare proxy', './bare-proxy.ts', [upstream.url], [...profileFlags(), ...(process.env.BENCH_BARE_FLAGS ?? '').split(' ').filter(Boolean)]),
     forkServer('gateway', process.env.BENCH_GATEWAY_TSX ? './gateway-child.ts' : await bundledChild('gateway-child'), [upstream.url], [...startFlags(), ...profileFlags()]),
   ]);
   if (process.env.BENCH_CPU_PROF_DIR) console.log(`# profiling: bare proxy pid ${bare.pid}, gateway pid ${gateway.pid} → ${process.env.BENCH_CPU_PROF_DIR}`);

@@ -62,7 +62,7 @@ export async function forkServer(name: string, file: string, args: string[] = []
   // but the runner's terminal is for tables. stderr stays visible for crashes.
   // A bundle (.mjs) runs on plain node, as `npm start` does; a .ts file under tsx.
   const loader = path.endsWith('.mjs') ? [] : ['--import', 'tsx'];
-  const child = fork(path, args, { execArgv: [...loader, '--expose-gc', ...nodeFlags], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(path, args, { execArgv: [...loader, '--expose-gc', ...nodeFlags], stdio: ['ignore', process.env.BENCH_CHILD_STDOUT ? 'inherit' : 'ignore', 'inherit', 'ipc'] });
   const ready = await new Promise<{ url: string; info: Record<string, string> }>((resolve, reject) => {
     const onExit = (code: number | null): void => reject(new Error(`${name} exited (${code}) before it was ready`));
     child.once('exit', onExit);

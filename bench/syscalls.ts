@@ -14,6 +14,8 @@ import { responsesStream } from './responses-stream.ts';
 import { printTable, fixed } from './report.ts';
 
 const N = Number(process.env.BENCH_SYSCALLS_N ?? 1_000);
+/** Keep-alive connections sending at once (1: sequential; 100: the throughput scenarios' load). */
+const CONNECTIONS = Number(process.env.BENCH_SYSCALLS_CONNECTIONS ?? 1);
 const WARMUP = 300;
 
 /** strace -c's table: syscall → calls. */
@@ -35,13 +37,13 @@ export async function runSyscalls(): Promise<void> {
     const targets = targetsFor(responsesStream, servers);
     for (const name of ['bare proxy', 'gateway'] as const) {
       const t = targets[name];
-      const client = new Client(t.url, { pipelining: 1 });
-      const send = async (n: number): Promise<void> => {
-        for (let i = 0; i < n; i++) {
+      const clients = Array.from({ length: CONNECTIONS }, () => new Client(t.url, { pipelining: 1 }));
+      const send = (n: number): Promise<unknown> => Promise.all(clients.map(async (client) => {
+        for (let i = 0; i < n / CONNECTIONS; i++) {
           const res = await client.request({ method: 'POST', path: t.path, headers: t.headers, body: t.body });
           await res.body.arrayBuffer();
         }
-      };
+      }));
       await send(WARMUP);
       const out = join(dir, name.replace(' ', '-'));
       const pid = name === 'gateway' ? servers.gateway.pid : servers.bare.pid;
@@ -51,7 +53,7 @@ export async function runSyscalls(): Promise<void> {
       await new Promise((r) => setTimeout(r, 300));     // the last log line's write
       strace.kill('SIGINT');
       await new Promise((r) => strace.once('exit', r));
-      await client.close();
+      await Promise.all(clients.map((c) => c.close()));
       per[name] = parseCounts(readFileSync(out, 'utf8'));
     }
   } finally {
@@ -63,7 +65,7 @@ export async function runSyscalls(): Promise<void> {
     .filter(([, b, g]) => b >= 0.05 || g >= 0.05)
     .sort((a, b) => b[2] - a[2]);
   const total = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0) / N;
-  console.log(`\n## syscalls — per request, one connection, ${N} sequential responses-stream requests (strace -c -f; futex counts thread hand-offs)`);
+  console.log(`\n## syscalls — per request, ${CONNECTIONS === 1 ? 'one connection' : `${CONNECTIONS} connections`}, ${N} responses-stream requests (strace -c -f; futex counts thread hand-offs)`);
   printTable(['syscall', 'bare proxy', 'gateway'], [
     ...names.map(([s, b, g]) => [s, fixed(b, 2), fixed(g, 2)]),
     ['all', fixed(total(per['bare proxy']!), 2), fixed(total(per.gateway!), 2)],
