@@ -7,7 +7,8 @@
 // actor, the suspended async functions; then node's sockets and http objects, and undici's), never
 // entering objects that existed when idle or another root — a stand-in for retained size. RSS is
 // open-streams.ts's measure (a heap snapshot grows the process it is taken of).
-import { Agent, request, WebSocket } from 'undici';
+import { Agent, request } from 'undici';
+import { connectInspector } from './inspector.ts';
 import { forkServer, isMain } from './processes.ts';
 import { bundledChild, startFlags } from './bundle.ts';
 
@@ -27,24 +28,12 @@ interface HeapSnapshotJson {
 
 const pace = (tokens: number, perS: number): string => JSON.stringify({ output_tokens: tokens, tokens_per_s: perS });
 
-/** The inspector protocol over WebSocket: calls, and the chunks a heap snapshot arrives in. */
+/** The child's heap through its inspector: memory after a full GC, and heap snapshots. */
 async function inspect(port: number) {
-  const [target] = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json() as Array<{ webSocketDebuggerUrl: string }>;
-  const ws = new WebSocket(target!.webSocketDebuggerUrl);
-  await new Promise((r) => ws.addEventListener('open', r, { once: true }));
-  let next = 1;
-  const pending = new Map<number, (reply: any) => void>();
+  const v8 = await connectInspector(port);
   let chunks: string[] = [];
-  ws.addEventListener('message', (e) => {
-    const m = JSON.parse(String(e.data));
-    if (m.method === 'HeapProfiler.addHeapSnapshotChunk') chunks.push(m.params.chunk);
-    else if (m.id !== undefined) { pending.get(m.id)?.(m); pending.delete(m.id); }
-  });
-  const call = (method: string, params?: object): Promise<any> => new Promise((resolve) => {
-    const id = next++;
-    pending.set(id, resolve);
-    ws.send(JSON.stringify({ id, method, params }));
-  });
+  v8.on('HeapProfiler.addHeapSnapshotChunk', (params) => chunks.push(params.chunk));
+  const call = v8.call;
   return {
     async memoryUsage(): Promise<NodeJS.MemoryUsage> {
       await call('HeapProfiler.collectGarbage');
@@ -61,7 +50,7 @@ async function inspect(port: number) {
       for (let i = 0; i < raw.nodes.length; i += width) ids.add(raw.nodes[i + idAt]!);
       return { ids, raw };
     },
-    close: () => ws.close(),
+    close: () => v8.close(),
   };
 }
 

@@ -9,7 +9,8 @@
 // BENCH_SURVIVORS_SCENARIO=responses-nonstream|chat-translated-stream, BENCH_SURVIVORS_N (3,000),
 // BENCH_SURVIVORS_DEPTH (frames per stack, 3), BENCH_SURVIVORS_ALL=1 (every allocation, not only
 // survivors: what a request allocates).
-import { Client, WebSocket } from 'undici';
+import { Client } from 'undici';
+import { connectInspector } from './inspector.ts';
 import { isMain } from './processes.ts';
 import { startServers, stopServers, targetsFor } from './harness.ts';
 import { responsesStream } from './responses-stream.ts';
@@ -25,27 +26,6 @@ const SCENARIOS = { 'responses-stream': responsesStream, 'responses-nonstream': 
 
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children: ProfileNode[] }
 interface SamplingProfile { head: ProfileNode; samples: Array<{ nodeId: number; size: number }> }
-
-/** The inspector protocol over WebSocket: one call at a time is all this needs. */
-async function inspector(port: number) {
-  const [target] = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json() as Array<{ webSocketDebuggerUrl: string }>;
-  const ws = new WebSocket(target!.webSocketDebuggerUrl);
-  await new Promise((r) => ws.addEventListener('open', r, { once: true }));
-  let next = 1;
-  const pending = new Map<number, (reply: any) => void>();
-  ws.addEventListener('message', (e) => {
-    const m = JSON.parse(String(e.data));
-    if (m.id !== undefined) { pending.get(m.id)?.(m); pending.delete(m.id); }
-  });
-  return {
-    call: (method: string, params?: object): Promise<any> => new Promise((resolve) => {
-      const id = next++;
-      pending.set(id, resolve);
-      ws.send(JSON.stringify({ id, method, params }));
-    }),
-    close: () => ws.close(),
-  };
-}
 
 /** Bytes per request by allocation stack (DEPTH frames, innermost first). */
 function bySite(profile: SamplingProfile, requests: number): Array<[string, number]> {
@@ -80,7 +60,7 @@ export async function runScavengeSurvivors(): Promise<void> {
       await res.body.arrayBuffer();
     }
   };
-  const v8 = await inspector(PORT);
+  const v8 = await connectInspector(PORT);
   try {
     await send(N);   // warm-up: the code is optimised and the heap has its working size
     await v8.call('HeapProfiler.startSampling', {
