@@ -6,12 +6,20 @@
 import { runScenarios, startServers, stopServers } from './harness.ts';
 import { runFirstByte } from './first-byte.ts';
 import { runOpenStreams } from './open-streams.ts';
-import { runMachineBench } from './machine.ts';
+import { spawn } from 'node:child_process';
+import { bundledChild, startFlags } from './bundle.ts';
 import { MINIMAL_SCENARIOS } from './minimal.ts';
 import { responsesNonstream } from './responses-nonstream.ts';
 import { responsesStream } from './responses-stream.ts';
 import { chatTranslatedStream } from './chat-translated-stream.ts';
 import { responsesFlexStream } from './responses-flex-stream.ts';
+
+/** bench/machine.ts bundled and run on plain node with `npm start`'s flags, as the gateway runs. */
+async function runMachineBundled(): Promise<void> {
+  const child = spawn(process.execPath, [...startFlags(), await bundledChild('machine')], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`bench/machine exited ${code}`);
+}
 
 async function main(): Promise<void> {
   const t0 = Date.now();
@@ -23,7 +31,7 @@ async function main(): Promise<void> {
     await stopServers(minimal);
   }
   await runOpenStreams();   // fresh processes: idle memory is that of a process that has not been loaded
-  await runMachineBench();
+  await runMachineBundled();
   process.env.BENCH_ROUNDS = '1';
   await runScenarios([responsesNonstream, responsesStream, chatTranslatedStream, responsesFlexStream], 'simulator');
   console.log(`\n# make bench took ${((Date.now() - t0) / 1000).toFixed(0)} s`);
