@@ -96,12 +96,12 @@ function drain(committed: Committed, res: ServerResponse, onChunk: (chunk: Buffe
 /** How long a caller may read nothing before it is cut off, and who hears of it. */
 type CallerIdle = Pick<RespondArgs, 'callerIdleMs' | 'onCallerIdle'>;
 
-/** drain(), framed: the frames read before commit, then each chunk's, then the framer's tail. */
+/** drain(), framed: `first` (what a route with its own framing read before commit; an SSE route
+ *  keeps those bytes in `head`), then each chunk's frames, then the framer's tail. */
 async function drainFrames<F extends SSEFrame>(
-  committed: Committed, framer: Framer<F>, res: ServerResponse, onFrames: (frames: F[]) => void, idle?: CallerIdle,
+  committed: Committed, framer: Framer<F>, first: F[], res: ServerResponse, onFrames: (frames: F[]) => void, idle?: CallerIdle,
 ): Promise<void> {
-  // What a route with its own framing read before commit (an SSE route keeps its bytes in `head`).
-  if (committed.frames.length) onFrames(committed.frames as unknown as F[]);
+  if (first.length) onFrames(first);
   await drain(committed, res, (chunk) => onFrames(framer.push(chunk)), idle);
   const tail = framer.end();
   if (tail.length) onFrames(tail);
@@ -145,7 +145,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   startStream(args);
   try {
     if (committed.ownFramer) {
-      await drainFrames(committed, committed.ownFramer, res, (frames) => {
+      await drainFrames(committed, committed.ownFramer, committed.frames, res, (frames) => {
         const out = frames.map((frame) => onUsageFrame(frame) ?? frame.raw);
         write(out.length === 1 ? out[0]! : Buffer.concat(out));
       }, args);
@@ -204,7 +204,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   };
   startStream(args);
   try {
-    await drainFrames(committed, committed.framer, res, (frames) => { for (const frame of frames) emit(decoder.push(frame)); flush(); }, args);
+    await drainFrames(committed, committed.framer, committed.frames, res, (frames) => { for (const frame of frames) emit(decoder.push(frame)); flush(); }, args);
     emit(decoder.end());
   } catch (err) {
     failed = (err as Error).message;
@@ -240,7 +240,7 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       const decoder = args.wire.createStreamDecoder();
       const collector = new ResponseCollector(committed.tier);
       let finished = false;
-      await drainFrames(committed, committed.framer, args.res, (frames) => {
+      await drainFrames(committed, committed.framer, committed.frames, args.res, (frames) => {
         for (const frame of frames) for (const ev of decoder.push(frame)) { collector.push(ev); if (ev.type === 'finish') finished = true; }
       });
       for (const ev of decoder.end()) { collector.push(ev); if (ev.type === 'finish') finished = true; }
