@@ -4,8 +4,8 @@ NODE_MODULES_STAMP := node_modules/.install-stamp
 # lib/main.ts and lib/run-demo.ts into dist/ (gitignored), one file each, so a start resolves
 # no module graph (ready in ≈ 0.3–0.5 s instead of 2 s under tsx). tsx is for development and tests.
 DIST_STAMP := dist/.build-stamp
-# The node flags of `npm start` (package.json), so `make run` runs the gateway as `npm start` does:
-# a young generation capped at 8 MiB per semi-space (README, "Memory").
+# The node flags of `npm start` (package.json), so `make run` runs the gateway as `npm start` does
+# (README, "Memory").
 NODE_FLAGS := $(shell node -p "require('./package.json').scripts.start.split(' ').filter((w) => w.startsWith('--')).join(' ')")
 SOURCES := $(shell find lib schemas -type f) package-lock.json
 

@@ -21,5 +21,11 @@ export async function bundledChild(name: string): Promise<string> {
 export function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: { start: string } };
   const own = pkg.scripts.start.split(' ').filter((w) => w.startsWith('--'));
-  return [...own, ...(process.env.BENCH_GATEWAY_FLAGS ?? '').split(' ').filter(Boolean)];
+  return [...own, ...envFlags('BENCH_GATEWAY_FLAGS')];
+}
+
+/** Node flags from an environment variable, space-separated (BENCH_GATEWAY_FLAGS,
+ *  BENCH_BARE_FLAGS, BENCH_UPSTREAM_FLAGS: e.g. `--trace-gc-nvp` on one child). */
+export function envFlags(name: string): string[] {
+  return (process.env[name] ?? '').split(' ').filter(Boolean);
 }

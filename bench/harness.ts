@@ -10,7 +10,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { availableParallelism, cpus } from 'node:os';
 import { printWhereTimeGoes } from './where-time-goes.ts';
-import { bundledChild, startFlags } from './bundle.ts';
+import { bundledChild, envFlags, startFlags } from './bundle.ts';
 import { forkServer, type ServerProcess } from './processes.ts';
 import { measure, sanityCheck, type LoadOptions, type Target } from './measure.ts';
 import { printScenario, printSummary, type ScenarioResult } from './report.ts';
@@ -44,10 +44,10 @@ function profileFlags(): string[] {
 
 export async function startServers(kind: UpstreamKind): Promise<Servers> {
   const upstream = kind === 'minimal'
-    ? await forkServer('minimal upstream', './minimal-upstream.ts', [], (process.env.BENCH_UPSTREAM_FLAGS ?? '').split(' ').filter(Boolean))
+    ? await forkServer('minimal upstream', './minimal-upstream.ts', [], envFlags('BENCH_UPSTREAM_FLAGS'))
     : await forkServer('simulator', './simulator-child.ts');
   const [bare, gateway] = await Promise.all([
-    forkServer('bare proxy', './bare-proxy.ts', [upstream.url], [...profileFlags(), ...(process.env.BENCH_BARE_FLAGS ?? '').split(' ').filter(Boolean)]),
+    forkServer('bare proxy', './bare-proxy.ts', [upstream.url], [...profileFlags(), ...envFlags('BENCH_BARE_FLAGS')]),
     forkServer('gateway', process.env.BENCH_GATEWAY_TSX ? './gateway-child.ts' : await bundledChild('gateway-child'), [upstream.url], [...startFlags(), ...profileFlags()]),
   ]);
   if (process.env.BENCH_CPU_PROF_DIR) console.log(`# profiling: bare proxy pid ${bare.pid}, gateway pid ${gateway.pid} → ${process.env.BENCH_CPU_PROF_DIR}`);

@@ -50,7 +50,8 @@ export async function runScavengeSurvivors(): Promise<void> {
   const name = (process.env.BENCH_SURVIVORS_SCENARIO ?? 'responses-stream') as keyof typeof SCENARIOS;
   const scenario = SCENARIOS[name];
   if (!scenario) throw new Error(`BENCH_SURVIVORS_SCENARIO must be one of ${Object.keys(SCENARIOS).join(', ')}`);
-  process.env[bare ? 'BENCH_BARE_FLAGS' : 'BENCH_GATEWAY_FLAGS'] = `--inspect=127.0.0.1:${PORT}`;
+  const flags = bare ? 'BENCH_BARE_FLAGS' : 'BENCH_GATEWAY_FLAGS';
+  process.env[flags] = [process.env[flags], `--inspect=127.0.0.1:${PORT}`].filter(Boolean).join(' ');
   const servers = await startServers('minimal');
   const target = targetsFor(scenario, servers)[bare ? 'bare proxy' : 'gateway'];
   const client = new Client(target.url, { pipelining: 1 });

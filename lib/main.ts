@@ -3,8 +3,8 @@
 //   GATEWAY_CONFIG (a JSON file validated by schemas/config.json), GATEWAY_SECRET_KEY,
 //   GATEWAY_DATABASE_URL (postgres://…: the shared store for several gateways; unset: SQLite),
 //   GATEWAY_INSTANCE_ID (stable name across restarts; default host:PORT).
-// Production runs the bundle (`npm start`: node --max-semi-space-size=8 dist/lib/main.mjs, built by
-// `make install`); tsx lib/main.ts in development.
+// Production runs the bundle (`npm start`: node with the V8 flags of README "Memory" on
+// dist/lib/main.mjs, built by `make install`); tsx lib/main.ts in development.
 import { hostname } from 'node:os';
 import { loadConfig, type GatewayConfig } from './config.ts';
 import { createGateway, type Gateway } from './app.ts';
