@@ -23,6 +23,13 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > cap) return Promise.reject(new GatewayError('request_too_large'));
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  // A body that came with its headers (node's parser read the whole message in one go, as with
+  // most requests) already waits in the request's buffer: taken at once, without listeners,
+  // timers or flowing mode, whose resume and 'end' take further turns of the loop.
+  if (req.complete && !req.readableFlowing) {
+    if (req.readableLength > cap) return Promise.reject(new GatewayError('request_too_large'));
+    return Promise.resolve((req.read() as Buffer | null) ?? Buffer.alloc(0));
+  }
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;

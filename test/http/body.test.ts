@@ -15,7 +15,17 @@ let port: number;
 let seen: number;
 
 before(async () => {
-  server = createServer((req, res) => {
+  server = createServer(async (req, res) => {
+    if (req.url === '/later') {
+      // As the pipeline reads it: after other awaits, by which time a small body has arrived whole.
+      await new Promise((r) => setImmediate(r));
+      const whole = req.complete;
+      readBody(req, CAP).then(
+        (buf) => res.end(JSON.stringify({ whole, length: buf.length, b64: buf.toString('base64') })),
+        (err: GatewayError) => { res.writeHead(err.status, { connection: 'close' }); res.end(JSON.stringify({ whole, code: err.code })); },
+      );
+      return;
+    }
     seen = 0;
     req.on('data', (c: Buffer) => { seen += c.length; });
     if (req.url === '/bearer') {
@@ -33,9 +43,9 @@ before(async () => {
 after(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
 
 /** Sends `chunks` one write at a time (chunked unless `length` declares a Content-Length). */
-function send(chunks: Buffer[], headers: Record<string, string | number> = {}): Promise<{ status: number; json: any }> {
+function send(chunks: Buffer[], headers: Record<string, string | number> = {}, path = '/'): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
-    const req = request({ port, host: '127.0.0.1', method: 'POST', path: '/', headers }, (res: IncomingMessage) => {
+    const req = request({ port, host: '127.0.0.1', method: 'POST', path, headers }, (res: IncomingMessage) => {
       let text = '';
       res.on('data', (c) => { text += c; });
       res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }));
@@ -56,6 +66,22 @@ test('a body up to the cap comes back byte for byte, whether in one chunk or man
   assert.equal(many.json.b64, body.toString('base64'));
   const empty = await send([]);
   assert.equal(empty.json.length, 0);
+});
+
+test('a body already whole when it is read (the common case) is taken from the buffer: same bytes, same cap', async () => {
+  const body = Buffer.from(Array.from({ length: CAP }, (_, i) => (i * 7) % 251));
+  for (const chunks of [[body], [body.subarray(0, 10), body.subarray(10, 600), body.subarray(600)], []]) {
+    const expected = Buffer.concat(chunks);
+    const res = await send(chunks, {}, '/later');
+    assert.equal(res.status, 200);
+    assert.equal(res.json.whole, true, 'the request had fully arrived before readBody');
+    assert.equal(res.json.b64, expected.toString('base64'));
+  }
+  // Undeclared (chunked) and over the cap, whole by the time it is read: refused all the same.
+  const over = await send([Buffer.alloc(CAP), Buffer.alloc(1)], {}, '/later');
+  assert.equal(over.json.whole, true);
+  assert.equal(over.status, 413);
+  assert.equal(over.json.code, 'request_too_large');
 });
 
 test('a declared Content-Length over the cap is refused before a byte is read', async () => {

@@ -29,6 +29,17 @@ test('every split of the stream gives the same bytes, cut only after whole frame
   }
 });
 
+test('CRLF framing: every split gives the same bytes, cut only after whole frames', () => {
+  const crlf = STREAM.replaceAll('\n', '\r\n');
+  const bytes = Buffer.from(crlf);
+  for (let i = 1; i < bytes.length; i++) {
+    const { out, seen } = run([bytes.subarray(0, i), bytes.subarray(i)]);
+    assert.equal(out.join(''), crlf, `split at ${i}`);
+    for (const piece of out) assert.ok(piece === '' || piece.endsWith('\r\n\r\n'), `split at ${i}: a piece ends mid-frame`);
+    assert.deepEqual(seen, ['{"type":"response.completed","usage":{"n":1}}'], `split at ${i}: only the marked frame is decoded`);
+  }
+});
+
 test('CRLF framing and a last frame without its blank line', () => {
   const crlf = 'data: {"a":1}\r\n\r\nevent: response.completed\r\ndata: {"b":2}';
   const { out, seen } = run([Buffer.from(crlf)]);
@@ -47,4 +58,16 @@ test('a marker inside another frame\'s text is decoded and passed through unchan
   const { out, seen } = run([Buffer.from(s)], () => undefined);
   assert.equal(out.join(''), s);
   assert.equal(seen.length, 1);
+});
+
+test('markers are literal text, several in one frame decode it once, and frames come in stream order', () => {
+  const s = new PassthroughScanner(['"usage":{', 'a.b']);
+  const seen: string[] = [];
+  const text = 'data: {"x":"axb"}\n\n'                       // "a.b" is not a pattern: no match
+    + 'data: {"usage":{"n":1},"y":"a.b"}\n\n'              // both markers, one frame
+    + 'data: {"z":1}\n\n'
+    + 'data: {"w":"a.b"}\n\n';
+  const out = s.push(Buffer.from(text), (f) => { seen.push(f.data); return undefined; });
+  assert.equal(out.toString(), text);
+  assert.deepEqual(seen, ['{"usage":{"n":1},"y":"a.b"}', '{"w":"a.b"}']);
 });
