@@ -55,14 +55,19 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Parent side: fork `file` (relative to bench/, or absolute) and wait for it to listen. */
-export async function forkServer(name: string, file: string, args: string[] = [], nodeFlags: string[] = []): Promise<ServerProcess> {
+/** Parent side: fork `file` (relative to bench/, or absolute) and wait for it to listen. `wrap`
+ *  runs node under another program (`['valgrind', '--tool=callgrind']`: bench/instructions.ts). */
+export async function forkServer(name: string, file: string, args: string[] = [], nodeFlags: string[] = [], wrap: string[] = []): Promise<ServerProcess> {
   const path = fileURLToPath(new URL(file, import.meta.url));
   // stdout is discarded: the gateway logs one pino line per request, which is part of its cost,
   // but the runner's terminal is for tables. stderr stays visible for crashes.
   // A bundle (.mjs) runs on plain node, as `npm start` does; a .ts file under tsx.
   const loader = path.endsWith('.mjs') ? [] : ['--import', 'tsx'];
-  const child = fork(path, args, { execArgv: [...loader, '--expose-gc', ...nodeFlags], stdio: ['ignore', process.env.BENCH_CHILD_STDOUT ? 'inherit' : 'ignore', 'inherit', 'ipc'] });
+  const execArgv = [...loader, '--expose-gc', ...nodeFlags];
+  const child = fork(path, args, {
+    ...(wrap.length ? { execPath: wrap[0], execArgv: [...wrap.slice(1), process.execPath, ...execArgv] } : { execArgv }),
+    stdio: ['ignore', process.env.BENCH_CHILD_STDOUT ? 'inherit' : 'ignore', 'inherit', 'ipc'],
+  });
   const ready = await new Promise<{ url: string; info: Record<string, string> }>((resolve, reject) => {
     const onExit = (code: number | null): void => reject(new Error(`${name} exited (${code}) before it was ready`));
     child.once('exit', onExit);

@@ -29,7 +29,7 @@ import { openPostgresUsageStore } from './usage/postgres.ts';
 import { createHttpServer } from './http/server.ts';
 import { clientIpResolver } from './http/client-ip.ts';
 import type { Simulator } from './simulator/server.ts';
-import type { Services } from './services.ts';
+import { InFlightSet, type Services } from './services.ts';
 import type { TimerClock } from './machine/request-machine.ts';
 import type { ReleasedHold } from './ledger/types.ts';
 
@@ -106,7 +106,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     metrics,
     usage: new Usage(usageStore, config.usage, metrics, log, clock),
     clientIp: clientIpResolver(config.trust_proxy),
-    inflight: new Set(),
+    inflight: new InFlightSet(),
     shuttingDown: false,
   };
   // A restarted instance releases what its crashed predecessor held at once (charged for the
@@ -146,11 +146,10 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       clearInterval(sweep);
       server.close();
       // Drain: streams in flight get drainMs to finish, then are aborted; each settles its hold.
-      const drained = Promise.all([...services.inflight].map((entry) => entry.done));
       const timer = new Promise((resolve) => setTimeout(resolve, opts.drainMs ?? config.timeouts.shutdown_drain_ms).unref());
-      await Promise.race([drained, timer]);
+      await Promise.race([services.inflight.whenEmpty(), timer]);
       for (const entry of services.inflight) entry.abort();
-      await Promise.all([...services.inflight].map((entry) => entry.done));
+      await services.inflight.whenEmpty();
       server.closeAllConnections();
       await services.pools.close();
       await services.usage.close();   // every request has ended: its record is queued; write them all

@@ -21,7 +21,30 @@ import type { Usage } from './usage/service.ts';
 
 /** A request in flight: shutdown drains it; the lease sweep renews its hold with `delivered`, the
  *  cost of the output sent so far (what a crash is charged). */
-export interface InFlight { abort(): void; done: Promise<void>; holdId?: string; delivered?: () => number }
+export interface InFlight { abort(): void; holdId?: string; delivered?: () => number }
+
+/** The requests in flight. A request leaves it when it has finished (its hold settled); shutdown
+ *  waits for it to empty, with one promise for all of them rather than one per request. */
+export class InFlightSet {
+  private readonly entries = new Set<InFlight>();
+  private emptied: (() => void)[] = [];
+
+  get size(): number { return this.entries.size; }
+  [Symbol.iterator](): IterableIterator<InFlight> { return this.entries.values(); }
+  add(entry: InFlight): void { this.entries.add(entry); }
+
+  delete(entry: InFlight): void {
+    if (!this.entries.delete(entry) || this.entries.size || !this.emptied.length) return;
+    const waiting = this.emptied;
+    this.emptied = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  /** Resolves when no request is in flight (at once when none is). */
+  whenEmpty(): Promise<void> {
+    return this.entries.size ? new Promise((resolve) => { this.emptied.push(resolve); }) : Promise.resolve();
+  }
+}
 
 export interface Services {
   config: GatewayConfig;
@@ -47,6 +70,6 @@ export interface Services {
   /** Requests in flight, so shutdown can drain them and settle their holds. */
   /** The client's address for per-address limits (trust_proxy decides when X-Forwarded-For counts). */
   clientIp: (req: import('node:http').IncomingMessage) => string;
-  inflight: Set<InFlight>;
+  inflight: InFlightSet;
   shuttingDown: boolean;
 }

@@ -49,7 +49,7 @@ interface RequestContext {
   admitted?: Admitted;                // admit: the ledger's hold (managed routes)
   routes: RoutePlan[];                // admit: the routes that may run (own-key only when the ledger refused)
   run?: RunningRequest;               // race
-  inflight?: InFlight & { finished(): void };
+  inflight?: InFlight;
   onClose?: () => void;
   outcome?: Outcome;                  // race
   result?: StreamResult;              // respond
@@ -158,9 +158,7 @@ async function race(ctx: RequestContext): Promise<void> {
   }, svc.timerClock);
   ctx.onClose = () => { if (!res.writableFinished) { ctx.clientClosed = true; run.stop(); } };
   res.on('close', ctx.onClose);
-  let finished!: () => void;
-  const done = new Promise<void>((r) => { finished = r; });
-  ctx.inflight = { abort: () => run.stop(), done, finished, holdId: ctx.admitted?.holdId };
+  ctx.inflight = { abort: () => run.stop(), holdId: ctx.admitted?.holdId };
   svc.inflight.add(ctx.inflight);
   ctx.outcome = await run.outcome;
 }
@@ -237,7 +235,7 @@ async function finish(ctx: RequestContext): Promise<void> {
   const mode = servedRoute(ctx)?.mode;
   const cost = ctx.costMicroUsd;
   if (ctx.admitted) await settle(ctx, mode === 'managed' ? cost : 0);
-  if (ctx.inflight) { svc.inflight.delete(ctx.inflight); ctx.inflight.finished(); }
+  if (ctx.inflight) svc.inflight.delete(ctx.inflight);
   if (mode && cost) svc.metrics.spendBy(mode).inc(cost);
   svc.metrics.requestsBy(ctx.format, ctx.status).inc();
   const checked = ctx.checked;

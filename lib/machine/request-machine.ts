@@ -283,29 +283,35 @@ const SYSTEM = {
 class RequestRun {
   private snapshot!: Snapshot;
   private readonly deferred: (() => void)[] = [];
-  private readonly timers = new Map<string, unknown>();
-  private readonly scope: Scope;
+  private timers: Map<string, unknown> | undefined;   // made by the first timer (a race or a retry)
   private settledOnce = false;
   private stopped = false;
 
-  constructor(private readonly clock: TimerClock, private readonly onSettled: () => void) {
-    this.scope = {
-      self: this, id: 'request', sessionId: '', logger: noop, system: SYSTEM, stopChild: noop,
-      defer: (fn: () => void) => { this.deferred.push(fn); },
-      emit: () => this.settle(),                       // the machine emits one event: settled
-      actionExecutor: (action: ExecutableAction) => action.exec?.(action.info, action.params),
-    } as unknown as Scope;
-  }
+  constructor(private readonly clock: TimerClock, private readonly onSettled: () => void) {}
+
+  // The actor scope xstate's algorithm calls into is this run itself (its members below, read as
+  // `scope.x` and called as `scope.x(…)`), so a request makes no scope object or closures for it.
+  get self(): this { return this; }
+  get id(): string { return 'request'; }
+  get sessionId(): string { return ''; }
+  get system(): typeof SYSTEM { return SYSTEM; }
+  logger(): void {}
+  stopChild(): void {}
+  defer(fn: () => void): void { this.deferred.push(fn); }
+  emit(): void { this.settle(); }                     // the machine emits one event: settled
+  actionExecutor(action: ExecutableAction): void { action.exec?.(action.info, action.params); }
+
+  private get scope(): Scope { return this as unknown as Scope; }
 
   get context(): Ctx { return this.snapshot.context; }
 
   start(input: MachineInput): void {
-    this.step(() => requestMachine.getInitialSnapshot(this.scope, input));
+    this.step(undefined, input);
   }
 
   send(event: Ev): void {
     if (this.stopped || this.snapshot.status !== 'active') return;
-    this.step(() => requestMachine.transition(this.snapshot, event, this.scope));
+    this.step(event);
   }
 
   /** Ends the request: stops every attempt (aborting upstream calls, the winner's too) and the machine. */
@@ -319,18 +325,20 @@ class RequestRun {
 
   schedule(event: Ev, delay: number, id: string): void {
     this.cancel(id);
-    this.timers.set(id, this.clock.setTimeout(() => { this.timers.delete(id); this.send(event); }, delay));
+    const timers = this.timers ??= new Map();
+    timers.set(id, this.clock.setTimeout(() => { timers.delete(id); this.send(event); }, delay));
   }
 
   cancel(id: string): void {
-    if (!this.timers.has(id)) return;
+    if (!this.timers?.has(id)) return;
     this.clock.clearTimeout(this.timers.get(id));
     this.timers.delete(id);
   }
 
-  private step(transition: () => Snapshot): void {
+  /** The initial snapshot (no event), or the transition on `event`; then what it deferred. */
+  private step(event: Ev | undefined, input?: MachineInput): void {
     try {
-      this.snapshot = transition();
+      this.snapshot = event ? requestMachine.transition(this.snapshot, event, this.scope) : requestMachine.getInitialSnapshot(this.scope, input);
       if (this.snapshot.status === 'error') throw this.snapshot.error;
     } catch (err) {
       // A throwing guard or action (a bug, or a launch that threw) fails the request, not the process.
@@ -344,6 +352,7 @@ class RequestRun {
   }
 
   private clearTimers(): void {
+    if (!this.timers) return;
     for (const t of this.timers.values()) this.clock.clearTimeout(t);
     this.timers.clear();
   }
