@@ -19,25 +19,24 @@ function run(chunks: Buffer[], replace?: (f: RawFrame) => Buffer | undefined): {
   return { out, seen };
 }
 
-test('every split of the stream gives the same bytes, cut only after whole frames', () => {
-  const bytes = Buffer.from(STREAM);
+/** Splitting `stream` at every byte gives it back whole, cut only after whole frames (ending in
+ *  `sep`), and only the marked frame decoded. */
+function assertEverySplit(stream: string, sep: string): void {
+  const bytes = Buffer.from(stream);
   for (let i = 1; i < bytes.length; i++) {
     const { out, seen } = run([bytes.subarray(0, i), bytes.subarray(i)]);
-    assert.equal(out.join(''), STREAM, `split at ${i}`);
-    for (const piece of out) assert.ok(piece === '' || piece.endsWith('\n\n'), `split at ${i}: a piece ends mid-frame`);
+    assert.equal(out.join(''), stream, `split at ${i}`);
+    for (const piece of out) assert.ok(piece === '' || piece.endsWith(sep), `split at ${i}: a piece ends mid-frame`);
     assert.deepEqual(seen, ['{"type":"response.completed","usage":{"n":1}}'], `split at ${i}: only the marked frame is decoded`);
   }
+}
+
+test('every split of the stream gives the same bytes, cut only after whole frames', () => {
+  assertEverySplit(STREAM, '\n\n');
 });
 
 test('CRLF framing: every split gives the same bytes, cut only after whole frames', () => {
-  const crlf = STREAM.replaceAll('\n', '\r\n');
-  const bytes = Buffer.from(crlf);
-  for (let i = 1; i < bytes.length; i++) {
-    const { out, seen } = run([bytes.subarray(0, i), bytes.subarray(i)]);
-    assert.equal(out.join(''), crlf, `split at ${i}`);
-    for (const piece of out) assert.ok(piece === '' || piece.endsWith('\r\n\r\n'), `split at ${i}: a piece ends mid-frame`);
-    assert.deepEqual(seen, ['{"type":"response.completed","usage":{"n":1}}'], `split at ${i}: only the marked frame is decoded`);
-  }
+  assertEverySplit(STREAM.replaceAll('\n', '\r\n'), '\r\n\r\n');
 });
 
 test('CRLF framing and a last frame without its blank line', () => {
