@@ -65,7 +65,6 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     id: randomUUID(), format, t0: svc.clock.now(), req, res, svc, deadlineAt: 0, flex: 'off', holdsSlot: false,
     streamedUpstream: [], routes: [], status: 200, errorCode: null, clientClosed: false, costMicroUsd: 0,
   };
-  res.setHeader('x-request-id', ctx.id);
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
     ctx.key = await guard(req, svc);
@@ -177,7 +176,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     ctx.status = err.status;
     ctx.errorCode = err.code;
     const last = ctx.routes[outcome.routeIndex]!;
-    sendError(res, checked.format, err, { ...routingHeaders(checked, last, outcome, 'standard'), ...spendHeaders(last, ctx.admitted) });
+    sendError(res, checked.format, err, { 'x-request-id': ctx.id, ...routingHeaders(checked, last, outcome, 'standard'), ...spendHeaders(last, ctx.admitted) });
     return;
   }
   const served = servedRoute(ctx)!;
@@ -187,7 +186,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
   if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
   if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
-  const headers = { ...routingHeaders(checked, served, outcome, winner.tier), ...spendHeaders(served, ctx.admitted) };
+  const headers = { 'x-request-id': ctx.id, ...routingHeaders(checked, served, outcome, winner.tier), ...spendHeaders(served, ctx.admitted) };
   ctx.bytes = undefined;   // nothing is sent upstream after commit: a long stream does not keep the prompt
   const result = ctx.result = await respond({
     res, committed: winner, caller: svc.codecs[checked.format], wire: svc.codecs[winner.wire],
@@ -212,7 +211,8 @@ function refuse(ctx: RequestContext, err: unknown): void {
   const ge = asGatewayError(err);
   if (ge.code === 'internal_error') svc.log.error({ req: ctx.id, endpoint: ctx.format, org: ctx.key?.orgId, err }, 'internal error');
   if (!res.headersSent && !res.destroyed) {
-    sendError(res, ctx.format, ge, ge.code === 'request_too_large' || ge.code === 'request_timeout' ? { connection: 'close' } : {});
+    sendError(res, ctx.format, ge, ge.code === 'request_too_large' || ge.code === 'request_timeout'
+      ? { 'x-request-id': ctx.id, connection: 'close' } : { 'x-request-id': ctx.id });
   }
   ctx.status = ge.status;
   ctx.errorCode = ge.code;

@@ -16,7 +16,7 @@
 // snapshot (not child actors); the machine emits `settled` once, at commit or failure; timers
 // exist only for a race (the hedge) or a retry (the backoff); guards, actions and delays are named
 // in setup(), so nothing is allocated per transition but xstate's own snapshot.
-import { and, cancel, emit, enqueueActions, raise, setup, type SnapshotFrom } from 'xstate';
+import { and, cancel, emit, raise, setup, type ActorSystem, type AnyActorRef, type SnapshotFrom } from 'xstate';
 import type { RouteName, Tier } from '../routes.ts';
 import type { Failure } from '../providers/types.ts';
 import { AttemptFailed, type Attempt, type Committed } from '../stream/attempt.ts';
@@ -69,7 +69,6 @@ interface Ctx {
   standard: StandardState;
   hedged: boolean;                    // the standard hedge was launched while flex raced
   flexUnlikely: boolean;              // … at once, because the advisor judged flex unlikely
-  hedgeAt: number;                    // the advisor's last answer: when to launch (or ask again)
   routeIndex: number;
   retriesOnRoute: number;
   retries: number;
@@ -118,16 +117,26 @@ function reasonAt(ctx: Ctx, tier: Tier): string {
 }
 
 /** The hedge, launched when the advisor says so. */
-function hedgeNow({ context, self }: { context: Ctx; self: { send(e: Ev): void } }): void {
+function hedgeNow(context: Ctx, self: { send(e: Ev): void }): void {
   context.hedged = true;
   context.standard = 'running';
   launchAttempt(context, self, 'standard');
 }
 
+/** Asks the advisor: launch standard now, or sleep until its next time. The wake-up is a delayed
+ *  'hedge' event on the actor system's scheduler (what a delayed `raise` schedules; one at a time,
+ *  by id, so `cancel('hedge')` stops it), set by a plain action: no enqueueActions per request. */
+function askHedge(context: Ctx, self: AnyActorRef, system: ActorSystem<any>): void {
+  const now = context.input.now();
+  const d = context.input.hedge.standardAt(now);
+  if (d.at > now) { system.scheduler.schedule(self, self, { type: 'hedge' }, d.at - now, 'hedge'); return; }
+  context.flexUnlikely = d.flexUnlikely;
+  hedgeNow(context, self);
+}
+
 export const requestMachine = setup({
   types: { context: {} as Ctx, events: {} as Ev, input: {} as MachineInput, emitted: {} as Emitted },
   guards: {
-    racing: ({ context }) => context.input.flex === 'race',
     untimed: ({ context }) => context.input.flex !== 'race' && !context.input.retry,
     standardIdle: ({ context }) => context.standard === 'idle',
     flexFailedNothingLeft: ({ context, event }) =>
@@ -139,23 +148,20 @@ export const requestMachine = setup({
     flexStillRacing: ({ context }) => context.flex === 'racing',
   },
   delays: {
-    hedgeAt: ({ context }) => Math.max(0, context.hedgeAt - context.input.now()),
     backoff: ({ context }) =>
       backoffDelay(context.input.retry!, context.retriesOnRoute, context.failure?.retryAfterMs, context.input.random),
   },
   actions: {
     // The context is this request's own and never compared or persisted: actions update it in place.
     launchStandard: ({ context, self }) => { context.standard = 'running'; launchAttempt(context, self, 'standard'); },
-    launchFlex: ({ context, self }) => { context.flex = 'racing'; launchAttempt(context, self, 'flex'); },
-    // Asks the advisor: launch standard now, or sleep until its next time (one 'hedge' timer at a time).
-    askHedge: enqueueActions(({ context, enqueue }) => {
-      const now = context.input.now();
-      const d = context.input.hedge.standardAt(now);
-      context.hedgeAt = d.at;
-      if (d.at > now) { enqueue.raise({ type: 'hedge' }, { id: 'hedge', delay: 'hedgeAt' }); return; }
-      context.flexUnlikely = d.flexUnlikely;
-      enqueue(hedgeNow);
-    }),
+    // The first attempt: flex racing, the advisor asked when to hedge; or standard at once.
+    begin: ({ context, self, system }) => {
+      if (context.input.flex !== 'race') { context.standard = 'running'; launchAttempt(context, self, 'standard'); return; }
+      context.flex = 'racing';
+      launchAttempt(context, self, 'flex');
+      askHedge(context, self, system);
+    },
+    askHedge: ({ context, self, system }) => askHedge(context, self, system),
     cancelHedge: cancel('hedge'),
     cancelRetry: cancel('retry'),
     scheduleRetry: raise({ type: 'retry' }, { id: 'retry', delay: 'backoff' }),
@@ -195,16 +201,14 @@ export const requestMachine = setup({
   id: 'request',
   context: ({ input }) => ({
     input, attempts: { flex: null, standard: null },
-    flex: 'off', standard: 'idle', hedged: false, flexUnlikely: false, hedgeAt: 0,
+    flex: 'off', standard: 'idle', hedged: false, flexUnlikely: false,
     routeIndex: 0, retriesOnRoute: 0, retries: 0, fallbacks: 0,
     reason: input.flex === 'race' ? 'flex_committed' : input.flex === 'slots_full' ? 'flex_slots_full' : 'standard_requested',
   }),
   initial: 'running',
   states: {
     running: {
-      entry: enqueueActions(({ enqueue, check }) => {
-        if (check('racing')) { enqueue('launchFlex'); enqueue('askHedge'); } else enqueue('launchStandard');
-      }),
+      entry: 'begin',
       on: {
         hedge: { guard: 'standardIdle', actions: 'askHedge' },
         retry: { actions: 'launchStandard' },

@@ -24,6 +24,9 @@ async function expectError(p: Promise<unknown>, status: number, code: string, pa
     assert.equal(err.status, status);
     assert.equal(err.code, code);
     if (param) assert.equal(err.param, param);
+    // Every answer of an inference endpoint names its request, a refusal before authentication too.
+    const id = typeof err.headers?.get === 'function' ? err.headers.get('x-request-id') : err.headers?.['x-request-id'];
+    assert.match(String(id), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, `x-request-id on ${status} ${code}`);
     return true;
   });
 }
