@@ -17,7 +17,7 @@ import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { asGatewayError, sendError, type Headers } from './reply.ts';
 import { checkRequest, type CallerFormat, type CheckedRequest } from '../routing/validate.ts';
 import { planRequest, requestedMaxOutput, type Plan, type RoutePlan } from '../routing/plan.ts';
-import { startRequest, type FlexMode, type Outcome, type RunningRequest } from '../machine/request-machine.ts';
+import { NO_RACE, startRequest, type FlexMode, type Outcome, type RunningRequest } from '../machine/request-machine.ts';
 import type { Failure } from '../providers/types.ts';
 import { runAttempt, type Attempt } from '../stream/attempt.ts';
 import type { UpstreamTerms } from '../stream/pools.ts';
@@ -149,7 +149,8 @@ async function race(ctx: RequestContext): Promise<void> {
     routes: ctx.routes.map((r) => r.route),
     flex: ctx.flex,
     deadlineAt: ctx.deadlineAt,
-    hedge: svc.scheduler.advisor(plan.routes[0]!.route, checked.model.id, svc.clock.now(), ctx.deadlineAt),
+    // Only a race asks when to hedge: a request without one makes no advisor.
+    hedge: ctx.flex === 'race' ? svc.scheduler.advisor(plan.routes[0]!.route, checked.model.id, svc.clock.now(), ctx.deadlineAt) : NO_RACE,
     retry: checked.retry,
     now: () => svc.clock.now(),
     random: svc.random,
@@ -176,7 +177,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     ctx.status = err.status;
     ctx.errorCode = err.code;
     const last = ctx.routes[outcome.routeIndex]!;
-    sendError(res, checked.format, err, { 'x-request-id': ctx.id, ...routingHeaders(checked, last, outcome, 'standard'), ...spendHeaders(last, ctx.admitted) });
+    sendError(res, checked.format, err, answerHeaders(ctx, last, outcome, 'standard'));
     return;
   }
   const served = servedRoute(ctx)!;
@@ -186,7 +187,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
   if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
   if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
-  const headers = { 'x-request-id': ctx.id, ...routingHeaders(checked, served, outcome, winner.tier), ...spendHeaders(served, ctx.admitted) };
+  const headers = answerHeaders(ctx, served, outcome, winner.tier);
   ctx.bytes = undefined;   // nothing is sent upstream after commit: a long stream does not keep the prompt
   const result = ctx.result = await respond({
     res, committed: winner, caller: svc.codecs[checked.format], wire: svc.codecs[winner.wire],
@@ -386,8 +387,11 @@ function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome)
   };
 }
 
-function routingHeaders(checked: CheckedRequest, served: RoutePlan, o: Outcome, tier: Tier): Headers {
+/** The headers of an answer after the race: its id, how it was routed, what the org may still spend. */
+function answerHeaders(ctx: RequestContext, served: RoutePlan, o: Outcome, tier: Tier): Headers {
+  const checked = ctx.plan!.checked;
   const h: Headers = {
+    'x-request-id': ctx.id,
     'x-service-served-provider': served.route,
     'x-service-routing-reason': o.routeIndex > 0 ? 'fallback'
       : checked.pinnedBy ? 'pinned' : checked.explicitProvider ? 'requested' : 'native',
@@ -395,11 +399,11 @@ function routingHeaders(checked: CheckedRequest, served: RoutePlan, o: Outcome, 
     'x-service-flex-reason': o.reason,
   };
   if (checked.retry) h['x-service-retries'] = o.retries;
+  // What the org may still spend: an own key is unlimited; a managed route reports the balance.
+  if (served.mode === 'byok') h['x-service-spend-remaining'] = 'unlimited';
+  else if (ctx.admitted) {
+    h['x-service-spend-remaining'] = ctx.admitted.spendRemainingMicroUsd;
+    h['x-service-spend-as-of'] = ctx.admitted.asOfMs;
+  }
   return h;
-}
-
-function spendHeaders(served: RoutePlan, admitted: Admitted | undefined): Headers {
-  if (served.mode === 'byok') return { 'x-service-spend-remaining': 'unlimited' };
-  if (!admitted) return {};
-  return { 'x-service-spend-remaining': admitted.spendRemainingMicroUsd, 'x-service-spend-as-of': admitted.asOfMs };
 }

@@ -44,6 +44,9 @@ export interface HedgeAdvisor {
   standardAt(now: number): { at: number; flexUnlikely: boolean };
 }
 
+/** The advisor of a request that does not race (the machine never asks it): standard now. */
+export const NO_RACE: HedgeAdvisor = { standardAt: (now) => ({ at: now, flexUnlikely: false }) };
+
 export interface Outcome {
   winner?: Committed;
   reason: string;                     // routing reason (README enumeration)
