@@ -119,9 +119,8 @@ function reasonAt(ctx: Ctx, tier: Tier): string {
   return ctx.flex === 'failed' ? 'flex_unavailable' : ctx.flexUnlikely ? 'flex_unlikely' : 'flex_lost_race';
 }
 
-/** The hedge, launched when the advisor says so. */
-function hedgeNow(context: Ctx, self: { send(e: Ev): void }): void {
-  context.hedged = true;
+/** The standard tier, launched on the current route. */
+function launchStandard(context: Ctx, self: { send(e: Ev): void }): void {
   context.standard = 'running';
   launchAttempt(context, self, 'standard');
 }
@@ -134,7 +133,8 @@ function askHedge(context: Ctx, self: AnyActorRef, system: ActorSystem<any>): vo
   const d = context.input.hedge.standardAt(now);
   if (d.at > now) { system.scheduler.schedule(self, self, { type: 'hedge' }, d.at - now, 'hedge'); return; }
   context.flexUnlikely = d.flexUnlikely;
-  hedgeNow(context, self);
+  context.hedged = true;
+  launchStandard(context, self);
 }
 
 export const requestMachine = setup({
@@ -156,10 +156,10 @@ export const requestMachine = setup({
   },
   actions: {
     // The context is this request's own and never compared or persisted: actions update it in place.
-    launchStandard: ({ context, self }) => { context.standard = 'running'; launchAttempt(context, self, 'standard'); },
+    launchStandard: ({ context, self }) => launchStandard(context, self),
     // The first attempt: flex racing, the advisor asked when to hedge; or standard at once.
     begin: ({ context, self, system }) => {
-      if (context.input.flex !== 'race') { context.standard = 'running'; launchAttempt(context, self, 'standard'); return; }
+      if (context.input.flex !== 'race') { launchStandard(context, self); return; }
       context.flex = 'racing';
       launchAttempt(context, self, 'flex');
       askHedge(context, self, system);
