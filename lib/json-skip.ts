@@ -39,6 +39,18 @@ export function withoutBulk(text: string, key: string): string {
   return text.slice(0, open + 1) + text.slice(end - 1);
 }
 
+/** `text` with the first string value of `key` (written `"key":"`) emptied, or `text` itself when
+ *  the key is not there. The key cannot match inside a string: there its quotes are escaped. */
+export function withoutString(text: string, key: string): string {
+  const at = text.indexOf(key);
+  if (at === -1) return text;
+  const open = at + key.length - 1;
+  let close = text.indexOf('"', open + 1);
+  while (close !== -1 && isEscaped(text, close)) close = text.indexOf('"', close + 1);
+  if (close === -1) return text;
+  return text.slice(0, open + 1) + text.slice(close);
+}
+
 // ── the same over bytes: a caller's body forwarded with top-level members cut out and set ─────
 
 const QUOTE = 0x22;

@@ -2,7 +2,7 @@
 // backslashes and brackets, and emptying the bulk leaves every other field as JSON.parse reads it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { endOfJsonValue, withoutBulk } from '../lib/json-skip.ts';
+import { endOfJsonValue, withoutBulk, withoutString } from '../lib/json-skip.ts';
 
 test('the end of an array or object is found through tricky strings', () => {
   const tricky = ['a"b', 'c\\', '\\"', '[{]}', '\\\\"x', 'é ✓ \n \u0000'];
@@ -29,6 +29,16 @@ test('withoutBulk empties only the first value of the key; the rest parses as be
     assert.deepEqual(JSON.parse(withoutBulk(frame, '"output":[')), { type: 'response.completed', response: { ...response, output: [] } });
   }
   assert.equal(withoutBulk('{"a":1}', '"output":['), '{"a":1}');
+});
+
+test('withoutString empties only the first string value of the key, through quotes and backslashes', () => {
+  const tricky = ['', 'a"b', 'c\\', '\\"', '"text":"', '\\\\"x', 'é ✓ \n \u0000'];
+  for (const s of tricky) {
+    const event = { type: 'response.output_text.done', item_id: s, output_index: 0, content_index: 1, text: s, logprobs: [{ text: s }] };
+    const frame = JSON.stringify(event);
+    assert.deepEqual(JSON.parse(withoutString(frame, '"text":"')), { ...event, text: '' }, JSON.stringify(s));
+  }
+  assert.equal(withoutString('{"a":1}', '"text":"'), '{"a":1}');
 });
 
 test('spliceMembers: kept members as they were, set ones added; JSON.parse reads { ...kept, ...set }', async () => {

@@ -186,6 +186,26 @@ describe('responses stream decoder on recorded streams', recordedOnly, () => {
     const text = dec.push({ event: 'response.output_text.delta', data: '{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"hi"}' });
     assert.deepEqual(collect([...first, ...text]).blocks, [{ kind: 'text', text: 'hi' }]);
   });
+
+  test('the done events\' repeats of streamed text are cut before parsing and not read; a part that never streamed still gets its text', () => {
+    const dec = responsesCodec.createStreamDecoder();
+    const ev = (type: string, body: Record<string, unknown>): IREvent[] => dec.push({ event: type, data: JSON.stringify({ type, ...body }) });
+    const events = [
+      ...ev('response.created', { response: { id: 'r', model: 'm' } }),
+      ...ev('response.content_part.added', { output_index: 0, content_index: 0, part: { type: 'output_text', text: '' } }),
+      ...ev('response.output_text.delta', { output_index: 0, content_index: 0, delta: 'streamed' }),
+      // A repeat that disagrees with what streamed: it is not read (the streamed text stands).
+      ...ev('response.output_text.done', { output_index: 0, content_index: 0, text: 'REPEAT "quoted" \\ text' }),
+      ...ev('response.content_part.done', { output_index: 0, content_index: 0, part: { type: 'output_text', text: 'REPEAT' } }),
+      // A second part that never streamed deltas: its done event is the only place its text is.
+      ...ev('response.output_text.done', { output_index: 0, content_index: 1, text: 'only "here" \\ é' }),
+      ...ev('response.content_part.done', { output_index: 0, content_index: 1, part: { type: 'output_text', text: 'only' } }),
+      ...ev('response.output_item.done', { output_index: 0, item: { type: 'message', content: [{ type: 'output_text', text: 'REPEAT' }] } }),
+      ...ev('response.completed', { response: { status: 'completed', output: [{ type: 'message' }], usage: { input_tokens: 1, output_tokens: 2 } } }),
+    ];
+    assert.deepEqual(collect(events).blocks, [{ kind: 'text', text: 'streamed' }, { kind: 'text', text: 'only "here" \\ é' }]);
+    assert.equal(events.at(-1)!.type, 'finish');
+  });
 });
 
 describe('responses decodeResponse', () => {

@@ -2,7 +2,7 @@
 // appearance: a reasoning item or a function_call item is one block; each content part of a
 // message item is one text block. The terminal response.completed / response.incomplete carries
 // the usage and the tier that served; response.failed and `error` become one IR error.
-import { withoutBulk } from '../../json-skip.ts';
+import { withoutBulk, withoutString } from '../../json-skip.ts';
 import { type IREvent, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
 import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { decodeResponsesResponse, stopReasonOf } from './response.ts';
@@ -48,9 +48,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     if (ended) return [];
     if (started && frame.event !== undefined && !READ.has(frame.event)) return [];
     let ev: any;
-    // Once blocks streamed, the terminal event's repeat of the whole output is not read: parsed without it.
-    const terminal = frame.event === 'response.completed' || frame.event === 'response.incomplete';
-    const data = next > 0 && terminal ? withoutBulk(frame.data, '"output":[') : frame.data;
+    const data = next > 0 ? withoutRepeats(frame) : frame.data;
     try { ev = JSON.parse(data); } catch { return []; } // `[DONE]` and malformed lines carry nothing
     if (!ev || typeof ev !== 'object') return [];
     const type: string = ev.type ?? frame.event ?? '';
@@ -90,10 +88,13 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       }
       case 'response.output_text.done':
       case 'response.refusal.done': {
-        // A stream that skipped the deltas still delivers the text once.
+        // A stream that skipped the deltas still delivers the text once (parsed whole for it: the
+        // repeat was cut from what was parsed above).
         const openBlock = textBlock(out, ev);
-        const text = type === 'response.output_text.done' ? ev.text : ev.refusal;
-        if (!openBlock.streamed && text) {
+        if (openBlock.streamed) break;
+        const whole = data === frame.data ? ev : JSON.parse(frame.data);
+        const text = type === 'response.output_text.done' ? whole.text : whole.refusal;
+        if (text) {
           openBlock.streamed = true;
           out.push({ type: 'text_delta', index: openBlock.index, text: String(text) });
         }
@@ -222,6 +223,21 @@ export function createResponsesStreamDecoder(): StreamDecoder {
 }
 
 type StartBlock = Extract<IREvent, { type: 'block_start' }>['block'];
+
+/** Once blocks have opened, the events that close them repeat what streamed: the whole text
+ *  (`output_text.done`, `refusal.done`, `content_part.done`), a message's content
+ *  (`output_item.done`), the whole output (`response.completed`, `.incomplete`). Their frames are
+ *  parsed with that bulk cut out, so a long answer is not parsed four times over at its end. */
+function withoutRepeats(frame: SSEFrame): string {
+  switch (frame.event) {
+    case 'response.completed': case 'response.incomplete': return withoutBulk(frame.data, '"output":[');
+    case 'response.output_item.done': return withoutBulk(frame.data, '"content":[');
+    case 'response.content_part.done': return withoutBulk(frame.data, '"part":{');
+    case 'response.output_text.done': return withoutString(frame.data, '"text":"');
+    case 'response.refusal.done': return withoutString(frame.data, '"refusal":"');
+    default: return frame.data;
+  }
+}
 
 /** Blocks of a terminal response whose items never streamed (a body relayed as one event). */
 function replayBlocks(out: IREvent[], r: any, first: number): number {
