@@ -15,6 +15,7 @@ import type { Pools, UpstreamTerms } from './pools.ts';
 import { CapacityRefused, capacityFailure } from '../providers/capacity.ts';
 import { parseFrame, SSEParser, type RawFrame, type SSEFrame } from '../sse.ts';
 import { classify, connectionFailure } from './failure.ts';
+import { frameEndAfter } from './sse-scan.ts';
 
 export class AttemptFailed extends Error {
   constructor(readonly failure: Failure) { super(failure.message); }
@@ -77,8 +78,6 @@ const MAX_ERROR_BODY = 64 * 1024;
 const MAX_BACKLOG = 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
 const NO_HEADERS: Dispatcher.ResponseData['headers'] = Object.freeze({});
-const LF2 = Buffer.from('\n\n');
-const CRLF2 = Buffer.from('\r\n\r\n');
 
 export function runAttempt(spec: AttemptSpec, pools: Pools, now: () => number): Attempt {
   const call = new UpstreamCall(spec, now);
@@ -255,12 +254,10 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   private hasFirstEvent(): boolean {
     const head = this.head;
     for (;;) {
-      const lf = head.indexOf(LF2, this.searched);
-      const crlf = head.indexOf(CRLF2, this.searched);
-      if (lf === -1 && crlf === -1) return false;
-      const [end, sep] = crlf !== -1 && (lf === -1 || crlf < lf) ? [crlf, 4] : [lf, 2];
+      const end = frameEndAfter(head, this.searched);
+      if (end === -1) return false;
       const frame = parseFrame(head.toString('utf8', this.searched, end));
-      this.searched = end + sep;
+      this.searched = end;
       if (frame) return true;
     }
   }

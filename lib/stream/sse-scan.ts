@@ -36,12 +36,19 @@ function boundaryBefore(buf: Buffer, limit: number): number {
   return 0;
 }
 
-/** End (exclusive, separator included) of the frame that starts at `at`; the region ends at a boundary. */
-function frameEnd(buf: Buffer, at: number): number {
+/** End (exclusive, separator included) of the first frame that starts at `at` and is complete,
+ *  -1 when its blank line has not come yet. */
+export function frameEndAfter(buf: Buffer, at: number): number {
   for (let lf = buf.indexOf(LF, at); lf !== -1; lf = buf.indexOf(LF, lf + 1)) {
     if (endsBlankLine(buf, lf, at)) return lf + 1;
   }
-  return buf.length;
+  return -1;
+}
+
+/** End of the frame that starts at `at` in a region that ends at a boundary (or at the body's end). */
+function frameEnd(buf: Buffer, at: number): number {
+  const end = frameEndAfter(buf, at);
+  return end === -1 ? buf.length : end;
 }
 
 export class PassthroughScanner {
