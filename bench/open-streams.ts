@@ -15,7 +15,8 @@ const STREAMS = Number(process.env.BENCH_OPEN_STREAMS ?? 1_000);
 
 /** One wave: STREAMS paced streams opened at once and read to their end. RSS once all are open
  *  and after they ended; how many finished whole. */
-async function wave(t: Target, proxy: ServerProcess, agent: Agent, payload: string): Promise<{ open: number; after: number; complete: number }> {
+async function wave(t: Target, proxy: ServerProcess, agent: Agent, payload: string): Promise<{ open: number; after: number; complete: number; cpuMicros: number }> {
+  const cpu0 = await proxy.cpuMicros();
   let started = 0;
   let complete = 0;
   let allStarted!: () => void;
@@ -31,15 +32,19 @@ async function wave(t: Target, proxy: ServerProcess, agent: Agent, payload: stri
     if (text.includes('response.completed')) complete++;
   });
   await Promise.race([startedAll, Promise.all(streams)]);
+  // The reading of RSS runs a full GC: its CPU is left out of the wave's.
+  const gc0 = await proxy.cpuMicros();
   const open = await proxy.rssBytes();
+  const gcMicros = await proxy.cpuMicros() - gc0;
   await Promise.all(streams);
-  return { open, after: await proxy.rssBytes(), complete };
+  const cpuMicros = await proxy.cpuMicros() - cpu0 - gcMicros;
+  return { open, after: await proxy.rssBytes(), complete, cpuMicros };
 }
 
 /** Three waves: the first measures memory per open stream; the next two show whether what a wave
  *  leaves behind keeps growing (a leak) or is reused. The second settles the heap a little (both
  *  proxies gained 2–6 MiB in it); the third is compared with the second. */
-async function openStreams(t: Target, proxy: ServerProcess): Promise<{ idle: number; open: number; after: number[]; complete: number }> {
+async function openStreams(t: Target, proxy: ServerProcess): Promise<{ idle: number; open: number; after: number[]; complete: number; cpuPerStream: number[] }> {
   const agent = new Agent({ connections: STREAMS + 10, pipelining: 1 });
   const body = JSON.parse(t.body);
   body.input = `${body.input} ${PACED_MARK}`;
@@ -51,7 +56,10 @@ async function openStreams(t: Target, proxy: ServerProcess): Promise<{ idle: num
   const waves = [];
   for (let i = 0; i < 3; i++) waves.push(await wave(t, proxy, agent, payload));
   await agent.close();
-  return { idle, open: waves[0]!.open, after: waves.map((w) => w.after), complete: Math.min(...waves.map((w) => w.complete)) };
+  return {
+    idle, open: waves[0]!.open, after: waves.map((w) => w.after), complete: Math.min(...waves.map((w) => w.complete)),
+    cpuPerStream: waves.map((w) => w.cpuMicros / STREAMS),
+  };
 }
 
 export async function runOpenStreams(servers?: Servers): Promise<{ perStreamKiB: number; growthKiB: number }> {
@@ -68,10 +76,11 @@ export async function runOpenStreams(servers?: Servers): Promise<{ perStreamKiB:
       rows.push([
         name, fixed(m.idle / 2 ** 20, 1), fixed(m.open / 2 ** 20, 1), m.after.map((b) => fixed(b / 2 ** 20, 1)).join(' / '),
         fixed(perStreamKiB, 1), fixed(growthKiB, 0), `${m.complete}/${STREAMS}`,
+        m.cpuPerStream.map((us) => fixed(us / (PACED_TOKENS + 8), 1)).join(' / '),
       ]);
     }
     console.log(`\n## open-streams — ${STREAMS} concurrent streams paced at 20 tokens/s (${PACED_TOKENS} tokens each), three waves, minimal upstream; RSS after a full GC`);
-    printTable(['proxy', 'idle MiB', 'open MiB (1st wave)', 'after waves 1 / 2 / 3 MiB', 'KiB per open stream', '3rd − 2nd KiB', 'completed (each wave)'], rows);
+    printTable(['proxy', 'idle MiB', 'open MiB (1st wave)', 'after waves 1 / 2 / 3 MiB', 'KiB per open stream', '3rd − 2nd KiB', 'completed (each wave)', 'CPU µs per event, waves 1 / 2 / 3'], rows);
     console.log(`gateway: ${fixed(gateway.perStreamKiB, 1)} KiB per open stream (target ≤ 64): ${gateway.perStreamKiB <= 64 ? 'ok' : 'BELOW TARGET'};`
       + ` after a third wave RSS moved ${fixed(gateway.growthKiB, 0)} KiB from where the second left it`);
     return gateway;

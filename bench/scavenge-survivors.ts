@@ -9,7 +9,7 @@
 // BENCH_SURVIVORS_SCENARIO=responses-nonstream|chat-translated-stream, BENCH_SURVIVORS_N (3,000),
 // BENCH_SURVIVORS_DEPTH (frames per stack, 3), BENCH_SURVIVORS_ALL=1 (every allocation, not only
 // survivors: what a request allocates).
-import { Client } from 'undici';
+import { Pool } from 'undici';
 import { connectInspector } from './inspector.ts';
 import { isMain } from './processes.ts';
 import { startServers, stopServers, targetsFor } from './harness.ts';
@@ -22,6 +22,7 @@ const PORT = 9339;
 const N = Number(process.env.BENCH_SURVIVORS_N ?? 3_000);
 const DEPTH = Number(process.env.BENCH_SURVIVORS_DEPTH ?? 3);
 const ALL = process.env.BENCH_SURVIVORS_ALL === '1';
+const CONNECTIONS = Number(process.env.BENCH_SURVIVORS_CONNECTIONS ?? 1);
 const SCENARIOS = { 'responses-stream': responsesStream, 'responses-nonstream': responsesNonstream, 'chat-translated-stream': chatTranslatedStream };
 
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children: ProfileNode[] }
@@ -54,12 +55,17 @@ export async function runScavengeSurvivors(): Promise<void> {
   process.env[flags] = [process.env[flags], `--inspect=127.0.0.1:${PORT}`].filter(Boolean).join(' ');
   const servers = await startServers('minimal');
   const target = targetsFor(scenario, servers)[bare ? 'bare proxy' : 'gateway'];
-  const client = new Client(target.url, { pipelining: 1 });
-  const send = async (n: number): Promise<void> => {
+  const client = new Pool(target.url, { connections: CONNECTIONS, pipelining: 1 });
+  const loop = async (n: number): Promise<void> => {
     for (let i = 0; i < n; i++) {
       const res = await client.request({ method: 'POST', path: target.path, headers: target.headers, body: target.body });
       await res.body.arrayBuffer();
     }
+  };
+  // CONNECTIONS loops at once, N requests in all: with more than one, requests are in flight
+  // during a scavenge, as under the throughput scenarios' load.
+  const send = async (n: number): Promise<void> => {
+    await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => loop(Math.floor(n / CONNECTIONS) + (i < n % CONNECTIONS ? 1 : 0))));
   };
   const v8 = await connectInspector(PORT);
   try {
@@ -71,9 +77,9 @@ export async function runScavengeSurvivors(): Promise<void> {
     const { result } = await v8.call('HeapProfiler.stopSampling');
     const sites = bySite(result.profile as SamplingProfile, N);
     const total = sites.reduce((a, [, b]) => a + b, 0);
-    console.log(`\n## scavenge survivors — ${target.name}, ${name}, one connection, ${N} requests: `
+    console.log(`\n## scavenge survivors — ${target.name}, ${name}, ${CONNECTIONS === 1 ? 'one connection' : `${CONNECTIONS} connections`}, ${N} requests: `
       + `${fixed(total, 0)} bytes per request ${ALL ? 'allocated' : 'survive a scavenge'} (sampled every 1 KiB)`);
-    printTable([`bytes/request`, `allocation site (${DEPTH} frames, innermost first)`], sites.slice(0, 25).map(([site, b]) => [fixed(b, 0), site]));
+    printTable([`bytes/request`, `allocation site (${DEPTH} frames, innermost first)`], sites.slice(0, Number(process.env.BENCH_SURVIVORS_TOP ?? 25)).map(([site, b]) => [fixed(b, 0), site]));
   } finally {
     v8.close();
     await client.close();

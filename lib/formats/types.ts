@@ -39,6 +39,10 @@ export interface UsageTap {
   /** Byte strings one of which every frame that carriesUsage() accepts contains: a passthrough
    *  finds candidate frames with a native substring search and decodes only those. */
   markers: string[];
+  /** The markers name alternatives of the one frame that carries usage, which a stream sends once
+   *  and last (Responses: its terminal event): once that frame is read, the rest of the stream
+   *  is not searched, nor the same chunk for the other alternatives. */
+  markersOnce?: boolean;
   /** Where the usage frame repeats bulk the tap does not read (`"output":[` in Responses): a
    *  passthrough that only reads usage parses the frame with that value emptied. */
   bulk?: string;

@@ -122,6 +122,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   let bytesOut = 0;
   // Reading usage (no rewrite asked) needs no bulk: the frame is parsed with it emptied.
   const bulk = args.includeCost ? undefined : tap.bulk;
+  const scanner = committed.ownFramer ? undefined : new PassthroughScanner(tap.markers, tap.markersOnce);
   /** A frame that may carry usage: read it; returns what replaces it, if anything. */
   const onUsageFrame = (frame: RawFrame): Buffer | undefined => {
     if (!tap.carriesUsage(frame)) return undefined;
@@ -130,6 +131,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     tap.read(data, tapState);
     if (!tap.isFinal(frame, data)) return undefined;
     final = true;
+    scanner?.found();
     if (usageOnlyFrame?.(data)) return EMPTY;
     if (!args.includeCost) return undefined;
     const { extras } = args.pricing.price(tapState.usage, tapState.tier ?? committed.tier);
@@ -150,9 +152,8 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
         write(out.length === 1 ? out[0]! : Buffer.concat(out));
       }, args);
     } else {
-      const scanner = new PassthroughScanner(tap.markers);
-      await drain(committed, res, (chunk) => write(scanner.push(chunk, onUsageFrame)), args);
-      write(scanner.end(onUsageFrame));
+      await drain(committed, res, (chunk) => write(scanner!.push(chunk, onUsageFrame)), args);
+      write(scanner!.end(onUsageFrame));
     }
   } catch (err) {
     return endBroken(args, tapState, bytesOut, (err as Error).message);

@@ -70,3 +70,46 @@ test('markers are literal text, several in one frame decode it once, and frames 
   assert.equal(out.toString(), text);
   assert.deepEqual(seen, ['{"usage":{"n":1},"y":"a.b"}', '{"w":"a.b"}']);
 });
+
+// A once scanner (Responses: the usage frame is one of three terminal events, sent once and last).
+const TERMINALS = ['response.completed', 'response.incomplete', 'response.failed'];
+
+function runOnce(chunks: Buffer[], terminal: string): { out: string; seen: string[] } {
+  const s = new PassthroughScanner(TERMINALS, true);
+  const seen: string[] = [];
+  const on = (f: RawFrame): undefined => { seen.push(f.data); if (f.event === terminal) s.found(); };
+  const out = chunks.map((c) => s.push(c, on).toString('utf8')).join('') + s.end(on).toString('utf8');
+  return { out, seen };
+}
+
+test('once: the search ends at the frame the consumer found, so the alternatives after it are not read', () => {
+  const text = 'event: response.output_text.delta\ndata: {"delta":"response.failed"}\n\n'   // the third marker, as text
+    + 'event: response.completed\ndata: {"type":"response.completed","usage":{"n":1}}\n\n'
+    + 'event: response.output_text.delta\ndata: {"delta":"response.completed"}\n\n';  // after it: not read
+  const once = runOnce([Buffer.from(text)], 'response.completed');
+  assert.equal(once.out, text);
+  assert.deepEqual(once.seen, ['{"type":"response.completed","usage":{"n":1}}']);
+  // The same stream through a scanner that is not once reads every frame that holds a marker.
+  const every = new PassthroughScanner(TERMINALS);
+  const seen: string[] = [];
+  every.push(Buffer.from(text), (f) => { seen.push(f.data); return undefined; });
+  assert.equal(seen.length, 3);
+});
+
+test('once: a frame whose text holds an alternative does not end the search', () => {
+  const text = 'event: response.output_text.delta\ndata: {"delta":"response.completed"}\n\n'
+    + 'event: response.incomplete\ndata: {"type":"response.incomplete","usage":{"n":2}}\n\n';
+  const { out, seen } = runOnce([Buffer.from(text)], 'response.incomplete');
+  assert.equal(out, text);
+  assert.deepEqual(seen, ['{"delta":"response.completed"}', '{"type":"response.incomplete","usage":{"n":2}}']);
+});
+
+test('once: every split gives the same bytes, and the terminal frame is read once', () => {
+  const text = STREAM + 'event: response.output_text.delta\ndata: {"delta":"response.failed"}\n\n';
+  const bytes = Buffer.from(text);
+  for (let i = 1; i < bytes.length; i++) {
+    const { out, seen } = runOnce([bytes.subarray(0, i), bytes.subarray(i)], 'response.completed');
+    assert.equal(out, text, `split at ${i}`);
+    assert.deepEqual(seen, ['{"type":"response.completed","usage":{"n":1}}'], `split at ${i}`);
+  }
+});

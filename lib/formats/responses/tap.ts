@@ -10,7 +10,9 @@ import { addCostExtras } from '../cost-extras.ts';
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 export const responsesTap: UsageTap = {
+  // The likeliest first: a stream that completed is not searched for the other two.
   markers: ['response.completed', 'response.incomplete', 'response.failed'],
+  markersOnce: true,
   bulk: '"output":[',
 
   carriesUsage(frame: SSEFrame): boolean {
