@@ -195,6 +195,17 @@ function contract(name: string, adapter: Adapter, skip: string | false): void {
     assert.deepEqual((await store.list(ALL, 10, null)).records.map((r) => r.id), ['req-4', 'req-3']);
   });
 
+  test(`${name}: a batch of every size reads back field for field, in the order written`, { skip }, async () => {
+    const store = await adapter.open();
+    // 19 records: the SQLite adapter writes them as two statements of 8 rows and 3 of one.
+    const written = mixed(19).map((r, i) => ({ ...r, at_ms: T0 + i }));
+    await store.insert(written);
+    const page = await store.list(ALL, 100, null);
+    assert.deepEqual(page.records.map(({ seq, ...r }) => r), [...written].reverse());
+    const seqs = page.records.map((r) => r.seq as number);
+    assert.deepEqual(seqs, [...seqs].sort((x, y) => y - x), 'seq grows in the order written');
+  });
+
   test(`${name}: a batch larger than one statement's parameters is written whole`, { skip }, async () => {
     const store = await adapter.open();
     const many = Array.from({ length: 2_500 }, (_, i) => rec(i, { cost_micro_usd: i }));
