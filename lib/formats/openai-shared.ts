@@ -1,12 +1,12 @@
 // What the two OpenAI formats (Responses and Chat Completions) share: ids, data URLs, the tier
 // names, native fields laid over an encoded body, and the error envelope. A codec folder imports
 // no other codec folder, so what two of them share lives here.
-import { randomBytes } from 'node:crypto';
+import { randomString } from '../random-id.ts';
 import type { Tier } from '../routes.ts';
 import type { GatewayError } from '../errors.ts';
 import { isPlainObject } from '../json-util.ts';
 
-export const newId = (prefix: string): string => prefix + randomBytes(24).toString('hex');
+export const newId = (prefix: string): string => prefix + randomString(24, 'hex');
 
 /** Splits `data:<media>;base64,<data>` into its parts; undefined for anything else. */
 export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {

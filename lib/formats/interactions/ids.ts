@@ -1,4 +1,4 @@
 // Ids of the Interactions encoders.
-import { randomBytes } from 'node:crypto';
+import { randomString } from '../../random-id.ts';
 
-export const newInteractionId = (): string => `v1_${randomBytes(18).toString('base64url')}`;
+export const newInteractionId = (): string => `v1_${randomString(18, 'base64url')}`;

@@ -1,4 +1,4 @@
 // Ids of the Messages encoders.
-import { randomBytes } from 'node:crypto';
+import { randomString } from '../../random-id.ts';
 
-export const newMessageId = (): string => `msg_${randomBytes(12).toString('hex')}`;
+export const newMessageId = (): string => `msg_${randomString(12, 'hex')}`;

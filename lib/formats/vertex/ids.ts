@@ -1,5 +1,5 @@
 // Ids for Vertex traffic, which names neither responses nor (usually) function calls.
-import { randomBytes } from 'node:crypto';
+import { randomString } from '../../random-id.ts';
 
-export const newCallId = (): string => `call_${randomBytes(9).toString('base64url')}`;
-export const newResponseId = (): string => randomBytes(16).toString('base64url');
+export const newCallId = (): string => `call_${randomString(9, 'base64url')}`;
+export const newResponseId = (): string => randomString(16, 'base64url');
