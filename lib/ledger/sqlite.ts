@@ -25,6 +25,7 @@ interface HoldRow {
   hold_id: string; org_id: string; amount_micro_usd: number; expired_at_ms: number | null;
   delivered_micro_usd: number; charged_micro_usd: number;
 }
+interface HoldTotals { in_flight: number; reserved: number; held_today: number }
 interface EntryInput {
   org: string; at: number; kind: string; hold?: string | null; amount?: number | null;
   cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
@@ -54,11 +55,19 @@ export function openSqliteLedger(
     setOverrides: db.prepare<[number | null, number | null, string]>(
       'UPDATE ledger_orgs SET override_concurrency = ?, override_daily_spend_micro_usd = ? WHERE org_id = ?'),
     setExempt: db.prepare<[number, string]>('UPDATE ledger_orgs SET exempt = ? WHERE org_id = ?'),
-    liveHolds: db.prepare<[number, string, number], { in_flight: number; reserved: number; held_today: number }>(`
+    // The live holds (kept by triggers, sqlite-schema.ts), and those of them whose lease ran out
+    // but that no one has marked expired yet, which do not count.
+    liveHolds: db.prepare<[number, string], HoldTotals>(`
+      SELECT COALESCE(SUM(holds), 0) AS in_flight,
+             COALESCE(SUM(reserved_micro_usd), 0) AS reserved,
+             COALESCE(SUM(CASE WHEN day = ? THEN reserved_micro_usd ELSE 0 END), 0) AS held_today
+      FROM ledger_live_holds WHERE org_id = ?`),
+    lapsedHolds: db.prepare<[number, string, number], HoldTotals>(`
       SELECT COUNT(*) AS in_flight,
              COALESCE(SUM(amount_micro_usd), 0) AS reserved,
              COALESCE(SUM(CASE WHEN day = ? THEN amount_micro_usd ELSE 0 END), 0) AS held_today
-      FROM ledger_holds WHERE org_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?`),
+      FROM ledger_holds WHERE org_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms <= ?`),
+    forgetIdleDays: db.prepare<[number]>('DELETE FROM ledger_live_holds WHERE holds = 0 AND day < ?'),
     spent: db.prepare<[string, number], number>(
       'SELECT spent_micro_usd FROM ledger_daily_spend WHERE org_id = ? AND day = ?').pluck(),
     addSpend: db.prepare<[string, number, number]>(`
@@ -122,11 +131,19 @@ export function openSqliteLedger(
     return orgRecordOf(row);
   };
 
-  const readSpendAndHolds = (orgId: string, nowMs: number): SpendAndHolds => {
+  /** Today's spend and the live holds. `lapsedReleased`: the caller has just marked expired the
+   *  organization's holds whose lease ran out, so none is left to subtract. */
+  const readSpendAndHolds = (orgId: string, nowMs: number, lapsedReleased = false): SpendAndHolds => {
     const day = utcDay(nowMs);
-    const holds = statements.liveHolds.get(day, orgId, nowMs)!;
+    const live = statements.liveHolds.get(day, orgId)!;
+    const lapsed = lapsedReleased ? null : statements.lapsedHolds.get(day, orgId, nowMs)!;
     const settledToday = statements.spent.get(orgId, day) ?? 0;
-    return { settledToday, heldToday: holds.held_today, reserved: holds.reserved, inFlight: holds.in_flight };
+    return {
+      settledToday,
+      heldToday: live.held_today - (lapsed?.held_today ?? 0),
+      reserved: live.reserved - (lapsed?.reserved ?? 0),
+      inFlight: live.in_flight - (lapsed?.in_flight ?? 0),
+    };
   };
 
   /** Releases a hold whose process is gone, charging the output its last renewal recorded (at
@@ -163,9 +180,11 @@ export function openSqliteLedger(
   };
 
   /** Reads the org's standing and persists a pause whose lifting condition now holds. */
-  const readStanding = (orgId: string, nowMs: number): { org: OrgRecord; spendAndHolds: SpendAndHolds; standing: Standing } => {
+  const readStanding = (
+    orgId: string, nowMs: number, lapsedReleased = false,
+  ): { org: OrgRecord; spendAndHolds: SpendAndHolds; standing: Standing } => {
     const org = readOrg(orgId);
-    const spendAndHolds = readSpendAndHolds(orgId, nowMs);
+    const spendAndHolds = readSpendAndHolds(orgId, nowMs, lapsedReleased);
     const standing = assess(org, spendAndHolds, ramp, nowMs);
     if (org.pausedReason !== null && standing.pause === null) {
       clearPause(orgId, org.pausedReason, nowMs);
@@ -206,7 +225,7 @@ export function openSqliteLedger(
     // A hold whose lease ran out belongs to a dead process: release it before counting.
     for (const hold of statements.staleHoldsOfOrg.all(orgId, nowMs)) expireHold(hold, nowMs);
 
-    const { org, spendAndHolds, standing } = readStanding(orgId, nowMs);
+    const { org, spendAndHolds, standing } = readStanding(orgId, nowMs, true);
     if (standing.pause !== null) return { ok: false, code: standing.pause };
 
     if (standing.balance <= 0) {
@@ -262,6 +281,7 @@ export function openSqliteLedger(
   const expireTx = db.transaction((nowMs: number): ReleasedHold[] => {
     const released = statements.staleHolds.all(nowMs).map((hold) => expireHold(hold, nowMs));
     statements.forgetExpired.run(nowMs - EXPIRED_HOLD_RETENTION_MS);
+    statements.forgetIdleDays.run(utcDay(nowMs));
     return released;
   });
 

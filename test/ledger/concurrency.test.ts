@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { openSqliteLedger } from '../../lib/ledger/sqlite.ts';
-import { fixture, openDb, CONFIG, USD, okHold } from './helpers.ts';
+import { LEDGER_SCHEMA_VERSION } from '../../lib/ledger/sqlite-schema.ts';
+import { fixture, openDb, CONFIG, USD, okHold, type SqliteFixture } from './helpers.ts';
 
 test('two connections interleaved: admitted count and held money are exact at the daily ceiling', async () => {
   const f = fixture();
@@ -160,9 +161,88 @@ test('opening twice on the same file is idempotent; a newer schema version is re
   try {
     openSqliteLedger(f.db, CONFIG);
     openSqliteLedger(f.db, CONFIG);
-    assert.equal((f.db.prepare('SELECT COUNT(*) AS n FROM ledger_schema_version').get() as { n: number }).n, 2);
+    assert.equal((f.db.prepare('SELECT COUNT(*) AS n FROM ledger_schema_version').get() as { n: number }).n, LEDGER_SCHEMA_VERSION);
     f.db.prepare('INSERT INTO ledger_schema_version (version) VALUES (99)').run();
     assert.throws(() => openSqliteLedger(f.db, CONFIG), /newer/);
+  } finally {
+    await f.close();
+  }
+});
+
+// The live holds' totals that admission reads are kept by triggers; what they say must be what the
+// rows say after every way a hold comes and goes.
+const liveTotals = (db: SqliteFixture['db']): unknown => ({
+  kept: db.prepare('SELECT org_id, day, holds, reserved_micro_usd AS reserved FROM ledger_live_holds WHERE holds <> 0 ORDER BY org_id, day').all(),
+  rows: db.prepare(`SELECT org_id, day, COUNT(*) AS holds, SUM(amount_micro_usd) AS reserved FROM ledger_holds
+    WHERE expired_at_ms IS NULL GROUP BY org_id, day ORDER BY org_id, day`).all(),
+});
+
+test('the live-hold totals kept by triggers follow every admission, settlement, lapse, expiry and restart', async () => {
+  const f = fixture();
+  try {
+    const t0 = f.clock.now();
+    for (const org of ['a', 'b']) {
+      await f.ledger.ensureOrg(org, t0);
+      await f.ledger.topup(org, { cash_micro_usd: 1000 * USD }, t0);
+      await f.ledger.setOverrides(org, { concurrency: 1000, daily_spend_micro_usd: 1000 * USD }, t0);
+    }
+    const holds: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const at = t0 + i * 100;
+      holds.push(okHold(await f.ledger.admit({ orgId: i % 3 ? 'a' : 'b', route: 'vendor_a', holdMicroUsd: (i + 1) * 1000, nowMs: at })));
+      if (i % 4 === 3) await f.ledger.settle(holds.shift()!, 500, at);
+    }
+    const check = (): void => {
+      const { kept, rows } = liveTotals(f.db) as { kept: unknown[]; rows: unknown[] };
+      assert.deepEqual(kept, rows);
+    };
+    check();
+    assert.equal((liveTotals(f.db) as { rows: unknown[] }).rows.length, 2);
+    // The next UTC day: yesterday's holds have lapsed. The admission releases a's; b's are not
+    // marked yet, so they are still in the totals, and the snapshot subtracts them.
+    const tomorrow = t0 + 86_400_000;
+    holds.push(okHold(await f.ledger.admit({ orgId: 'a', route: 'vendor_a', holdMicroUsd: 7_000, nowMs: tomorrow })));
+    check();
+    assert.equal((await f.ledger.snapshot('a', tomorrow)).inFlight, 1);
+    const lapsedOfB = f.db.prepare("SELECT holds FROM ledger_live_holds WHERE org_id = 'b' AND holds > 0").pluck().get() as number;
+    assert.ok(lapsedOfB > 0);
+    assert.equal((await f.ledger.snapshot('b', tomorrow)).inFlight, 0);
+    assert.equal((await f.ledger.expireLeases(tomorrow + 1)).length, lapsedOfB);
+    check();
+    // A hold settled after it lapsed, and a restarted instance releasing its predecessor's.
+    await f.ledger.settle(holds[holds.length - 1]!, 100, tomorrow + 60_000);
+    const restarted = (await f.reopen(CONFIG, { instanceId: 'i', processId: 'p2' })).ledger;
+    const first = await f.reopen(CONFIG, { instanceId: 'i', processId: 'p1' });
+    okHold(await first.ledger.admit({ orgId: 'b', route: 'vendor_a', holdMicroUsd: 1_000, nowMs: tomorrow + 60_000 }));
+    check();
+    assert.equal((await restarted.releasePredecessors(tomorrow + 60_001)).length, 1);
+    check();
+    for (const id of holds) await f.ledger.settle(id, 1, tomorrow + 70_000);
+    check();
+    assert.deepEqual((liveTotals(f.db) as { rows: unknown[] }).rows, []);
+    await f.ledger.expireLeases(tomorrow + 86_400_000);
+    assert.equal((f.db.prepare('SELECT COUNT(*) AS n FROM ledger_live_holds').get() as { n: number }).n, 0, 'idle days are forgotten');
+  } finally {
+    await f.close();
+  }
+});
+
+test('a file of schema version 2 gains the live-hold totals of the holds it already has', async () => {
+  const f = fixture();
+  try {
+    const now = f.clock.now();
+    await f.ledger.ensureOrg('o', now);
+    await f.ledger.topup('o', { cash_micro_usd: 100 * USD }, now);
+    await f.ledger.setOverrides('o', { concurrency: 3 }, now);
+    for (let i = 0; i < 3; i++) okHold(await f.ledger.admit({ orgId: 'o', route: 'vendor_a', holdMicroUsd: USD, nowMs: now }));
+    // Back to version 2, as a file written before the totals existed.
+    f.db.exec(`DROP TRIGGER ledger_holds_placed; DROP TRIGGER ledger_holds_settled; DROP TRIGGER ledger_holds_expired;
+      DROP TABLE ledger_live_holds; DELETE FROM ledger_schema_version WHERE version = 3;
+      DROP INDEX ledger_holds_live_org; CREATE INDEX ledger_holds_live_org ON ledger_holds (org_id) WHERE expired_at_ms IS NULL;`);
+    const ledger = openSqliteLedger(f.db, CONFIG);
+    assert.deepEqual((liveTotals(f.db) as { kept: unknown[] }).kept, [{ org_id: 'o', day: Math.floor(now / 86_400_000), holds: 3, reserved: 3 * USD }]);
+    assert.deepEqual(await ledger.admit({ orgId: 'o', route: 'vendor_a', holdMicroUsd: USD, nowMs: now }),
+      { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 });
   } finally {
     await f.close();
   }
