@@ -80,6 +80,9 @@ CREATE INDEX IF NOT EXISTS ledger_holds_live_instance ON ledger_holds (instance_
 // O(in flight) per request (13 us at 100 in flight; bench/README.md, "The managed ledger").
 // A hold whose lease ran out but is not yet marked expired still counts here; readers subtract
 // those (few, found by the (org_id, lease) index) where the lease matters.
+// The index of the holds by instance goes: only a start reads holds by instance (a predecessor's,
+// a scan of a table that holds only live and recently lapsed holds), and keeping it cost every
+// admission and settlement 4-6 us (bench/README.md).
 const DDL_V3 = `
 CREATE TABLE ledger_live_holds (
   org_id              TEXT NOT NULL,
@@ -105,6 +108,7 @@ WHEN OLD.expired_at_ms IS NULL AND NEW.expired_at_ms IS NOT NULL BEGIN
 END;
 DROP INDEX ledger_holds_live_org;
 CREATE INDEX ledger_holds_live_org ON ledger_holds (org_id, lease_expires_at_ms) WHERE expired_at_ms IS NULL;
+DROP INDEX ledger_holds_live_instance;
 `;
 
 /** Creates or checks the ledger tables; throws on a file written by a newer ledger. */
