@@ -39,6 +39,105 @@ export function withoutBulk(text: string, key: string): string {
   return text.slice(0, open + 1) + text.slice(end - 1);
 }
 
+/** Which members of an object to take: `true` parses the member's value, a nested spec picks
+ *  inside a member that is an object. */
+export interface MemberPick { readonly [key: string]: true | MemberPick }
+
+const isSpaceCode = (c: number): boolean => c === 32 || c === 10 || c === 13 || c === 9;
+
+function skipSpaceText(text: string, i: number): number {
+  while (i < text.length && isSpaceCode(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Index just past the string whose opening quote is at `at`; -1 if it never closes. */
+function stringEndText(text: string, at: number): number {
+  let j = text.indexOf('"', at + 1);
+  while (j !== -1 && isEscaped(text, j)) j = text.indexOf('"', j + 1);
+  return j === -1 ? -1 : j + 1;
+}
+
+/** Index just past the JSON value that starts at `i` (a scalar ends at the next , } ] or space). */
+function valueEndText(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 34 /* " */) return stringEndText(text, i);
+  if (c === 123 /* { */ || c === 91 /* [ */) return endOfJsonValue(text, i);
+  let j = i;
+  for (; j < text.length; j++) {
+    const d = text.charCodeAt(j);
+    if (d === 44 || d === 125 || d === 93 || isSpaceCode(d)) break;
+  }
+  return j > i ? j : -1;
+}
+
+/** The members `spec` names of the object that opens at `at` (whitespace before it allowed),
+ *  each parsed with JSON.parse, every other member skipped unparsed: a frame's few figures read
+ *  without decoding the bulk around them (a Responses terminal event repeats the instructions,
+ *  the tools and the whole output). A repeated key takes its last value, as JSON.parse does.
+ *  undefined when the text there is not an object or ends early; a picked value that is not JSON
+ *  throws, as JSON.parse does. Skipped values are only delimited, not validated. */
+export function pickMembers(text: string, spec: MemberPick, at = 0): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  return pickInto(text, spec, at, out) === -1 ? undefined : out;
+}
+
+/** pickMembers' walk: fills `out`, returns the index just past the object (-1: not one). */
+function pickInto(text: string, spec: MemberPick, at: number, out: Record<string, unknown>): number {
+  let i = skipSpaceText(text, at);
+  if (text.charCodeAt(i) !== 123 /* { */) return -1;
+  i = skipSpaceText(text, i + 1);
+  if (text.charCodeAt(i) === 125 /* } */) return i + 1;
+  const keys = Object.keys(spec);
+  for (;;) {
+    if (text.charCodeAt(i) !== 34) return -1;
+    const keyEnd = stringEndText(text, i);
+    if (keyEnd === -1) return -1;
+    const key = keyAt(text, i, keyEnd, keys);
+    i = skipSpaceText(text, keyEnd);
+    if (text.charCodeAt(i) !== 58 /* : */) return -1;
+    i = skipSpaceText(text, i + 1);
+    const want = key === undefined ? undefined : spec[key];
+    let end: number;
+    if (want !== undefined && want !== true && text.charCodeAt(i) === 123) {
+      const inner: Record<string, unknown> = {};
+      end = pickInto(text, want, i, inner);
+      out[key!] = inner;
+    } else {
+      end = valueEndText(text, i);
+      if (end !== -1 && want !== undefined) out[key!] = parseValue(text, i, end);
+    }
+    if (end === -1) return -1;
+    i = skipSpaceText(text, end);
+    const c = text.charCodeAt(i);
+    if (c === 125 /* } */) return i + 1;
+    if (c !== 44 /* , */) return -1;
+    i = skipSpaceText(text, i + 1);
+  }
+}
+
+/** Which of `keys` the member name quoted at `open`..`end` is, compared in place (no string is
+ *  made for the names skipped); a name written with escapes is decoded first. */
+function keyAt(text: string, open: number, end: number, keys: string[]): string | undefined {
+  const length = end - open - 2;
+  if (hasBackslash(text, open + 1, end - 1)) {
+    const key = JSON.parse(text.slice(open, end)) as string;
+    return keys.includes(key) ? key : undefined;
+  }
+  for (const key of keys) if (key.length === length && text.startsWith(key, open + 1)) return key;
+  return undefined;
+}
+
+/** JSON.parse of text[start, end), but a string without escapes is sliced out directly. */
+function parseValue(text: string, start: number, end: number): unknown {
+  if (text.charCodeAt(start) === 34 && !hasBackslash(text, start + 1, end - 1)) return text.slice(start + 1, end - 1);
+  return JSON.parse(text.slice(start, end));
+}
+
+function hasBackslash(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 92) return true;
+  return false;
+}
+
 /** `text` with the first string value of `key` (written `"key":"`) emptied, or `text` itself when
  *  the key is not there. The key cannot match inside a string: there its quotes are escaped. */
 export function withoutString(text: string, key: string): string {

@@ -2,7 +2,9 @@
 // backslashes and brackets, and emptying the bulk leaves every other field as JSON.parse reads it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { endOfJsonValue, withoutBulk, withoutString } from '../lib/json-skip.ts';
+import { readFileSync } from 'node:fs';
+import { RECORDED, recordedFiles, recordedOnly } from './helpers/recorded.ts';
+import { endOfJsonValue, pickMembers, withoutBulk, withoutString, type MemberPick } from '../lib/json-skip.ts';
 
 test('the end of an array or object is found through tricky strings', () => {
   const tricky = ['a"b', 'c\\', '\\"', '[{]}', '\\\\"x', 'é ✓ \n \u0000'];
@@ -67,4 +69,76 @@ test('spliceMembers: kept members as they were, set ones added; JSON.parse reads
   }
   assert.equal(spliceMembers(Buffer.from('{}'), () => true, { a: 1 }).toString(), '{"a":1}');
   assert.equal(spliceMembers(Buffer.from(' { "a" : 1 } '), () => false, {}).toString(), '{}');
+});
+
+// pickMembers against JSON.parse: what it takes must be exactly what a parse would give.
+const SPEC: MemberPick = { type: true, response: { usage: true, service_tier: true } };
+const reference = (text: string): unknown => {
+  const data = JSON.parse(text);
+  const out: Record<string, unknown> = {};
+  if ('type' in data) out.type = data.type;
+  if ('response' in data) {
+    const r = data.response;
+    out.response = r !== null && typeof r === 'object' && !Array.isArray(r)
+      ? Object.fromEntries(['usage', 'service_tier'].filter((k) => k in r).map((k) => [k, r[k]])) : r;
+  }
+  return out;
+};
+
+test('pickMembers takes the named members exactly as JSON.parse reads them, skipping the rest', () => {
+  for (let seed = 1; seed <= 300; seed++) {
+    let x = seed;
+    const rand = (): number => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const str = (): string => Array.from({ length: Math.floor(rand() * 12) }, () => '"\\[]{},:a é\n'[Math.floor(rand() * 12)]).join('');
+    const value = (depth: number): unknown => {
+      const r = rand();
+      if (depth > 2 || r < 0.3) return [str(), Math.floor(rand() * 1e6) / 100, -3e-7, true, false, null][Math.floor(rand() * 6)];
+      if (r < 0.6) return Array.from({ length: Math.floor(rand() * 4) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: Math.floor(rand() * 4) }, () => [str(), value(depth + 1)]));
+    };
+    const response: Record<string, unknown> = {
+      id: str(), instructions: str(), tools: value(0), output: [value(0), value(0)], metadata: { usage: value(0), service_tier: str() },
+      service_tier: rand() < 0.5 ? 'flex' : str(), usage: { input_tokens: seed, output_tokens: 2 * seed, input_tokens_details: { cached_tokens: 1 } },
+    };
+    if (rand() < 0.2) delete response.usage;
+    const frame = { type: str(), sequence_number: seed, [str()]: value(0), response };
+    const text = JSON.stringify(frame, null, seed % 3 === 0 ? 2 : undefined);
+    assert.deepEqual(pickMembers(text, SPEC), reference(text), text);
+  }
+});
+
+test('pickMembers: escaped keys, repeated keys, non-object members and empty objects read as JSON.parse reads them', () => {
+  for (const text of [
+    '{"\\u0074ype":"x","response":{"usage":{"a":1}}}',
+    '{"type":"a","type":"b","response":{"usage":1,"usage":2}}',
+    '{"type":"a","response":null}',
+    '{"type":"a","response":[{"usage":1}]}',
+    '{"response":{}}',
+    '{}',
+    ' \n{ "type" : "a" , "response" : { "service_tier" : "flex" } } ',
+    '{"type":"a","response":{"usage":{"input_tokens":1},"service_tier":"default"},"usage":{"wrong":1}}',
+  ]) assert.deepEqual(pickMembers(text, SPEC), reference(text), text);
+});
+
+test('pickMembers: text that is not an object, or ends early, gives undefined; a picked value that is not JSON throws', () => {
+  for (const text of ['', '[1]', '"x"', '{"type":"a"', '{"type":"a",', '{"type" "a"}', '{"type":"a" "b":1}', '{"response":{"usage":1}', '{"x":[1,2}', '{"x":"abc}'])
+    assert.equal(pickMembers(text, SPEC), undefined, text);
+  assert.throws(() => pickMembers('{"type":tru}', SPEC), SyntaxError);
+  assert.throws(() => pickMembers('{"response":{"usage":{"a":1,}}}', SPEC), SyntaxError);
+});
+
+// The recorded Responses streams (when ../shared is beside the project): each event read as a parse reads it.
+test('pickMembers reads every recorded Responses event as JSON.parse does', recordedOnly, () => {
+  let seen = 0;
+  for (const file of recordedFiles('openai-responses', '.txt')) {
+    for (const line of readFileSync(`${RECORDED}/openai-responses/${file}`, 'utf8').split('\n')) {
+      const at = line.indexOf('{"type":"response.');
+      if (at === -1) continue;
+      const data = line.slice(at);
+      try { JSON.parse(data); } catch { continue; }
+      assert.deepEqual(pickMembers(data, SPEC), reference(data), `${file}: ${data.slice(0, 80)}`);
+      seen++;
+    }
+  }
+  assert.ok(seen >= 5, `only ${seen} events found`);
 });

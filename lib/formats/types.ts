@@ -8,6 +8,7 @@ import type { FormatName, IREvent, IRRequest, IRResponse, IRUsage, CostExtras } 
 import type { RouteName, Tier } from '../routes.ts';
 import type { GatewayError } from '../errors.ts';
 import type { SSEFrame } from '../sse.ts';
+import type { MemberPick } from '../json-skip.ts';
 import type { ModelEntry } from '../catalog/catalog.ts';
 
 export type { SSEFrame };
@@ -43,9 +44,10 @@ export interface UsageTap {
    *  and last (Responses: its terminal event): once that frame is read, the rest of the stream
    *  is not searched, nor the same chunk for the other alternatives. */
   markersOnce?: boolean;
-  /** Where the usage frame repeats bulk the tap does not read (`"output":[` in Responses): a
-   *  passthrough that only reads usage parses the frame with that value emptied. */
-  bulk?: string;
+  /** The members of the usage frame that read() and isFinal() look at: a passthrough that only
+   *  reads usage (no rewrite) takes these (json-skip.ts pickMembers) instead of parsing a frame
+   *  that repeats the request's instructions and tools and the whole output (Responses). */
+  pick?: MemberPick;
   /** Cheap test (event name, or a substring) — true when this frame may carry usage or the tier. */
   carriesUsage(frame: SSEFrame): boolean;
   /** Parse that frame's data; merge what it says into `acc` (overwrite, never add). */

@@ -14,7 +14,7 @@ import type { RawFrame, SSEFrame } from '../sse.ts';
 import type { Framer } from '../providers/types.ts';
 import { formatFrame } from '../sse.ts';
 import { PassthroughScanner } from './sse-scan.ts';
-import { withoutBulk } from '../json-skip.ts';
+import { pickMembers } from '../json-skip.ts';
 import type { Headers } from '../headers.ts';
 import { addCostExtras } from '../formats/cost-extras.ts';
 
@@ -120,14 +120,14 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   const usageOnlyFrame = args.includeUsage ? undefined : args.caller.endpoint?.usageOnlyFrame;
   let final = false;
   let bytesOut = 0;
-  // Reading usage (no rewrite asked) needs no bulk: the frame is parsed with it emptied.
-  const bulk = args.includeCost ? undefined : tap.bulk;
+  // Reading usage (no rewrite asked) takes only the members the tap reads.
+  const pick = args.includeCost ? undefined : tap.pick;
   const scanner = committed.ownFramer ? undefined : new PassthroughScanner(tap.markers, tap.markersOnce);
   /** A frame that may carry usage: read it; returns what replaces it, if anything. */
   const onUsageFrame = (frame: RawFrame): Buffer | undefined => {
     if (!tap.carriesUsage(frame)) return undefined;
     let data: any;
-    try { data = JSON.parse(bulk ? withoutBulk(frame.data, bulk) : frame.data); } catch { return undefined; }
+    try { data = pick ? pickMembers(frame.data, pick) : JSON.parse(frame.data); } catch { return undefined; }
     tap.read(data, tapState);
     if (!tap.isFinal(frame, data)) return undefined;
     final = true;

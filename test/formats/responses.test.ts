@@ -11,6 +11,7 @@ import { responsesCodec } from '../../lib/formats/responses/index.ts';
 import type { EncodeContext, SSEFrame, TapState } from '../../lib/formats/types.ts';
 import { type CostExtras, type IREvent, type IRRequest, zeroUsage } from '../../lib/ir.ts';
 import { SSEParser } from '../../lib/sse.ts';
+import { pickMembers } from '../../lib/json-skip.ts';
 import { collect } from '../helpers/decode.ts';
 import { RECORDED, recordedFiles, recordedOnly } from '../helpers/recorded.ts';
 
@@ -554,6 +555,14 @@ describe('responses passthrough tap', () => {
           }
           const data = JSON.parse(frame.data);
           responsesCodec.tap.read(data, acc);
+          // What a passthrough that only reads usage takes (the tap's members) reads the same.
+          const picked = pickMembers(frame.data, responsesCodec.tap.pick!);
+          const alone: TapState = { usage: zeroUsage(), sawUsage: false };
+          const viaPick: TapState = { usage: zeroUsage(), sawUsage: false };
+          responsesCodec.tap.read(data, alone);
+          responsesCodec.tap.read(picked, viaPick);
+          assert.deepEqual(viaPick, alone);
+          assert.equal(responsesCodec.tap.isFinal(frame, picked), responsesCodec.tap.isFinal(frame, data));
           if (!responsesCodec.tap.isFinal(frame, data)) continue;
           finals++;
           const injected = JSON.parse(responsesCodec.tap.inject(data, EXTRAS));
@@ -575,6 +584,26 @@ describe('responses passthrough tap', () => {
       });
     });
   }
+
+  test('the members the tap picks carry the usage and the tier served, past instructions, tools and metadata that name them too', () => {
+    const usage = { input_tokens: 1200, input_tokens_details: { cached_tokens: 1000 }, output_tokens: 30, output_tokens_details: { reasoning_tokens: 8 } };
+    const text = JSON.stringify({
+      type: 'response.completed', sequence_number: 9,
+      response: {
+        id: 'resp_1', instructions: 'Report "usage":{"input_tokens":1} and "service_tier":"default" \\ verbatim',
+        tools: [{ type: 'function', name: 'usage', parameters: { type: 'object', properties: { usage: { type: 'string' } } } }],
+        output: [{ type: 'message', content: [{ type: 'output_text', text: '{"usage":{}}' }] }],
+        metadata: { usage: 'x', service_tier: 'priority' }, service_tier: 'flex', usage,
+      },
+    });
+    const acc: TapState = { usage: zeroUsage(), sawUsage: false };
+    const picked = pickMembers(text, responsesCodec.tap.pick!);
+    responsesCodec.tap.read(picked, acc);
+    assert.equal(acc.tier, 'flex');
+    assert.equal(acc.sawUsage, true);
+    assert.deepEqual(acc.usage, { inputTokens: 1200, cachedInputTokens: 1000, cacheWriteTokens: 0, outputTokens: 30, reasoningTokens: 8 });
+    assert.equal(responsesCodec.tap.isFinal({ event: 'response.completed', data: text }, picked), true);
+  });
 
   test('cost is omitted when unpriced', () => {
     const data = { type: 'response.completed', response: { usage: { input_tokens: 1, output_tokens: 2 } } };

@@ -13,7 +13,7 @@ export const responsesTap: UsageTap = {
   // The likeliest first: a stream that completed is not searched for the other two.
   markers: ['response.completed', 'response.incomplete', 'response.failed'],
   markersOnce: true,
-  bulk: '"output":[',
+  pick: { type: true, response: { usage: true, service_tier: true } },
 
   carriesUsage(frame: SSEFrame): boolean {
     if (frame.event !== undefined) return TERMINAL.has(frame.event);
