@@ -46,7 +46,13 @@ export function openSqliteLedger(
   // Prepared once: a statement is parsed and planned at start, not per request.
   const statements = {
     insertOrg: db.prepare<[string, number]>('INSERT OR IGNORE INTO ledger_orgs (org_id, created_at_ms) VALUES (?, ?)'),
-    org: db.prepare<[string], OrgRow>('SELECT * FROM ledger_orgs WHERE org_id = ?'),
+    // The columns orgRecordOf reads, not *: a row costs a request about 0.2 us per column.
+    org: db.prepare<[string], OrgRow>(`
+      SELECT cash_micro_usd, credit_micro_usd, exempt, first_topup_at_ms, override_concurrency,
+             override_daily_spend_micro_usd, paused_reason, paused_day, paused_daily_limit_micro_usd
+      FROM ledger_orgs WHERE org_id = ?`),
+    money: db.prepare<[string], { cash: number; credit: number }>(
+      'SELECT cash_micro_usd AS cash, credit_micro_usd AS credit FROM ledger_orgs WHERE org_id = ?'),
     setMoney: db.prepare<[number, number, string]>('UPDATE ledger_orgs SET cash_micro_usd = ?, credit_micro_usd = ? WHERE org_id = ?'),
     setFirstTopup: db.prepare<[number, string]>(
       'UPDATE ledger_orgs SET first_topup_at_ms = ? WHERE org_id = ? AND first_topup_at_ms IS NULL'),
@@ -77,8 +83,8 @@ export function openSqliteLedger(
       INSERT INTO ledger_holds
         (hold_id, org_id, amount_micro_usd, created_at_ms, lease_expires_at_ms, day, instance_id, process_id)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-    hold: db.prepare<[string], HoldRow>(`SELECT ${HOLD_COLS} FROM ledger_holds WHERE hold_id = ?`),
-    deleteHold: db.prepare<[string]>('DELETE FROM ledger_holds WHERE hold_id = ?'),
+    takeHold: db.prepare<[string], Pick<HoldRow, 'org_id' | 'expired_at_ms' | 'charged_micro_usd'>>(
+      'DELETE FROM ledger_holds WHERE hold_id = ? RETURNING org_id, expired_at_ms, charged_micro_usd'),
     renewHold: db.prepare<[number, number, string, number]>(`
       UPDATE ledger_holds SET lease_expires_at_ms = ?, delivered_micro_usd = ?
       WHERE hold_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?`),
@@ -259,15 +265,15 @@ export function openSqliteLedger(
   // ── settlement and leases ──────────────────────────────────────────────────────────────────
 
   const settleTx = db.transaction((holdId: string, cost: number, nowMs: number): void => {
-    const hold = statements.hold.get(holdId);
+    const hold = statements.takeHold.get(holdId);
     if (!hold) return; // unknown or already settled: idempotent
     // A late settlement of a lapsed hold charges only what the lapse did not (never twice).
     const charge = hold.expired_at_ms === null ? cost : Math.max(0, cost - hold.charged_micro_usd);
-    const org = readOrg(hold.org_id);
+    const org = statements.money.get(hold.org_id);
+    if (!org) throw new Error(`ledger: unknown organization "${hold.org_id}"`);
     const after = debit(org.cash, org.credit, charge);
     statements.setMoney.run(after.cash, after.credit, hold.org_id);
     if (charge > 0) statements.addSpend.run(hold.org_id, utcDay(nowMs), charge);
-    statements.deleteHold.run(holdId);
     addEntry({
       org: hold.org_id, at: nowMs, kind: hold.expired_at_ms === null ? 'settle' : 'settle_after_expiry',
       hold: holdId, amount: charge, cash: after.cash - org.cash, credit: after.credit - org.credit,
