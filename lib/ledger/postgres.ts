@@ -39,6 +39,44 @@ const SNAPSHOT_SQL = `
                 FROM ledger_holds WHERE org_id = o.org_id AND expired_at_ms IS NULL AND lease_expires_at_ms > $3) h
   WHERE o.org_id = $1`;
 
+interface AdmitItem { org: string; hold: string; amount: number; now: number; pools: string[]; limits: number[] }
+interface AdmitRow { code: string; retry_after_s: number | null; spend_remaining: number | null; exempt: boolean }
+interface SettleItem { holdId: string; cost: number; nowMs: number }
+
+/** Most calls one statement carries. */
+const GROUP_MAX = 256;
+
+/** Group commit: the first call goes out at the end of its event-loop turn with whatever else the
+ *  turn asked; calls made while a batch is in flight wait and go together in the next one, so
+ *  under load a batch holds what arrived during one round trip and one WAL flush, and alone a
+ *  call waits for nothing. `send` answers one result per item, in order. A batch that fails is
+ *  run again one item at a time, so one bad item (an unknown organization) fails alone; when the
+ *  database is unreachable each fails with its own error. */
+function groupCommit<I, O>(send: (items: I[]) => Promise<O[]>): (item: I) => Promise<O> {
+  type Waiting = { item: I; resolve: (o: O) => void; reject: (err: unknown) => void };
+  let queue: Waiting[] = [];
+  let busy = false;
+  const one = (w: Waiting): Promise<void> => send([w.item]).then((out) => w.resolve(out[0]!), w.reject);
+  const run = async (): Promise<void> => {
+    busy = true;
+    while (queue.length > 0) {
+      const batch = queue.length > GROUP_MAX ? queue.splice(0, GROUP_MAX) : queue;
+      if (batch === queue) queue = [];
+      if (batch.length === 1) { await one(batch[0]!); continue; }
+      try {
+        const out = await send(batch.map((w) => w.item));
+        batch.forEach((w, i) => w.resolve(out[i]!));
+      } catch {
+        await Promise.all(batch.map(one));
+      }
+    }
+    busy = false;
+  };
+  return (item) => new Promise<O>((resolve, reject) => {
+    if (queue.push({ item, resolve, reject }) === 1 && !busy) { busy = true; setImmediate(() => void run()); }
+  });
+}
+
 export interface PostgresLedgerOptions {
   /** The id of this process, stored on its holds. */
   processId: string;
@@ -68,6 +106,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     }
   }
   const noPools = { names: [] as string[], limits: [] as number[] };
+  const poolOrder = config.pools.map((pool) => pool.name);   // the order every transaction locks pools in
   const instanceId = opts.instanceId ?? opts.processId;
   const released = (rows: ReleasedRow[]): ReleasedHold[] => rows.map((row) => ({
     holdId: row.hold_id, orgId: row.org_id, amountMicroUsd: row.amount_micro_usd, chargedMicroUsd: row.charged_micro_usd,
@@ -123,24 +162,56 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     }
   };
 
-  /** One settlement; a deadlock victim (PostgreSQL picks one when two transactions wait on each
-   *  other) is retried at once. */
-  const settleOnce = async (holdId: string, cost: number, nowMs: number): Promise<void> => {
+  /** One statement for a batch; a deadlock victim (PostgreSQL picks one when two transactions
+   *  wait on each other; the batches' lock order should leave none) is retried at once. */
+  const retryingDeadlocks = async <T>(run: () => Promise<T>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
       try {
-        await db.query({ name: 'ledger_settle', text: 'SELECT ledger_settle($1, $2, $3)', values: [holdId, cost, nowMs] });
-        return;
+        return await run();
       } catch (err) {
         if (attempt >= 3 || !['40P01', '40001'].includes((err as { code?: string }).code ?? '')) throw err;
       }
     }
   };
+
+  // A lone call runs the single function, which is cheaper than a batch of one.
+  const admitMany = groupCommit(async (items: AdmitItem[]): Promise<AdmitRow[]> => (await retryingDeadlocks(() => {
+    const [one] = items;
+    if (items.length === 1) {
+      return db.query<AdmitRow>({
+        name: 'ledger_admit',
+        text: 'SELECT * FROM ledger_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+        values: [one!.org, one!.hold, one!.amount, one!.now, config.hold_lease_ms, instanceId, opts.processId,
+          rampWeeks, rampConc, rampDaily, one!.pools, one!.limits],
+      });
+    }
+    const used = new Set(items.flatMap((item) => item.pools));
+    return db.query<AdmitRow>({
+      name: 'ledger_admit_many',
+      text: 'SELECT * FROM ledger_admit_many($1::jsonb, $2, $3, $4, $5, $6, $7, $8)',
+      values: [JSON.stringify(items), poolOrder.filter((name) => used.has(name)), config.hold_lease_ms, instanceId,
+        opts.processId, rampWeeks, rampConc, rampDaily],
+    });
+  })).rows);
+
+  const settleMany = groupCommit(async (items: SettleItem[]): Promise<void[]> => {
+    const [one] = items;
+    await retryingDeadlocks(() => (items.length === 1
+      ? db.query({ name: 'ledger_settle', text: 'SELECT ledger_settle($1, $2, $3)', values: [one!.holdId, one!.cost, one!.nowMs] })
+      : db.query({
+        name: 'ledger_settle_many',
+        text: 'SELECT ledger_settle_many($1, $2, $3)',
+        values: [items.map((i) => i.holdId), items.map((i) => i.cost), items.map((i) => i.nowMs)],
+      })));
+    return items.map(() => undefined);
+  });
+
   const deferred = new Map<string, { cost: number; nowMs: number }>();
   let retryTimer: NodeJS.Timeout | undefined;
   const flush = async (): Promise<void> => {
     for (const [holdId, settlement] of deferred) {
       try {
-        await settleOnce(holdId, settlement.cost, settlement.nowMs);
+        await settleMany({ holdId, cost: settlement.cost, nowMs: settlement.nowMs });
         deferred.delete(holdId);
       } catch {
         return; // still unreachable: the next round tries again
@@ -183,15 +254,9 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
       checkAmount('holdMicroUsd', input.holdMicroUsd);
       const holdId = randomUUID();
       const pools = poolsOf.get(input.route) ?? noPools;
-      const result = await db.query<{ code: string; retry_after_s: number | null; spend_remaining: number | null; exempt: boolean }>({
-        name: 'ledger_admit',
-        text: 'SELECT * FROM ledger_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
-        values: [
-          input.orgId, holdId, input.holdMicroUsd, input.nowMs, config.hold_lease_ms, instanceId, opts.processId,
-          rampWeeks, rampConc, rampDaily, pools.names, pools.limits,
-        ],
+      const row = await admitMany({
+        org: input.orgId, hold: holdId, amount: input.holdMicroUsd, now: input.nowMs, pools: pools.names, limits: pools.limits,
       });
-      const row = result.rows[0]!;
       if (row.code === 'ok') {
         return { ok: true, holdId, spendRemainingMicroUsd: row.spend_remaining!, asOfMs: input.nowMs, exempt: row.exempt };
       }
@@ -204,7 +269,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
       live();
       checkAmount('costMicroUsd', costMicroUsd);
       try {
-        await settleOnce(holdId, costMicroUsd, nowMs);
+        await settleMany({ holdId, cost: costMicroUsd, nowMs });
       } catch (err) {
         // Never lost while this process lives: queued and retried until the database answers
         // (with the time it ended, so it counts on the right day); its hold meanwhile still

@@ -302,10 +302,58 @@ BEGIN
 END $$;
 `;
 
+// Group commit: the admissions (or settlements) a process gathered while its previous batch was
+// in flight go in one statement, one transaction, one WAL flush, instead of one each
+// (lib/ledger/postgres.ts). Each element runs the single function above, in order, so it sees the
+// writes of those before it and admission stays atomic. Locks are taken up front in one global
+// order, every organization of the batch by org_id and then every shared pool of the batch in
+// configuration order (`p_lock_pools`), so two batches, a batch and a lone call (its one
+// organization, then its route's pools in configuration order) or a batch and a sweep (which
+// takes organizations in org_id order) never wait on each other in a cycle. (So a batch queues on a full organization's row lock, which the unlocked first
+// pass of ledger_admit spares a lone call; the batch pays it once for all its calls.) A batch
+// whose element throws fails whole; the caller then runs its elements one by one (each a batch of
+// one), so only that element fails.
+const V3_BATCHES = `
+CREATE FUNCTION ledger_admit_many(
+  p_items JSONB, p_lock_pools TEXT[], p_lease_ms BIGINT, p_instance TEXT, p_process TEXT,
+  p_ramp_weeks INTEGER[], p_ramp_conc BIGINT[], p_ramp_daily BIGINT[])
+  RETURNS TABLE (code TEXT, retry_after_s INTEGER, spend_remaining BIGINT, exempt BOOLEAN)
+LANGUAGE plpgsql AS $$
+DECLARE e RECORD; r RECORD;
+BEGIN
+  PERFORM 1 FROM ledger_orgs o
+    WHERE o.org_id IN (SELECT x.org FROM jsonb_to_recordset(p_items) AS x(org TEXT)) ORDER BY o.org_id FOR UPDATE;
+  INSERT INTO ledger_pool_windows (pool, window_start_ms, admitted)
+    SELECT l.pool, 0, 0 FROM unnest(p_lock_pools) WITH ORDINALITY AS l(pool, n) ORDER BY l.n ON CONFLICT (pool) DO NOTHING;
+  PERFORM 1 FROM ledger_pool_windows w JOIN unnest(p_lock_pools) WITH ORDINALITY AS l(pool, n) ON w.pool = l.pool
+    ORDER BY l.n FOR UPDATE OF w;
+  FOR e IN SELECT * FROM ROWS FROM (jsonb_to_recordset(p_items)
+               AS (org TEXT, hold TEXT, amount BIGINT, now BIGINT, pools TEXT[], limits BIGINT[])) WITH ORDINALITY AS x
+             ORDER BY x.ordinality LOOP
+    SELECT * INTO r FROM ledger_admit(e.org, e.hold, e.amount, e.now, p_lease_ms, p_instance, p_process,
+      p_ramp_weeks, p_ramp_conc, p_ramp_daily, e.pools, e.limits);
+    code := r.code; retry_after_s := r.retry_after_s; spend_remaining := r.spend_remaining; exempt := r.exempt;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+
+CREATE FUNCTION ledger_settle_many(p_hold_ids TEXT[], p_costs BIGINT[], p_nows BIGINT[]) RETURNS VOID
+LANGUAGE plpgsql AS $$
+DECLARE i INTEGER;
+BEGIN
+  PERFORM 1 FROM ledger_orgs o
+    WHERE o.org_id IN (SELECT h.org_id FROM ledger_holds h WHERE h.hold_id = ANY (p_hold_ids)) ORDER BY o.org_id FOR UPDATE;
+  FOR i IN 1 .. COALESCE(array_length(p_hold_ids, 1), 0) LOOP
+    PERFORM ledger_settle(p_hold_ids[i], p_costs[i], p_nows[i]);
+  END LOOP;
+END $$;
+`;
+
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_RELEASE + V1_ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
   // Usage records shared by every process (issue 10; lib/usage/postgres.ts).
   { version: 2, name: 'usage records', sql: USAGE_DDL },
+  { version: 3, name: 'ledger group commit: admissions and settlements in batches', sql: V3_BATCHES },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

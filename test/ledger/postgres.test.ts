@@ -108,3 +108,68 @@ test('one sweeper at a time: two processes sweeping at once release each lapsed 
   assert.equal(entries.filter((e) => e.kind === 'lease_expired').length, 3);
   assert.equal((await l2!.snapshot('sweep', later)).inFlight, 0);
 });
+
+// Group commit: the calls one process makes while its previous batch is in flight go in one
+// statement and one transaction. Rows one transaction wrote share its id (xmin).
+const transactionsOf = async (pool: pg.Pool, sql: string, values: unknown[]): Promise<number> =>
+  (await pool.query(`SELECT count(DISTINCT xmin::TEXT)::INT AS n FROM (${sql}) AS rows`, values)).rows[0].n;
+
+test('one turn of admissions and of settlements: one transaction each, every admission seeing the ones before it', { skip }, async () => {
+  const now = new ManualClock().now();
+  const pool = newPool(4);
+  const ledger = openPostgresLedger(pool, CONFIG, { processId: 'g1' });
+  await ledger.ensureOrg('group', now);
+  await ledger.topup('group', { cash_micro_usd: 1000 * USD }, now);
+  await ledger.setOverrides('group', { concurrency: 12, daily_spend_micro_usd: 1000 * USD }, now);
+  const results = await Promise.all(Array.from({ length: 20 }, () => ledger.admit({ orgId: 'group', holdMicroUsd: 1_000, route: 'vendor_a', nowMs: now })));
+  const held = results.flatMap((r) => (r.ok ? [r.holdId] : []));
+  assert.equal(held.length, 12, 'exactly the concurrency, though all twenty went together');
+  assert.ok(results.slice(12).every((r) => !r.ok && r.code === 'rate_limit_exceeded'), 'in arrival order: the first twelve admitted');
+  assert.equal(await transactionsOf(pool, 'SELECT xmin FROM ledger_holds WHERE org_id = $1', ['group']), 1);
+  await Promise.all(held.map((h) => ledger.settle(h, 700, now)));
+  assert.equal(await transactionsOf(pool, "SELECT xmin FROM ledger_entries WHERE org_id = $1 AND kind = 'settle'", ['group']), 1);
+  const s = await ledger.snapshot('group', now);
+  assert.equal(s.inFlight, 0);
+  assert.equal(s.cashMicroUsd, 1000 * USD - 12 * 700);
+});
+
+test('a batch with an unknown organization: that admission fails alone, the rest of its batch is admitted', { skip }, async () => {
+  const now = new ManualClock().now();
+  const ledger = openPostgresLedger(newPool(4), CONFIG, { processId: 'g2' });
+  await ledger.ensureOrg('known', now);
+  await ledger.topup('known', { cash_micro_usd: 10 * USD }, now);
+  const results = await Promise.allSettled(['known', 'nobody', 'known'].map((orgId) =>
+    ledger.admit({ orgId, holdMicroUsd: 1_000, route: 'vendor_a', nowMs: now })));
+  assert.equal(results[0]!.status === 'fulfilled' && results[0]!.value.ok, true);
+  assert.equal(results[2]!.status === 'fulfilled' && results[2]!.value.ok, true);
+  assert.equal(results[1]!.status, 'rejected');
+  assert.match(String((results[1] as PromiseRejectedResult).reason), /unknown organization "nobody"/);
+  assert.equal((await ledger.snapshot('known', now)).inFlight, 2);
+});
+
+test('batches of four processes over two organizations and both shared pools: all decided, limits and money exact', { skip }, async () => {
+  const now = new ManualClock().now();
+  const config = { ...CONFIG, pools: CONFIG.pools.map((p) => ({ ...p, per_minute: 1_000 })) };
+  const ledgers = Array.from({ length: 4 }, (_, i) => openPostgresLedger(newPool(4), config, { processId: `m${i}` }));
+  for (const org of ['m-a', 'm-b']) {
+    await ledgers[0]!.ensureOrg(org, now);
+    await ledgers[0]!.topup(org, { cash_micro_usd: 1000 * USD }, now);
+    await ledgers[0]!.setOverrides(org, { concurrency: 9, daily_spend_micro_usd: 1000 * USD }, now);
+  }
+  // Each process mixes both organizations and routes of both pools in every batch, in a different order.
+  const calls = Array.from({ length: 160 }, (_, i) => {
+    const [k, j] = [i % 4, i >> 2];
+    return { ledger: ledgers[k]!, orgId: (j + k) % 2 ? 'm-a' : 'm-b', route: ((j >> 1) + k) % 2 ? 'cloud_a' as const : 'vendor_a' as const };
+  });
+  const results = await Promise.all(calls.map((c) => c.ledger.admit({ orgId: c.orgId, holdMicroUsd: 1_000, route: c.route, nowMs: now })));
+  for (const org of ['m-a', 'm-b']) {
+    const admitted = results.filter((r, i) => r.ok && calls[i]!.orgId === org);
+    assert.equal(admitted.length, 9, `${org}: exactly its concurrency`);
+  }
+  await Promise.all(results.map((r, i) => (r.ok ? calls[(i + 1) % calls.length]!.ledger.settle(r.holdId, 500, now) : undefined)));
+  for (const org of ['m-a', 'm-b']) {
+    const s = await ledgers[3]!.snapshot(org, now);
+    assert.equal(s.inFlight, 0);
+    assert.equal(s.cashMicroUsd, 1000 * USD - 9 * 500);
+  }
+});
