@@ -61,3 +61,47 @@ test('a delta that is not a plain string or index is read by the whole parse', (
   const texts = events.filter((e) => e.type === 'text_delta').map((e) => (e as { text: string }).text);
   assert.deepEqual(texts, ['s', 'spaced']);   // null carries nothing; the invalid escape is malformed JSON
 });
+
+// The first and the terminal event echo the request; past a size, the decoder takes only the
+// members it reads from them. The IR must be the one a stream without the echoes gives.
+test('a created and a terminal event that echo long instructions and tools decode as the same events without them', () => {
+  const instructions = 'You are a coding agent. Quote "paths" \\ and\n "usage":{"output_tokens":1} verbatim. '.repeat(200);
+  const tools = Array.from({ length: 12 }, (_, i) => ({
+    type: 'function', name: `tool_${i}`, description: 'Runs a "command"; reports usage.'.repeat(10),
+    parameters: { type: 'object', properties: { usage: { type: 'string' }, model: { type: 'string' } } },
+  }));
+  const echo = { instructions, tools, metadata: { id: 'not-this', model: 'nor-this', status: 'failed' } };
+  const usage = { input_tokens: 4000, input_tokens_details: { cached_tokens: 3500 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 } };
+  const build = (withEcho: boolean, status: 'completed' | 'incomplete'): SSEFrame[] => {
+    const extra = withEcho ? echo : {};
+    return [
+      frame('response.created', { sequence_number: 0, response: { ...extra, id: 'resp_big', model: 'gpt-5.4', status: 'in_progress' } }),
+      frame('response.output_item.added', { output_index: 0, item: { type: 'message', id: 'msg_1', content: [] } }),
+      frame('response.content_part.added', { output_index: 0, content_index: 0, part: { type: 'output_text', text: '' } }),
+      frame('response.output_text.delta', { output_index: 0, content_index: 0, delta: 'Hi' }),
+      frame('response.output_text.done', { output_index: 0, content_index: 0, text: 'Hi' }),
+      frame('response.output_item.done', { output_index: 0, item: { type: 'message', id: 'msg_1', content: [{ type: 'output_text', text: 'Hi' }] } }),
+      frame(`response.${status}`, {
+        response: {
+          ...extra, id: 'resp_big', model: 'gpt-5.4', status, service_tier: 'flex', usage,
+          incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+          output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hi' }] }],
+        },
+      }),
+    ];
+  };
+  for (const status of ['completed', 'incomplete'] as const) {
+    const big = build(true, status);
+    assert.ok(big[0]!.data.length > 10_000 && big.at(-1)!.data.length > 10_000);
+    const events = decode(big);
+    assert.deepEqual(events, decode(build(false, status)));
+    assert.deepEqual(events[0], { type: 'start', id: 'resp_big', model: 'gpt-5.4' });
+    const finish = events.at(-1) as Extract<IREvent, { type: 'finish' }>;
+    assert.equal(finish.reason, status === 'completed' ? 'end' : 'max_tokens');
+    assert.equal(finish.tier, 'flex');
+    assert.equal(finish.usage.inputTokens, 4000);
+  }
+  // A terminal event that comes before any block opened carries the answer: read whole.
+  const relayed = decode([build(true, 'completed').at(-1)!]);
+  assert.ok(relayed.some((e) => e.type === 'text_delta' && e.text === 'Hi'));
+});

@@ -2,7 +2,7 @@
 // appearance: a reasoning item or a function_call item is one block; each content part of a
 // message item is one text block. The terminal response.completed / response.incomplete carries
 // the usage and the tier that served; response.failed and `error` become one IR error.
-import { withoutBulk, withoutString } from '../../json-skip.ts';
+import { pickMembers, withoutBulk, withoutString, type MemberPick } from '../../json-skip.ts';
 import { type IREvent, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
 import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { decodeResponsesResponse, stopReasonOf } from './response.ts';
@@ -64,7 +64,9 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     }
     let ev: any;
     const data = next > 0 ? withoutRepeats(frame) : frame.data;
-    try { ev = JSON.parse(data); } catch { return []; } // `[DONE]` and malformed lines carry nothing
+    const pick = data.length > PICK_OVER ? echoPick(frame, next) : undefined;
+    // `[DONE]` and malformed lines carry nothing
+    try { ev = pick ? pickMembers(data, pick) : JSON.parse(data); } catch { return []; }
     if (!ev || typeof ev !== 'object') return [];
     const type: string = ev.type ?? frame.event ?? '';
     const out: IREvent[] = [];
@@ -270,6 +272,25 @@ function withoutRepeats(frame: SSEFrame): string {
     case 'response.output_text.done': return withoutString(frame.data, '"text":"');
     case 'response.refusal.done': return withoutString(frame.data, '"refusal":"');
     default: return frame.data;
+  }
+}
+
+/** The first event and the terminal one echo the request's instructions and tools, for a coding
+ *  agent tens of KB. From a long one the decoder takes only the members it reads (json-skip.ts
+ *  pickMembers walks past the rest): the walk beats a parse once the skipped values are long
+ *  strings, and loses to it on short events (bench/README.md, "The usage frame"). A terminal
+ *  event read before any block opened is parsed whole: its output is the answer. */
+const PICK_OVER = 2_048;
+const CREATED: MemberPick = { type: true, response: { id: true, model: true } };
+const TERMINAL: MemberPick = {
+  type: true, response: { id: true, model: true, status: true, incomplete_details: true, usage: true, service_tier: true },
+};
+
+function echoPick(frame: SSEFrame, next: number): MemberPick | undefined {
+  switch (frame.event) {
+    case 'response.created': return CREATED;
+    case 'response.completed': case 'response.incomplete': return next > 0 ? TERMINAL : undefined;
+    default: return undefined;
   }
 }
 
