@@ -278,8 +278,9 @@ function withoutRepeats(frame: SSEFrame): string {
 /** The first event and the terminal one echo the request's instructions and tools, for a coding
  *  agent tens of KB. From a long one the decoder takes only the members it reads (json-skip.ts
  *  pickMembers walks past the rest): the walk beats a parse once the skipped values are long
- *  strings, and loses to it on short events (bench/README.md, "The usage frame and the request's echo"). A terminal
- *  event read before any block opened is parsed whole: its output is the answer. */
+ *  strings, and loses to it on short events (bench/README.md, "The usage frame and the
+ *  request's echo"). A terminal event read before any block opened is parsed whole: its output
+ *  is the answer. */
 const PICK_OVER = 2_048;
 const CREATED: MemberPick = { type: true, response: { id: true, model: true } };
 const TERMINAL: MemberPick = {
