@@ -44,9 +44,10 @@ export interface UsageTap {
    *  and last (Responses: its terminal event): once that frame is read, the rest of the stream
    *  is not searched, nor the same chunk for the other alternatives. */
   markersOnce?: boolean;
-  /** The members of the usage frame that read() and isFinal() look at: a passthrough that only
-   *  reads usage (no rewrite) takes these (json-skip.ts pickMembers) instead of parsing a frame
-   *  that repeats the request's instructions and tools and the whole output (Responses). */
+  /** The members of the usage frame that read() and isFinal() look at (and the caller
+   *  endpoint's usageOnlyFrame, where it has one): a passthrough that only reads usage (no
+   *  rewrite) takes these (json-skip.ts pickMembers) instead of parsing a frame that repeats the
+   *  request's instructions and tools and the whole output (Responses). */
   pick?: MemberPick;
   /** Cheap test (event name, or a substring) — true when this frame may carry usage or the tier. */
   carriesUsage(frame: SSEFrame): boolean;

@@ -309,10 +309,11 @@ END $$;
 // order, every organization of the batch by org_id and then every shared pool of the batch in
 // configuration order (`p_lock_pools`), so two batches, a batch and a lone call (its one
 // organization, then its route's pools in configuration order) or a batch and a sweep (which
-// takes organizations in org_id order) never wait on each other in a cycle. (So a batch queues on a full organization's row lock, which the unlocked first
-// pass of ledger_admit spares a lone call; the batch pays it once for all its calls.) A batch
-// whose element throws fails whole; the caller then runs its elements one by one (each a batch of
-// one), so only that element fails.
+// takes organizations in org_id order) never wait on each other in a cycle. So a batch queues on
+// a full organization's row lock, which the unlocked first pass of ledger_admit spares a lone
+// call; the batch pays that once for all its calls. A batch whose element throws fails whole;
+// the caller then runs its elements one by one (each through the single function), so only that
+// element fails.
 const V3_BATCHES = `
 CREATE FUNCTION ledger_admit_many(
   p_items JSONB, p_lock_pools TEXT[], p_lease_ms BIGINT, p_instance TEXT, p_process TEXT,
