@@ -1,7 +1,8 @@
 // Finding where a JSON array or object ends without parsing it: strings are jumped over with a
 // native search for their closing quote, so the cost follows the number of values, not the bytes
-// of text inside them. Used to read a passthrough's usage frame without decoding the bulk it
-// carries (a Responses response.completed repeats the whole output).
+// of text inside them. Used to read a passthrough's usage frame, and the few members a decoder
+// reads of a long event, without decoding the bulk around them (a Responses terminal event repeats
+// the request's instructions and tools and the whole output).
 
 /** Index just past the array or object that opens at `start` ('[' or '{'); -1 if it never closes. */
 export function endOfJsonValue(text: string, start: number): number {
@@ -9,16 +10,22 @@ export function endOfJsonValue(text: string, start: number): number {
   for (let i = start; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code === 34 /* " */) {
-      let j = text.indexOf('"', i + 1);
-      while (j !== -1 && isEscaped(text, j)) j = text.indexOf('"', j + 1);
-      if (j === -1) return -1;
-      i = j;
+      const end = stringEndText(text, i);
+      if (end === -1) return -1;
+      i = end - 1;
     } else if (code === 91 /* [ */ || code === 123 /* { */) depth++;
     else if (code === 93 /* ] */ || code === 125 /* } */) {
       if (--depth === 0) return i + 1;
     }
   }
   return -1;
+}
+
+/** Index just past the string whose opening quote is at `at`; -1 if it never closes. */
+function stringEndText(text: string, at: number): number {
+  let j = text.indexOf('"', at + 1);
+  while (j !== -1 && isEscaped(text, j)) j = text.indexOf('"', j + 1);
+  return j === -1 ? -1 : j + 1;
 }
 
 /** True when the quote at `at` is preceded by an odd number of backslashes. */
@@ -48,13 +55,6 @@ const isSpaceCode = (c: number): boolean => c === 32 || c === 10 || c === 13 || 
 function skipSpaceText(text: string, i: number): number {
   while (i < text.length && isSpaceCode(text.charCodeAt(i))) i++;
   return i;
-}
-
-/** Index just past the string whose opening quote is at `at`; -1 if it never closes. */
-function stringEndText(text: string, at: number): number {
-  let j = text.indexOf('"', at + 1);
-  while (j !== -1 && isEscaped(text, j)) j = text.indexOf('"', j + 1);
-  return j === -1 ? -1 : j + 1;
 }
 
 /** Index just past the JSON value that starts at `i` (a scalar ends at the next , } ] or space). */
@@ -144,10 +144,9 @@ export function withoutString(text: string, key: string): string {
   const at = text.indexOf(key);
   if (at === -1) return text;
   const open = at + key.length - 1;
-  let close = text.indexOf('"', open + 1);
-  while (close !== -1 && isEscaped(text, close)) close = text.indexOf('"', close + 1);
-  if (close === -1) return text;
-  return text.slice(0, open + 1) + text.slice(close);
+  const end = stringEndText(text, open);
+  if (end === -1) return text;
+  return text.slice(0, open + 1) + text.slice(end - 1);
 }
 
 // ── the same over bytes: a caller's body forwarded with top-level members cut out and set ─────
