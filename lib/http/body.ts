@@ -25,8 +25,10 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
   // A body that came with its headers (node's parser read the whole message in one go, as with
   // most requests) already waits in the request's buffer: taken at once, without listeners,
-  // timers or flowing mode, whose resume and 'end' take further turns of the loop.
-  if (req.complete && !req.readableFlowing) {
+  // timers or flowing mode, whose resume and 'end' take further turns of the loop. node marks the
+  // request complete only at a later read of the socket, so a buffer holding every declared byte
+  // is whole too (what autocannon and most clients that send a request in one write get here).
+  if (!req.readableFlowing && (req.complete || req.readableLength === declared)) {
     if (req.readableLength > cap) return Promise.reject(new GatewayError('request_too_large'));
     return Promise.resolve((req.read() as Buffer | null) ?? Buffer.alloc(0));
   }

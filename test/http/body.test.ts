@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { parseJsonObject, readBody } from '../../lib/http/body.ts';
 import { bearerOf } from '../../lib/http/auth.ts';
 import { GatewayError } from '../../lib/errors.ts';
@@ -23,6 +23,17 @@ before(async () => {
       readBody(req, CAP).then(
         (buf) => res.end(JSON.stringify({ whole, length: buf.length, b64: buf.toString('base64') })),
         (err: GatewayError) => { res.writeHead(err.status, { connection: 'close' }); res.end(JSON.stringify({ whole, code: err.code })); },
+      );
+      return;
+    }
+    if (req.url === '/micro') {
+      // As the pipeline reads it under load: after the guard's await (microtasks only), when node
+      // has buffered the body of a request sent in one write but not yet marked it complete.
+      await Promise.resolve();
+      const complete = req.complete;
+      readBody(req, CAP).then(
+        (buf) => res.end(JSON.stringify({ complete, flowing: req.readableFlowing, b64: buf.toString('base64') })),
+        (err: GatewayError) => { res.writeHead(err.status); res.end(JSON.stringify({ code: err.code })); },
       );
       return;
     }
@@ -82,6 +93,37 @@ test('a body already whole when it is read (the common case) is taken from the b
   assert.equal(over.json.whole, true);
   assert.equal(over.status, 413);
   assert.equal(over.json.code, 'request_too_large');
+});
+
+/** Writes `parts` on one raw connection, `gapMs` apart, and reads `answers` JSON answers off it. */
+function sendRaw(parts: string[], answers: number, gapMs = 0): Promise<any[]> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1');
+    let text = '';
+    sock.on('data', (d) => {
+      text += d;
+      const bodies = [...text.matchAll(/\r\n\r\n(\{[^\r]*?\})(?=HTTP|$)/g)].map((m) => JSON.parse(m[1]!));
+      if (bodies.length === answers) { sock.destroy(); resolve(bodies); }
+    });
+    sock.on('error', reject);
+    parts.forEach((p, i) => setTimeout(() => sock.write(p), i * gapMs));
+  });
+}
+
+test('a body that arrived with its headers is taken from the buffer before node marks the request complete; part of one waits for the rest', async () => {
+  const body = '{"input":"' + 'x'.repeat(300) + '"}';
+  const head = `POST /micro HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+  // Two requests, each in one write, on one keep-alive connection.
+  const whole = await sendRaw([head + body, head + body], 2, 20);
+  for (const r of whole) {
+    assert.equal(r.complete, false, 'node had not marked the request complete yet');
+    assert.equal(r.flowing, null, 'taken from the buffer: no data listener, no flowing mode');
+    assert.equal(Buffer.from(r.b64, 'base64').toString(), body);
+  }
+  // Headers and half the body, the rest 30 ms later: read as it streams, every byte.
+  const [split] = await sendRaw([head + body.slice(0, 150), body.slice(150)], 1, 30);
+  assert.equal(split.flowing, true, 'a body still arriving is read as it streams');
+  assert.equal(Buffer.from(split.b64, 'base64').toString(), body);
 });
 
 test('a declared Content-Length over the cap is refused before a byte is read', async () => {
