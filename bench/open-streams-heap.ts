@@ -11,6 +11,7 @@ import { Agent, request } from 'undici';
 import { connectInspector } from './inspector.ts';
 import { forkServer, isMain } from './processes.ts';
 import { bundledChild, startFlags } from './bundle.ts';
+import { agentBody } from './agent-body.ts';
 
 const STREAMS = Number(process.env.BENCH_HEAP_STREAMS ?? 300);
 // Ours first (a walk never enters another root, so node's and undici's objects stay theirs; what
@@ -24,6 +25,16 @@ interface HeapSnapshotJson {
   nodes: number[];
   edges: number[];
   strings: string[];
+}
+
+/** The request: a short prompt, or with BENCH_HEAP_BODY=agent a coding agent's 225 KB body
+ *  (agent-body.ts), the directive in its last user text. */
+function bodyOf(directive: string): Record<string, any> {
+  if (process.env.BENCH_HEAP_BODY !== 'agent') return { model: 'gpt-5.4-mini', stream: true, start_within: 'now', input: `hi ${directive}` };
+  const body = structuredClone(agentBody.gateway.body) as Record<string, any>;
+  const lastUser = body.input.findLast((item: { role: string }) => item.role === 'user');
+  lastUser.content[0].text += ` ${directive}`;
+  return body;
 }
 
 const pace = (tokens: number, perS: number): string => JSON.stringify({ output_tokens: tokens, tokens_per_s: perS });
@@ -113,7 +124,7 @@ export async function runOpenStreamsHeap(): Promise<void> {
     const ask = (tokens: number, perS: number) => request(`${gateway.url}/v1/responses`, {
       method: 'POST', dispatcher: agent,
       headers: { authorization: `Bearer ${gateway.info.byokKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-5.4-mini', stream: true, start_within: 'now', input: `hi #sim${pace(tokens, perS)}` }),
+      body: JSON.stringify(bodyOf(`#sim${pace(tokens, perS)}`)),
     });
     await (await ask(5, 0)).body.text();
     const idle = await inspector.memoryUsage();

@@ -37,12 +37,18 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
     let size = 0;
     let total: NodeJS.Timeout | undefined;
     let idle: NodeJS.Timeout | undefined;
+    // Every listener comes off when the body is read or refused: one left on the request (which
+    // lives as long as its answer streams) would keep this scope, and every chunk in `parts`
+    // with it, for minutes.
     const stop = (): void => {
       clearTimeout(total);
       clearTimeout(idle);
       req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
     };
-    const fail = (err: GatewayError): void => {
+    const fail = (err: Error): void => {
       stop();
       req.pause();
       reject(err);
@@ -59,12 +65,18 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
       parts.push(chunk);
       if (idleMs) idle!.refresh();
     };
+    const onEnd = (): void => {
+      stop();
+      resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
+    };
+    const onError = (err: Error): void => { stop(); reject(err); };
+    const onAborted = (): void => { stop(); reject(new GatewayError('client_closed_request')); };
     if (totalMs) total = setTimeout(timedOut('request_body'), totalMs);
     if (idleMs) idle = setTimeout(timedOut('request_body_idle'), idleMs);
     req.on('data', onData);
-    req.once('end', () => { stop(); resolve(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size)); });
-    req.once('error', (err) => { stop(); reject(err); });
-    req.once('aborted', () => { stop(); reject(new GatewayError('client_closed_request')); });
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
   });
 }
 

@@ -188,12 +188,15 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
   if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
   const headers = answerHeaders(ctx, served, outcome, winner.tier);
-  ctx.bytes = undefined;   // nothing is sent upstream after commit: a long stream does not keep the prompt
+  // Nothing is sent upstream after commit: a long stream does not keep the prompt.
+  const model = checked.body.model;
+  ctx.bytes = undefined;
+  plan.releaseBodies();
   const result = ctx.result = await respond({
     res, committed: winner, caller: svc.codecs[checked.format], wire: svc.codecs[winner.wire],
     passthrough: served.passthrough, stream: checked.stream, includeCost: checked.includeCost, includeUsage: checked.includeUsage,
     headers,
-    ctx: { id: '', model: checked.body.model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage },
+    ctx: { id: '', model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage },
     pricing: pricing(svc, plan, served, outcome),
     callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
   });

@@ -25,7 +25,13 @@ export interface Plan {
   routes: RoutePlan[];
   anyManaged: boolean;
   upstreamBody(rp: RoutePlan): Record<string, any>;
+  /** After commit no attempt is built again: drops the caller's parsed body and its translations,
+   *  so a stream that lasts minutes does not hold its prompt (a coding agent's is hundreds of KB,
+   *  several times that as objects). `checked.body` is empty from then on. */
+  releaseBodies(): void;
 }
+
+const RELEASED: Record<string, any> = Object.freeze({});
 
 export interface PlanDeps {
   adapters: Record<RouteName, RouteAdapter>;
@@ -69,6 +75,11 @@ export function planRequest(checked: CheckedRequest, deps: PlanDeps): Plan {
         bodies.set(rp.wire, body);
       }
       return body;
+    },
+    releaseBodies() {
+      bodies.clear();
+      ir = undefined;
+      checked.body = RELEASED;
     },
   };
 }

@@ -76,8 +76,10 @@ export class Pools {
     const t = terms ?? { org: '', waitMs: this.capacity.wait_ms, firstByteMs: this.timeouts.upstream_first_byte_ms };
     return this.gate(route).acquire(t.org, t.waitMs, (release) => {
       try {
+        const large = typeof req.body === 'string' ? req.body.length > BODY_HELD_MAX / 3 && Buffer.byteLength(req.body) > BODY_HELD_MAX : req.body.length > BODY_HELD_MAX;
         this.get(route, req.origin).dispatch({
-          method: 'POST', path: req.path, headers: req.headers, body: req.body,
+          method: 'POST', path: req.path,
+          ...(large ? sentOnce(req) : { headers: req.headers, body: req.body }),
           headersTimeout: t.firstByteMs, bodyTimeout: this.timeouts.upstream_idle_ms,
         }, new GatedHandler(handler, release, this));
       } catch (err) {
@@ -103,6 +105,29 @@ export class Pools {
 }
 
 type Headers = Dispatcher.ResponseData['headers'];
+
+/** undici keeps a request's Buffer or string body for as long as the request lives, which for a
+ *  stream is until its last event: a coding agent's 200 KB prompt, held for minutes by every open
+ *  stream. A body over this size goes as a one-chunk iterable instead, which undici lets go once
+ *  written (with its Content-Length, so it is not sent chunked); a small one stays a Buffer, the
+ *  cheaper path to write. */
+const BODY_HELD_MAX = 16 * 1024;
+
+function sentOnce(req: UpstreamRequest): { headers: Record<string, string>; body: Dispatcher.DispatchOptions['body'] } {
+  let chunk: Buffer | undefined = typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
+  const headers = { ...req.headers, 'content-length': String(chunk.length) };
+  return {
+    headers,
+    // undici takes any iterable as a body (its Request checks isIterable); its typings list streams only.
+    body: {
+      *[Symbol.iterator]() {
+        const c = chunk!;
+        chunk = undefined;
+        yield c;
+      },
+    } as unknown as Dispatcher.DispatchOptions['body'],
+  };
+}
 
 /** undici's calls passed to the attempt unchanged; the capacity slot is given back when the
  *  response ends or fails. An object, not five closures: one is held by every open stream. */

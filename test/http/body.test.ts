@@ -37,6 +37,16 @@ before(async () => {
       );
       return;
     }
+    if (req.url === '/listeners') {
+      // What readBody leaves on a request whose body streamed in: the request lives as long as its
+      // answer, so a listener left on it would keep every chunk read.
+      const events = ['data', 'end', 'error', 'aborted'] as const;
+      const before = events.map((e) => req.listenerCount(e));
+      readBody(req, { cap: CAP, totalMs: 5_000, idleMs: 5_000 }).then((buf) => {
+        res.end(JSON.stringify({ length: buf.length, left: events.map((e, i) => req.listenerCount(e) - before[i]!) }));
+      });
+      return;
+    }
     seen = 0;
     req.on('data', (c: Buffer) => { seen += c.length; });
     if (req.url === '/bearer') {
@@ -124,6 +134,14 @@ test('a body that arrived with its headers is taken from the buffer before node 
   const [split] = await sendRaw([head + body.slice(0, 150), body.slice(150)], 1, 30);
   assert.equal(split.flowing, true, 'a body still arriving is read as it streams');
   assert.equal(Buffer.from(split.b64, 'base64').toString(), body);
+});
+
+test('a body read as it streams leaves no listener on the request', async () => {
+  const body = 'x'.repeat(600);
+  const head = `POST /listeners HTTP/1.1\r\nHost: gw\r\nContent-Length: ${body.length}\r\n\r\n`;
+  const [r] = await sendRaw([head + body.slice(0, 100), body.slice(100, 300), body.slice(300)], 1, 20);
+  assert.equal(r.length, body.length);
+  assert.deepEqual(r.left, [0, 0, 0, 0], 'data, end, error and aborted listeners all removed');
 });
 
 test('a declared Content-Length over the cap is refused before a byte is read', async () => {

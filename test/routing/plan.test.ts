@@ -80,6 +80,31 @@ test('upstream bodies: the caller\'s body on a passthrough; a translation otherw
   assert.equal('input' in vertex, false);
 });
 
+test('releaseBodies: after commit the plan holds neither the caller\'s body nor its translations', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  // Made in a function of its own, so this test's scope holds only the plan and weak references.
+  const made = () => {
+    const c = checked('interactions', { model: 'gemini-3.5-flash', input: 'x'.repeat(10_000), provider: ['vendor_b', 'cloud_a'] });
+    const plan = planRequest(c, deps({}, { vendor_b: 'k', cloud_a: 'k' }));
+    return { plan, caller: new WeakRef(plan.upstreamBody(plan.routes[0]!)), translated: new WeakRef(plan.upstreamBody(plan.routes[1]!)) };
+  };
+  const { plan, caller, translated } = made();
+  await new Promise((r) => setImmediate(r));
+  gc();
+  assert.notEqual(caller.deref(), undefined, 'held until commit: a fallback may still need it');
+  assert.notEqual(translated.deref(), undefined);
+  plan.releaseBodies();
+  await new Promise((r) => setImmediate(r));
+  gc();
+  assert.equal(caller.deref(), undefined);
+  assert.equal(translated.deref(), undefined);
+  assert.deepEqual(plan.checked.body, {});
+  assert.equal(plan.checked.model.id, 'gemini-3.5-flash', 'what finish() reads stays');
+});
+
 test('requestedMaxOutput reads the cap field of the caller\'s own format (its codec\'s endpoint), integers only', () => {
   const cap = (format: CallerFormat, body: Record<string, any>) => requestedMaxOutput({ format, body });
   assert.equal(cap('responses', { max_output_tokens: 10 }), 10);

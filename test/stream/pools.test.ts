@@ -1,0 +1,96 @@
+// lib/stream/pools.ts against a real HTTP server on port 0: the bytes and framing of an upstream
+// body as the pools send it, and what of it the process still holds while the answer streams.
+// A long answer keeps undici's request alive; a large body must not live with it.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { Dispatcher } from 'undici';
+import { Pools } from '../../lib/stream/pools.ts';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+let server: Server;
+let origin: string;
+/** What the server saw of each request, and its answer, held open until the test ends it. */
+const seen: { headers: Record<string, unknown>; body: Buffer; res: ServerResponse }[] = [];
+
+before(async () => {
+  server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => {
+      seen.push({ headers: req.headers, body: Buffer.concat(parts), res });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"first":true}\n\n');   // the answer starts, and stays open
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+
+/** Dispatches `body` and resolves once the answer has started; `end` finishes the answer and
+ *  resolves when the response ended on the client side. */
+function open(pools: Pools, body: string | Buffer): Promise<{ end: () => Promise<void> }> {
+  const { handler, started, fail } = answerHandler();
+  pools.dispatch('vendor_a', { origin, path: '/v1/responses', headers: { 'content-type': 'application/json' }, body }, handler, undefined, fail);
+  return started;
+}
+
+/** The handler, made where no request body is in scope: undici holds it, and every closure made
+ *  beside it, while the answer streams. */
+function answerHandler(): { handler: Dispatcher.DispatchHandler; started: Promise<{ end: () => Promise<void> }>; fail: (err: Error) => void } {
+  let resolve!: (v: { end: () => Promise<void> }) => void;
+  let fail!: (err: Error) => void;
+  const started = new Promise<{ end: () => Promise<void> }>((r, j) => { resolve = r; fail = j; });
+  let ended!: () => void;
+  const done = new Promise<void>((r) => { ended = r; });
+  const handler: Dispatcher.DispatchHandler = {
+    onResponseStart: () => {
+      const { res } = seen.at(-1)!;   // this request's: the server answered it last
+      resolve({ end: () => { res.end(); return done; } });
+    },
+    onResponseData: () => {},
+    onResponseEnd: () => ended(),
+    onResponseError: (_c, err) => fail(err),
+  };
+  return { handler, started, fail };
+}
+
+test('a large body goes with its Content-Length, byte for byte, and is let go once written; a small one is sent as a Buffer', async () => {
+  const pools = new Pools();
+  try {
+    const large = Buffer.from(JSON.stringify({ input: 'é'.repeat(60_000) }));
+    const text = JSON.stringify({ input: 'ü "quoted" '.repeat(5_000) });
+    const small = Buffer.from('{"input":"hi"}');
+    for (const body of [large, text, small]) {
+      const answer = await open(pools, body);
+      const got = seen.at(-1)!;
+      const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+      assert.equal(got.headers['content-length'], String(bytes.length));
+      assert.equal(got.headers['transfer-encoding'], undefined, 'not sent chunked');
+      assert.ok(got.body.equals(bytes));
+      await answer.end();
+    }
+
+    // While an answer streams: the large body is collectable, the small one is still held.
+    const refs = async (size: number): Promise<{ ref: WeakRef<Buffer>; answer: { end: () => Promise<void> } }> => {
+      const body = Buffer.alloc(size, 0x61);
+      return { ref: new WeakRef(body), answer: await open(pools, body) };
+    };
+    const big = await refs(200_000);
+    const little = await refs(100);
+    await new Promise((r) => setImmediate(r));
+    gc();
+    assert.equal(big.ref.deref(), undefined, 'the 200 KB body was released while its answer is still open');
+    assert.notEqual(little.ref.deref(), undefined);
+    await big.answer.end();
+    await little.answer.end();
+  } finally {
+    await pools.close();
+  }
+});
