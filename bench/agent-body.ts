@@ -20,7 +20,7 @@ const body = { model: MODEL, instructions: 'You are a coding agent. '.repeat(200
 export const agentBody: Scenario = {
   name: 'agent-body',
   title: 'Responses, stream:true, a coding agent\'s 225 KB body, no gateway field (passthrough SSE)',
-  gateway: { path: '/v1/responses', body: { ...body, start_within: 'now' } },
+  gateway: { path: '/v1/responses', body },
   upstream: { path: '/v1/responses', body },
   checkBody: checkResponsesStream,
   flexReason: 'standard_requested',

@@ -45,7 +45,9 @@ async function startBenchGateway(upstream: string): Promise<Served> {
   };
   const byok = await admin('POST', '/admin/v1/orgs', { name: 'bench-byok' });
   await admin('PUT', `/admin/v1/orgs/${byok.id}/provider-keys/vendor_a`, { key: 'bench-own-vendor-a-key' });
-  const byokKey = await admin('POST', `/admin/v1/orgs/${byok.id}/keys`, {});
+  // A default start_within, as a coding agent's key has (its requests carry no gateway field:
+  // bench/agent-body.ts); the other scenarios send theirs.
+  const byokKey = await admin('POST', `/admin/v1/orgs/${byok.id}/keys`, { default_start_within: 'now' });
   const managed = await admin('POST', '/admin/v1/orgs', { name: 'bench-managed' });
   await admin('POST', `/admin/v1/orgs/${managed.id}/topups`, { cash_micro_usd: 1_000_000_000_000 });
   await admin('PUT', `/admin/v1/orgs/${managed.id}/overrides`, { concurrency: 10_000, daily_spend_micro_usd: 1_000_000_000_000 });
