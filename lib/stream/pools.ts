@@ -76,10 +76,9 @@ export class Pools {
     const t = terms ?? { org: '', waitMs: this.capacity.wait_ms, firstByteMs: this.timeouts.upstream_first_byte_ms };
     return this.gate(route).acquire(t.org, t.waitMs, (release) => {
       try {
-        const large = typeof req.body === 'string' ? req.body.length > BODY_HELD_MAX / 3 && Buffer.byteLength(req.body) > BODY_HELD_MAX : req.body.length > BODY_HELD_MAX;
         this.get(route, req.origin).dispatch({
           method: 'POST', path: req.path,
-          ...(large ? sentOnce(req) : { headers: req.headers, body: req.body }),
+          ...(req.body.length > BODY_HELD_MAX ? sentOnce(req) : { headers: req.headers, body: req.body }),
           headersTimeout: t.firstByteMs, bodyTimeout: this.timeouts.upstream_idle_ms,
         }, new GatedHandler(handler, release, this));
       } catch (err) {
@@ -109,8 +108,8 @@ type Headers = Dispatcher.ResponseData['headers'];
 /** undici keeps a request's Buffer or string body for as long as the request lives, which for a
  *  stream is until its last event: a coding agent's 200 KB prompt, held for minutes by every open
  *  stream. A body over this size goes as a one-chunk iterable instead, which undici lets go once
- *  written (with its Content-Length, so it is not sent chunked); a small one stays a Buffer, the
- *  cheaper path to write. */
+ *  written (with its Content-Length, so it is not sent chunked); a small one stays as it is, the
+ *  cheaper path to write. Measured in characters for a string body, at least as many bytes. */
 const BODY_HELD_MAX = 16 * 1024;
 
 function sentOnce(req: UpstreamRequest): { headers: Record<string, string>; body: Dispatcher.DispatchOptions['body'] } {
