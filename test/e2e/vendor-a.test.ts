@@ -161,3 +161,19 @@ test('GET /v1/models: the catalog in the OpenAI list shape with the flex flag', 
   assert.equal(nano.flex_capable, false);
   assert.equal((page.data.find((m) => m.id === 'gpt-5.4') as any).flex_capable, true);
 });
+
+test('a coding agent\'s 200 KB turn: both attempts of a race send the whole body (each goes upstream as a one-shot iterable)', async () => {
+  const input: any[] = Array.from({ length: 200 }, (_, i) => ({
+    role: i % 2 ? 'assistant' : 'user', content: `const s = "quoted" \\ path é\n`.repeat(40) + i,
+  }));
+  input.push({ role: 'user', content: `Go on ${sim({ flex_refuse: true, output_tokens: 3 })}` });
+  const { data: stream, response } = await client.responses.create({
+    model: 'gpt-5.4', input, start_within: '00h-00m-30s', stream: true,
+  } as any).withResponse();
+  assert.equal(response.headers.get('x-service-flex-reason'), 'flex_unavailable', 'flex refused, then standard: two attempts');
+  let completed: any;
+  for await (const ev of stream as any) if (ev.type === 'response.completed') completed = ev.response;
+  assert.equal(completed.status, 'completed');
+  assert.equal(completed.usage.output_tokens, 3);
+  assert.ok(completed.usage.input_tokens > 10_000, `the simulator read the whole prompt: ${completed.usage.input_tokens} tokens`);
+});
