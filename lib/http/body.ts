@@ -30,7 +30,11 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
   // is whole too (what autocannon and most clients that send a request in one write get here).
   if (!req.readableFlowing && (req.complete || req.readableLength === declared)) {
     if (req.readableLength > cap) return Promise.reject(new GatewayError('request_too_large'));
-    return Promise.resolve((req.read() as Buffer | null) ?? Buffer.alloc(0));
+    const body = (req.read() as Buffer | null) ?? Buffer.alloc(0);
+    // The message's end is still to be read: flowing, the request then ends as any whose body
+    // was read (node drops its hold on a finished request at its 'end').
+    if (!req.complete) req.resume();
+    return Promise.resolve(body);
   }
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];

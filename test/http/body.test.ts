@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { parseJsonObject, readBody } from '../../lib/http/body.ts';
 import { bearerOf } from '../../lib/http/auth.ts';
 import { GatewayError } from '../../lib/errors.ts';
@@ -31,10 +32,15 @@ before(async () => {
       // has buffered the body of a request sent in one write but not yet marked it complete.
       await Promise.resolve();
       const complete = req.complete;
-      readBody(req, CAP).then(
-        (buf) => res.end(JSON.stringify({ complete, flowing: req.readableFlowing, b64: buf.toString('base64') })),
-        (err: GatewayError) => { res.writeHead(err.status); res.end(JSON.stringify({ code: err.code })); },
-      );
+      let settled = false;
+      const reading = readBody(req, CAP).then((buf) => { settled = true; return buf; });
+      await Promise.resolve();
+      await Promise.resolve();
+      const atOnce = settled;
+      const buf = await reading;
+      // …and the request still ends, as one whose body was read does.
+      const ended = await Promise.race([once(req, 'end').then(() => true), new Promise((r) => setTimeout(() => r(req.readableEnded), 500))]);
+      res.end(JSON.stringify({ complete, atOnce, ended, b64: buf.toString('base64') }));
       return;
     }
     if (req.url === '/listeners') {
@@ -127,12 +133,14 @@ test('a body that arrived with its headers is taken from the buffer before node 
   const whole = await sendRaw([head + body, head + body], 2, 20);
   for (const r of whole) {
     assert.equal(r.complete, false, 'node had not marked the request complete yet');
-    assert.equal(r.flowing, null, 'taken from the buffer: no data listener, no flowing mode');
+    assert.equal(r.atOnce, true, 'taken from the buffer, without waiting for another read');
+    assert.equal(r.ended, true, 'the request still ends');
     assert.equal(Buffer.from(r.b64, 'base64').toString(), body);
   }
   // Headers and half the body, the rest 30 ms later: read as it streams, every byte.
   const [split] = await sendRaw([head + body.slice(0, 150), body.slice(150)], 1, 30);
-  assert.equal(split.flowing, true, 'a body still arriving is read as it streams');
+  assert.equal(split.atOnce, false, 'a body still arriving is waited for');
+  assert.equal(split.ended, true);
   assert.equal(Buffer.from(split.b64, 'base64').toString(), body);
 });
 
