@@ -195,9 +195,25 @@ function valueEnd(buf: Buffer, i: number): number {
   return k;
 }
 
+interface Member { key: string; start: number; end: number }
+
+/** The spans of large bodies, kept as long as the body is: every attempt of a request (a flex
+ *  race's two, a retry, a fallback) builds the same caller's bytes again, and walking a coding
+ *  agent's 225 KB body takes about half a millisecond (bench/README.md). */
+const spansOfLarge = new WeakMap<Buffer, readonly Member[]>();
+const CACHED_OVER = 16 * 1024;
+
+/** topLevelMembers, walked once per body over CACHED_OVER bytes. */
+export function topLevelMembersOf(buf: Buffer): readonly Member[] {
+  if (buf.length <= CACHED_OVER) return topLevelMembers(buf);
+  let members = spansOfLarge.get(buf);
+  if (!members) spansOfLarge.set(buf, members = topLevelMembers(buf));
+  return members;
+}
+
 /** The top-level members of a JSON object's bytes: key and the byte span of `"key": value`. */
-export function topLevelMembers(buf: Buffer): { key: string; start: number; end: number }[] {
-  const members: { key: string; start: number; end: number }[] = [];
+export function topLevelMembers(buf: Buffer): Member[] {
+  const members: Member[] = [];
   let i = skipSpace(buf, 0);
   if (buf[i] !== 0x7b) throw new Error('not an object');
   i = skipSpace(buf, i + 1);
@@ -224,7 +240,7 @@ export function topLevelMembers(buf: Buffer): { key: string; start: number; end:
 export function spliceMembers(buf: Buffer, keep: (key: string) => boolean, set: Record<string, unknown>): Buffer {
   const parts: Buffer[] = [OPEN];
   let first = true;
-  for (const member of topLevelMembers(buf)) {
+  for (const member of topLevelMembersOf(buf)) {
     if (!keep(member.key) || Object.hasOwn(set, member.key)) continue;
     if (!first) parts.push(COMMA);
     parts.push(buf.subarray(member.start, member.end));

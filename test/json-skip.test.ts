@@ -71,6 +71,20 @@ test('spliceMembers: kept members as they were, set ones added; JSON.parse reads
   assert.equal(spliceMembers(Buffer.from(' { "a" : 1 } '), () => false, {}).toString(), '{}');
 });
 
+test('a large body is walked once: every attempt of a request (flex, then standard) reuses its spans', async () => {
+  const { spliceMembers, topLevelMembers, topLevelMembersOf } = await import('../lib/json-skip.ts');
+  const big = Buffer.from(JSON.stringify({ model: 'm', input: [{ text: 'x "y" '.repeat(4_000) }], start_within: 'now' }));
+  const spans = topLevelMembersOf(big);
+  assert.equal(topLevelMembersOf(big), spans, 'the same spans, not a second walk');
+  assert.deepEqual(spans, topLevelMembers(big));
+  const small = Buffer.from('{"a":1}');
+  assert.notEqual(topLevelMembersOf(small), topLevelMembersOf(small), 'a small body is walked each time, nothing kept');
+  const keep = (key: string): boolean => key !== 'start_within';
+  const { start_within: _s, ...kept } = JSON.parse(big.toString());
+  assert.deepEqual(JSON.parse(spliceMembers(big, keep, { service_tier: 'flex' }).toString()), { ...kept, service_tier: 'flex' });
+  assert.deepEqual(JSON.parse(spliceMembers(big, keep, { service_tier: undefined }).toString()), kept);
+});
+
 // pickMembers against JSON.parse: what it takes must be exactly what a parse would give.
 const SPEC: MemberPick = { type: true, response: { usage: true, service_tier: true } };
 const reference = (text: string): unknown => {
