@@ -51,7 +51,6 @@ async function openStreams(t: Target, proxy: ServerProcess): Promise<{ idle: num
   const body = process.env.BENCH_OPEN_STREAMS_BODY === 'agent' ? structuredClone(agentBody.gateway.body) as Record<string, any> : JSON.parse(t.body);
   if (Array.isArray(body.input)) body.input[0].content[0].text += ` ${PACED_MARK}`;
   else body.input = `${body.input} ${PACED_MARK}`;
-  if (process.env.BENCH_OPEN_STREAMS_BODY === 'agent' && proxy !== undefined && t.name !== 'gateway') delete body.start_within;
   const payload = JSON.stringify(body);
   // Warm the path once, so idle is measured on a process that has served this request.
   const warm = await request(t.url + t.path, { method: 'POST', headers: t.headers, body: payload, dispatcher: agent });
