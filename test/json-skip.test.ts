@@ -43,20 +43,26 @@ test('withoutString empties only the first string value of the key, through quot
   assert.equal(withoutString('{"a":1}', '"text":"'), '{"a":1}');
 });
 
+/** Seeded random JSON: strings full of quotes, backslashes, brackets, separators, spaces, new
+ *  lines and non-ASCII characters; numbers, booleans, null; arrays and objects three deep. */
+function randomJson(seed: number): { rand: () => number; str: () => string; value: (depth: number) => unknown } {
+  let x = seed;
+  const rand = (): number => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const chars = '"\\[]{},:a é✓\n';
+  const str = (): string => Array.from({ length: Math.floor(rand() * 12) }, () => chars[Math.floor(rand() * chars.length)]).join('');
+  const value = (depth: number): unknown => {
+    const r = rand();
+    if (depth > 2 || r < 0.3) return [str(), Math.floor(rand() * 1e6) / 100, -3e-7, true, false, null][Math.floor(rand() * 6)];
+    if (r < 0.6) return Array.from({ length: Math.floor(rand() * 4) }, () => value(depth + 1));
+    return Object.fromEntries(Array.from({ length: Math.floor(rand() * 4) }, () => [str(), value(depth + 1)]));
+  };
+  return { rand, str, value };
+}
+
 test('spliceMembers: kept members as they were, set ones added; JSON.parse reads { ...kept, ...set }', async () => {
   const { spliceMembers } = await import('../lib/json-skip.ts');
   for (let seed = 1; seed <= 300; seed++) {
-    let x = seed;
-    const rand = (): number => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const str = (): string => Array.from({ length: Math.floor(rand() * 10) }, () => '"\\[]{},: aé✓'[Math.floor(rand() * 13)]).join('');
-    const value = (d: number): unknown => {
-      const r = rand();
-      if (d > 2 || r < 0.25) return str();
-      if (r < 0.4) return Math.floor(rand() * 1e6) / 7;
-      if (r < 0.5) return [true, false, null][Math.floor(rand() * 3)];
-      if (r < 0.75) return Array.from({ length: Math.floor(rand() * 3) }, () => value(d + 1));
-      return Object.fromEntries(Array.from({ length: Math.floor(rand() * 3) }, () => [str(), value(d + 1)]));
-    };
+    const { rand, str, value } = randomJson(seed);
     const body: Record<string, unknown> = { model: 'm', input: value(0), start_within: 'now', stream: rand() < 0.5, [str()]: value(0), tools: value(0) };
     const text = rand() < 0.5 ? JSON.stringify(body) : JSON.stringify(body, null, rand() < 0.5 ? 2 : '\t');
     const drop = new Set(['start_within', 'provider']);
@@ -101,15 +107,7 @@ const reference = (text: string): unknown => {
 
 test('pickMembers takes the named members exactly as JSON.parse reads them, skipping the rest', () => {
   for (let seed = 1; seed <= 300; seed++) {
-    let x = seed;
-    const rand = (): number => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const str = (): string => Array.from({ length: Math.floor(rand() * 12) }, () => '"\\[]{},:a é\n'[Math.floor(rand() * 12)]).join('');
-    const value = (depth: number): unknown => {
-      const r = rand();
-      if (depth > 2 || r < 0.3) return [str(), Math.floor(rand() * 1e6) / 100, -3e-7, true, false, null][Math.floor(rand() * 6)];
-      if (r < 0.6) return Array.from({ length: Math.floor(rand() * 4) }, () => value(depth + 1));
-      return Object.fromEntries(Array.from({ length: Math.floor(rand() * 4) }, () => [str(), value(depth + 1)]));
-    };
+    const { rand, str, value } = randomJson(seed);
     const response: Record<string, unknown> = {
       id: str(), instructions: str(), tools: value(0), output: [value(0), value(0)], metadata: { usage: value(0), service_tier: str() },
       service_tier: rand() < 0.5 ? 'flex' : str(), usage: { input_tokens: seed, output_tokens: 2 * seed, input_tokens_details: { cached_tokens: 1 } },
