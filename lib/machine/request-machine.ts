@@ -4,18 +4,23 @@
 // route as much as a flex race with retries and fallbacks. The machine hears about five lifecycle
 // events per attempt; bytes never pass through it.
 //
-//   running ── attempt.committed ──► committed   (final: the responder drains the stream; stop()
-//      │                                          still aborts the winner's upstream call)
-//      │  flex on routes[0] at once; standard when the hedge advisor says (at once, or later);
-//      │  flex refusal → standard now; standard failure → retry after backoff, then the next route
-//      └── no attempt left ──► failed
+//   idle ── start ──► running ── attempt.committed ──► committed   (final: the responder drains
+//                       │                                           the stream; stop() still
+//                       │                                           aborts the winner's upstream call)
+//                       │  flex on routes[0] at once; standard when the hedge advisor says (at once,
+//                       │  or later); flex refusal → standard now; standard failure → retry after
+//                       │  backoff, then the next route
+//                       └── no attempt left ──► failed
 //
 // Kept cheap because every request pays for it (bench/README.md, "the machine"): xstate's own
 // algorithm computes each transition, run by a small per-request runner (RequestRun, below)
 // instead of an actor with its system and mailbox; attempts are plain handles held beside the
 // snapshot (not child actors); the machine emits `settled` once, at commit or failure; timers
 // exist only for a race (the hedge) or a retry (the backoff); guards, actions and delays are named
-// in setup(), so nothing is allocated per transition but xstate's own snapshot.
+// in setup(), so nothing is allocated per transition but xstate's own snapshot. A request starts
+// from `idle`, whose snapshot is the same for every request but for its context: made once, it
+// spares each request xstate's initial snapshot (a pre-initial state, the context's assignment, the
+// initial microstep), which cost more than the start transition that replaces it.
 import { and, cancel, emit, raise, setup, type ActorSystem, type AnyActorRef, type SnapshotFrom } from 'xstate';
 import type { RouteName, Tier } from '../routes.ts';
 import type { Failure } from '../providers/types.ts';
@@ -85,9 +90,19 @@ type Ev =
   | { type: 'attempt.committed'; tier: Tier; committed: Committed }
   | { type: 'attempt.failed'; tier: Tier; failure: Failure }
   | { type: 'hedge' }
-  | { type: 'retry' };
+  | { type: 'retry' }
+  | { type: 'start' };
 
 type Emitted = { type: 'settled' };
+
+function initialContext(input: MachineInput): Ctx {
+  return {
+    input, attempts: { flex: null, standard: null },
+    flex: 'off', standard: 'idle', hedged: false, flexUnlikely: false,
+    routeIndex: 0, retriesOnRoute: 0, retries: 0, fallbacks: 0,
+    reason: input.flex === 'race' ? 'flex_committed' : input.flex === 'slots_full' ? 'flex_slots_full' : 'standard_requested',
+  };
+}
 
 /** Starts an attempt whose result comes back to the actor as an event. */
 function launchAttempt(ctx: Ctx, self: { send(e: Ev): void }, tier: Tier): void {
@@ -202,14 +217,10 @@ export const requestMachine = setup({
   },
 }).createMachine({
   id: 'request',
-  context: ({ input }) => ({
-    input, attempts: { flex: null, standard: null },
-    flex: 'off', standard: 'idle', hedged: false, flexUnlikely: false,
-    routeIndex: 0, retriesOnRoute: 0, retries: 0, fallbacks: 0,
-    reason: input.flex === 'race' ? 'flex_committed' : input.flex === 'slots_full' ? 'flex_slots_full' : 'standard_requested',
-  }),
-  initial: 'running',
+  context: ({ input }) => initialContext(input),
+  initial: 'idle',
   states: {
+    idle: { on: { start: 'running' } },
     running: {
       entry: 'begin',
       on: {
@@ -266,6 +277,10 @@ export function startRequest(input: MachineInput, clock: TimerClock = globalThis
 }
 
 type Snapshot = SnapshotFrom<typeof requestMachine>;
+/** `idle`, as xstate resolves it. A snapshot is a plain object that transitions copy, never change:
+ *  a request's first one is this with its own context. */
+const IDLE: Snapshot = requestMachine.resolveState({ value: 'idle', context: undefined as unknown as Ctx });
+const START: Ev = { type: 'start' };
 type Scope = Parameters<typeof requestMachine.transition>[2];
 const noop = (): void => {};
 /** What a transition hands its actor to run: a custom action and its arguments. */
@@ -313,7 +328,8 @@ class RequestRun {
   get context(): Ctx { return this.snapshot.context; }
 
   start(input: MachineInput): void {
-    this.step(undefined, input);
+    this.snapshot = { ...IDLE, context: initialContext(input) };
+    this.step(START);
   }
 
   send(event: Ev): void {
@@ -342,10 +358,10 @@ class RequestRun {
     this.timers.delete(id);
   }
 
-  /** The initial snapshot (no event), or the transition on `event`; then what it deferred. */
-  private step(event: Ev | undefined, input?: MachineInput): void {
+  /** The transition on `event`, then what it deferred. */
+  private step(event: Ev): void {
     try {
-      this.snapshot = event ? requestMachine.transition(this.snapshot, event, this.scope) : requestMachine.getInitialSnapshot(this.scope, input);
+      this.snapshot = requestMachine.transition(this.snapshot, event, this.scope);
       if (this.snapshot.status === 'error') throw this.snapshot.error;
     } catch (err) {
       // A throwing guard or action (a bug, or a launch that threw) fails the request, not the process.

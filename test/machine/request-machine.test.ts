@@ -180,3 +180,24 @@ test('the advisor is asked again at each wake-up it names, and may move the hedg
   assert.equal((await run.outcome).reason, 'flex_won');
   run.stop();
 });
+
+test('requests in flight at once keep their own state: each starts from its own context', async () => {
+  // Every request's first snapshot is made from one `idle` snapshot; what one request does must not
+  // show in another's.
+  const a = harness();
+  const b = harness({ routes: ['vendor_b', 'cloud_a'], flex: 'off' });
+  assert.deepEqual(a.launched.map((l) => [l.route, l.tier]), [['vendor_a', 'flex']]);
+  assert.deepEqual(b.launched.map((l) => [l.route, l.tier]), [['vendor_b', 'standard']]);
+  b.launched[0]!.reject(fail('transient', 500));
+  await flush();
+  assert.equal(b.launched[1]!.route, 'cloud_a');
+  a.launched[0]!.resolve(committed('vendor_a', 'flex'));
+  const outA = await a.run.outcome;
+  assert.deepEqual([outA.reason, outA.routeIndex, outA.fallbacks, outA.failure], ['flex_committed', 0, 0, undefined]);
+  b.launched[1]!.resolve(committed('cloud_a', 'standard'));
+  const outB = await b.run.outcome;
+  assert.deepEqual([outB.reason, outB.routeIndex, outB.fallbacks], ['fallback', 1, 1]);
+  assert.equal(a.launched.length, 1, 'the hedge of the first request was never launched by the second');
+  a.run.stop();
+  b.run.stop();
+});
