@@ -1,7 +1,8 @@
 // Where a process's CPU goes, by part of the request path: reads a V8 .cpuprofile (from
 // BENCH_CPU_PROF_DIR) and gives each sample to the part of the first frame, from the leaf up, that
 // belongs to one (a JSON.parse called from body.ts is body parsing; a writev called from node's
-// http is sockets and node http, which every proxy pays). Module loading at start is left out.
+// http is sockets and node http, which every proxy pays; a Buffer method is its caller's: the
+// 225 KB toString of a coding agent's body is body parsing). Module loading at start is left out.
 // `npx tsx bench/where-time-goes.ts FILE.cpuprofile [REQUESTS]` — with REQUESTS, also µs/request.
 import { readFileSync } from 'node:fs';
 import { isMain } from './processes.ts';
@@ -30,7 +31,7 @@ const PARTS: [string, (url: string, fn: string) => boolean][] = [
   ['upstream call (undici)', (u) => u.includes('node_modules/undici') || u.includes('lib/stream/attempt.ts') || u.startsWith('wasm://')],
   ['responding (our code)', (u) => /lib\/stream\/respond\.ts|lib\/formats\/[a-z]+\/errors\.ts|lib\/http\/reply\.ts/.test(u)],
   ['pipeline + server glue', (u) => /lib\/http\/(pipeline|server)\.ts|lib\/app\.ts|bench\//.test(u)],
-  ['sockets + node http (every proxy pays)', (u, f) => /node:(net|_http|internal\/(stream_base|streams|http|timers|process|event_target|abort|async)|events|buffer|stream)/.test(u) || /^(writev|writeBuffer|writeUtf8String|writeLatin1String|writeString|onStreamRead|runMicrotasks)$/.test(f)],
+  ['sockets + node http (every proxy pays)', (u, f) => /node:(net|_http|internal\/(stream_base|streams|http|timers|process|event_target|abort|async)|events|stream)/.test(u) || /^(writev|writeBuffer|writeUtf8String|writeLatin1String|writeString|onStreamRead|runMicrotasks)$/.test(f)],
 ];
 const OTHER = 'other (native, node internals)';
 
