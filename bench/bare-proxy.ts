@@ -23,7 +23,11 @@ function endToEnd(headers: IncomingHttpHeaders | Record<string, string | string[
 export async function startBareProxy(upstream: string, port = 0): Promise<Served> {
   // Same pool shape as the gateway's (lib/stream/pools.ts), so the comparison is like for like.
   const pool = new Pool(upstream, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
+  // BENCH_BARE_BUSY_US: spin this long per request first, so that the bare proxy serves about the
+  // gateway's rate (bench/README.md, "Where the time goes, per scenario"). 0 in `make bench`.
+  const busyUs = Number(process.env.BENCH_BARE_BUSY_US ?? 0);
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    if (busyUs > 0) spin(busyUs);
     forward(pool, req, res).catch(() => {
       if (!res.headersSent) { res.writeHead(502); res.end(); } else res.destroy();
     });
@@ -38,6 +42,11 @@ export async function startBareProxy(upstream: string, port = 0): Promise<Served
       await pool.destroy();
     },
   };
+}
+
+function spin(us: number): void {
+  const until = performance.now() + us / 1000;
+  while (performance.now() < until);
 }
 
 /** undici's stream(): the response goes straight into `res` (no intermediate Readable, no
