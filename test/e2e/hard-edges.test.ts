@@ -1,4 +1,5 @@
-// Hard edges, tried as a careless or hostile user would: malformed admin input never gives a 5xx,
+// Hard edges, tried as a careless or hostile user would: malformed admin input and mutated inference
+// bodies never give a 5xx,
 // credential parse errors never echo a key, an oversize simulator directive is refused while the
 // process lives, wrong admin tokens are limited per client address, and trust_proxy decides when
 // X-Forwarded-For names the client.
@@ -78,6 +79,121 @@ test('an admin fuzz of 5,000 malformed requests gives no 5xx, and every answer c
     }
     console.log(`# admin fuzz statuses: ${JSON.stringify(Object.fromEntries(statuses))}`);
     assert.ok((statuses.get(400) ?? 0) > 1_000 && (statuses.get(404) ?? 0) > 500, 'the fuzz reached both validation and lookup');
+  } finally {
+    await t.close();
+  }
+});
+
+test('an inference fuzz: 2,000 mutated bodies on every caller format and model family give no 5xx, a documented code for every refusal, a clean answer for every 200', async () => {
+  const t = await startTestGateway({ config: { abuse_limits: NO_LIMITS } });
+  try {
+    // Own keys for the vendors; the cloud routes run managed, on a balance.
+    const org = await t.newOrg({ ownKeys: ['vendor_a', 'vendor_b', 'vendor_c'], balance: 50_000_000 });
+    const r = rng(Number(process.env.FUZZ_SEED ?? 29));   // the same fuzz on every run; FUZZ_SEED explores others
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    // A valid body per caller format, with tools, a tool call and its result, for any model: the
+    // same format is passed through, another is translated.
+    const params = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const valid: Record<string, (model: string) => Record<string, unknown>> = {
+      '/v1/responses': (model) => ({
+        model, start_within: 'now', instructions: 'be brief', max_output_tokens: 50, stream: r() < 0.5,
+        input: [
+          { role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+          { type: 'function_call', call_id: 'c1', name: 'get_weather', arguments: '{"city":"x"}' },
+          { type: 'function_call_output', call_id: 'c1', output: 'sunny' },
+        ],
+        tools: [{ type: 'function', name: 'get_weather', parameters: params }], tool_choice: 'auto',
+      }),
+      '/v1/chat/completions': (model) => ({
+        model, start_within: 'now', max_tokens: 50, stream: r() < 0.5, stream_options: { include_usage: true },
+        messages: [
+          { role: 'system', content: 'be brief' }, { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"x"}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+        ],
+        tools: [{ type: 'function', function: { name: 'get_weather', parameters: params } }],
+      }),
+      '/v1/messages': (model) => ({
+        model, start_within: 'now', max_tokens: 50, stream: r() < 0.5, system: [{ type: 'text', text: 'be brief' }],
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'get_weather', input: { city: 'x' } }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: 'sunny' }] },
+        ],
+        tools: [{ name: 'get_weather', input_schema: params }], tool_choice: { type: 'auto' },
+      }),
+      '/v1/interactions': (model) => ({
+        model, start_within: 'now', stream: r() < 0.5, system_instruction: 'be brief',
+        input: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+        tools: [{ type: 'function', name: 'get_weather', parameters: params }], generation_config: { max_output_tokens: 50 },
+      }),
+    };
+    const models = ['gpt-5.4-mini', 'gemini-3.5-flash', 'claude-haiku-4-5'];
+    const anyValue = (depth = 0): unknown => {
+      const roll = r();
+      if (roll < 0.12) return null;
+      if (roll < 0.24) return pick([0, -1, 1.5, 1e308, 2 ** 53 + 1, 1e-9]);
+      if (roll < 0.38) return pick(['', 'x', '\u0000', '\ud800', 'é', 'now', 'auto', 'user', 'assistant', 'text', 'function', '{"a":1}', '00h-00m-05s']);
+      if (roll < 0.46) return r() < 0.5;
+      if (depth > 2) return 'deep';
+      if (roll < 0.7) return Array.from({ length: Math.floor(r() * 3) }, () => anyValue(depth + 1));
+      const o: Record<string, unknown> = {};
+      for (let i = Math.floor(r() * 3); i > 0; i--) o[pick(['type', 'text', 'role', 'content', 'id', 'name', 'x', '__proto__'])] = anyValue(depth + 1);
+      return o;
+    };
+    /** Every path into a JSON value, the value itself first. */
+    const pathsOf = (v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] => {
+      out.push(at);
+      if (v && typeof v === 'object') for (const k of Object.keys(v)) pathsOf((v as any)[k], [...at, Array.isArray(v) ? Number(k) : k], out);
+      return out;
+    };
+    /** One to three changes anywhere in the body: a member or element replaced, or a member removed. */
+    const mutate = (body: Record<string, unknown>): Record<string, unknown> => {
+      for (let n = 1 + Math.floor(r() * 3); n > 0; n--) {
+        const path = pick(pathsOf(body).filter((p) => p.length > 0));
+        let parent: any = body;
+        for (const k of path.slice(0, -1)) parent = parent[k];
+        const last = path[path.length - 1]!;
+        if (r() < 0.25 && !Array.isArray(parent)) delete parent[last];
+        else parent[last] = anyValue();
+      }
+      return body;
+    };
+    const one = async (): Promise<{ status: number; code: string | undefined; clean: boolean; what: string }> => {
+      const path = pick(Object.keys(valid));
+      const body = valid[path]!(pick(models));
+      // Sometimes a flex race, sometimes a chain through the cloud routes (which may not fit the model).
+      if (r() < 0.2) body.start_within = pick(['00h-00m-30s', '00h-00m-01s']);
+      if (r() < 0.25) body.provider = pick([['cloud_a'], ['cloud_b'], ['vendor_b', 'cloud_a'], ['vendor_c', 'cloud_b'], ['vendor_a']]);
+      let text = JSON.stringify(mutate(body));
+      if (r() < 0.05) text = text.slice(0, Math.floor(r() * text.length));
+      const res = await fetch(t.url + path, { method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' }, body: text });
+      const answer = await res.text();
+      let code: string | undefined;
+      try { code = JSON.parse(answer)?.error?.code; } catch { code = undefined; }
+      // A 200 carries no error object, in a body or in any event of a stream.
+      return { status: res.status, code, clean: res.status !== 200 || !/"error":\{/.test(answer), what: `${path} ${text.slice(0, 300)} → ${answer.slice(0, 200)}` };
+    };
+    const statuses = new Map<string, number>();
+    for (let batch = 0; batch < 100; batch++) {
+      for (const o of await Promise.all(Array.from({ length: 20 }, one))) {
+        const k = `${o.status} ${o.code ?? ''}`.trim();
+        statuses.set(k, (statuses.get(k) ?? 0) + 1);
+        assert.ok(o.status < 500, `5xx for ${o.what}`);
+        if (o.status >= 400) assert.ok(o.code && o.code in ERRORS, `undocumented code ${o.code} for ${o.what}`);
+        assert.ok(o.clean, `an error inside a 200 for ${o.what}`);
+      }
+    }
+    console.log(`# inference fuzz answers: ${JSON.stringify(Object.fromEntries(statuses))}`);
+    assert.ok((statuses.get('200') ?? 0) > 200, 'the fuzz reached answers');
+    assert.ok((statuses.get('400 invalid_request') ?? 0) > 200 && (statuses.get('400 invalid_json') ?? 0) > 20, 'the fuzz reached validation');
+    assert.deepEqual(t.logLines.filter((l) => /internal error/.test(l)), [], 'no request ended in internal_error');
+    // The process still serves every format.
+    for (const [path, body] of Object.entries(valid)) {
+      const res = await fetch(t.url + path, { method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body(path === '/v1/messages' ? 'claude-haiku-4-5' : 'gpt-5.4-mini')) });
+      assert.equal(res.status, 200, `${path} after the fuzz: ${await res.text()}`);
+      await res.arrayBuffer().catch(() => undefined);
+    }
   } finally {
     await t.close();
   }

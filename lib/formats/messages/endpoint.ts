@@ -46,7 +46,9 @@ function nativeBlockField(body: Record<string, any>): string | undefined {
   const blocks: any[] = [];
   if (Array.isArray(body.system)) blocks.push(...body.system);
   for (const message of body.messages ?? []) if (Array.isArray(message?.content)) blocks.push(...message.content);
-  for (const tool of body.tools ?? []) blocks.push(tool);
+  // The schema leaves tools untyped (the translation names what is wrong with them): not an array,
+  // they hold no block to look at here.
+  if (Array.isArray(body.tools)) blocks.push(...body.tools);
   for (const block of blocks) {
     if (block?.cache_control !== undefined) return 'cache_control';
     if (block?.citations !== undefined) return 'citations';
