@@ -17,6 +17,14 @@ const tools = Array.from({ length: 30 }, (_, i) => ({
 }));
 const body = { model: MODEL, instructions: 'You are a coding agent. '.repeat(200), input, tools, stream: true };
 
+/** A copy of the agent's body with `text` appended to its last user message (where the simulator
+ *  reads a `#sim` directive; the minimal upstream finds its marks anywhere). */
+export function agentBodyWith(text: string): Record<string, any> {
+  const copy = structuredClone(body) as Record<string, any>;
+  copy.input.findLast((item: { role: string }) => item.role === 'user').content[0].text += ` ${text}`;
+  return copy;
+}
+
 export const agentBody: Scenario = {
   name: 'agent-body',
   title: 'Responses, stream:true, a coding agent\'s 225 KB body, no gateway field (passthrough SSE)',

@@ -11,7 +11,7 @@ import { Agent, request } from 'undici';
 import { connectInspector } from './inspector.ts';
 import { forkServer, isMain } from './processes.ts';
 import { bundledChild, startFlags } from './bundle.ts';
-import { agentBody } from './agent-body.ts';
+import { agentBodyWith } from './agent-body.ts';
 
 const STREAMS = Number(process.env.BENCH_HEAP_STREAMS ?? 300);
 // Ours first (a walk never enters another root, so node's and undici's objects stay theirs; what
@@ -31,10 +31,7 @@ interface HeapSnapshotJson {
  *  (agent-body.ts), the directive in its last user text. */
 function bodyOf(directive: string): Record<string, any> {
   if (process.env.BENCH_HEAP_BODY !== 'agent') return { model: 'gpt-5.4-mini', stream: true, start_within: 'now', input: `hi ${directive}` };
-  const body = structuredClone(agentBody.gateway.body) as Record<string, any>;
-  const lastUser = body.input.findLast((item: { role: string }) => item.role === 'user');
-  lastUser.content[0].text += ` ${directive}`;
-  return body;
+  return agentBodyWith(directive);
 }
 
 const pace = (tokens: number, perS: number): string => JSON.stringify({ output_tokens: tokens, tokens_per_s: perS });

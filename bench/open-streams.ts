@@ -10,7 +10,7 @@ import { responsesStream } from './responses-stream.ts';
 import { PACED_MARK, PACED_TOKENS } from './minimal-upstream.ts';
 import { fixed, printTable } from './report.ts';
 import type { Target } from './measure.ts';
-import { agentBody } from './agent-body.ts';
+import { agentBodyWith } from './agent-body.ts';
 
 const STREAMS = Number(process.env.BENCH_OPEN_STREAMS ?? 1_000);
 
@@ -48,9 +48,9 @@ async function wave(t: Target, proxy: ServerProcess, agent: Agent, payload: stri
 async function openStreams(t: Target, proxy: ServerProcess): Promise<{ idle: number; open: number; after: number[]; complete: number; cpuPerStream: number[] }> {
   const agent = new Agent({ connections: STREAMS + 10, pipelining: 1 });
   // BENCH_OPEN_STREAMS_BODY=agent: each stream carries a coding agent's 225 KB body (agent-body.ts).
-  const body = process.env.BENCH_OPEN_STREAMS_BODY === 'agent' ? structuredClone(agentBody.gateway.body) as Record<string, any> : JSON.parse(t.body);
-  if (Array.isArray(body.input)) body.input[0].content[0].text += ` ${PACED_MARK}`;
-  else body.input = `${body.input} ${PACED_MARK}`;
+  let body: Record<string, any>;
+  if (process.env.BENCH_OPEN_STREAMS_BODY === 'agent') body = agentBodyWith(PACED_MARK);
+  else { body = JSON.parse(t.body); body.input = `${body.input} ${PACED_MARK}`; }
   const payload = JSON.stringify(body);
   // Warm the path once, so idle is measured on a process that has served this request.
   const warm = await request(t.url + t.path, { method: 'POST', headers: t.headers, body: payload, dispatcher: agent });
