@@ -4,24 +4,24 @@
 // route as much as a flex race with retries and fallbacks. The machine hears about five lifecycle
 // events per attempt; bytes never pass through it.
 //
-//   idle ── start ──► running ── attempt.committed ──► committed   (final: the responder drains
-//                       │                                           the stream; stop() still
-//                       │                                           aborts the winner's upstream call)
-//                       │  flex on routes[0] at once; standard when the hedge advisor says (at once,
-//                       │  or later); flex refusal → standard now; standard failure → retry after
-//                       │  backoff, then the next route
-//                       └── no attempt left ──► failed
+//   running ── attempt.committed ──► committed   (final: the responder drains the stream;
+//     │                                            stop() still aborts the winner's upstream call)
+//     │  start: flex on routes[0] at once, standard when the hedge advisor says (at once, or
+//     │  later); or standard at once; flex refusal → standard now; standard failure → retry after
+//     │  backoff, then the next route
+//     └── no attempt left ──► failed
 //
 // Kept cheap because every request pays for it (bench/README.md, "the machine"): xstate's own
 // algorithm computes each transition, run by a small per-request runner (RequestRun, below)
 // instead of an actor with its system and mailbox; attempts are plain handles held beside the
-// snapshot (not child actors); the machine emits `settled` once, at commit or failure; timers
-// exist only for a race (the hedge) or a retry (the backoff); guards, actions and delays are named
-// in setup(), so nothing is allocated per transition but xstate's own snapshot. A request starts
-// from `idle`, whose snapshot is the same for every request but for its context: made once, it
-// spares each request xstate's initial snapshot (a pre-initial state, the context's assignment, the
-// initial microstep), which cost more than the start transition that replaces it.
-import { and, cancel, emit, raise, setup, type ActorSystem, type AnyActorRef, type SnapshotFrom } from 'xstate';
+// snapshot (not child actors); the request settles once, when the machine reaches a final state;
+// timers exist only for a race (the hedge) or a retry (the backoff); guards, actions and delays
+// are named in setup(), so nothing is allocated per transition but xstate's own snapshot. A
+// request is `running` from its arrival, and its `start` event launches the first attempt (a
+// transition that enters and leaves no state). That first snapshot is the same for every request
+// but for its context: made once, it spares each request xstate's initial snapshot (a pre-initial
+// state, the context's assignment, the initial microstep) and the entry into a state.
+import { and, cancel, raise, setup, type ActorSystem, type AnyActorRef, type SnapshotFrom } from 'xstate';
 import type { RouteName, Tier } from '../routes.ts';
 import type { Failure } from '../providers/types.ts';
 import { AttemptFailed, type Attempt, type Committed } from '../stream/attempt.ts';
@@ -93,8 +93,6 @@ type Ev =
   | { type: 'retry' }
   | { type: 'start' };
 
-type Emitted = { type: 'settled' };
-
 function initialContext(input: MachineInput): Ctx {
   return {
     input, attempts: { flex: null, standard: null },
@@ -153,7 +151,7 @@ function askHedge(context: Ctx, self: AnyActorRef, system: ActorSystem<any>): vo
 }
 
 export const requestMachine = setup({
-  types: { context: {} as Ctx, events: {} as Ev, input: {} as MachineInput, emitted: {} as Emitted },
+  types: { context: {} as Ctx, events: {} as Ev, input: {} as MachineInput },
   guards: {
     untimed: ({ context }) => context.input.flex !== 'race' && !context.input.retry,
     standardIdle: ({ context }) => context.standard === 'idle',
@@ -213,37 +211,35 @@ export const requestMachine = setup({
       context.winner = e.committed;
     },
     stopAll: ({ context }) => { stopAttempt(context.attempts, 'flex'); stopAttempt(context.attempts, 'standard'); },
-    settled: emit({ type: 'settled' }),
   },
 }).createMachine({
   id: 'request',
   context: ({ input }) => initialContext(input),
-  initial: 'idle',
+  initial: 'running',
   states: {
-    idle: { on: { start: 'running' } },
     running: {
-      entry: 'begin',
       on: {
+        start: { actions: 'begin' },
         hedge: { guard: 'standardIdle', actions: 'askHedge' },
         retry: { actions: 'launchStandard' },
         'attempt.committed': [
-          { guard: 'untimed', target: 'committed', actions: ['win', 'settled'] },   // no timer was ever set
-          { target: 'committed', actions: ['win', 'cancelHedge', 'cancelRetry', 'settled'] },
+          { guard: 'untimed', target: 'committed', actions: 'win' },   // no timer was ever set
+          { target: 'committed', actions: ['win', 'cancelHedge', 'cancelRetry'] },
         ],
         'attempt.failed': [
           // the flex tier could not start: standard at once (waiting longer cannot help), unless it already runs or
           // has already failed with nothing left to try
-          { guard: 'flexFailedNothingLeft', target: 'failed', actions: ['flexFailed', 'cancelHedge', 'settled'] },
+          { guard: 'flexFailedNothingLeft', target: 'failed', actions: ['flexFailed', 'cancelHedge'] },
           { guard: and(['flexFailed', 'standardIdle']), actions: ['flexFailed', 'cancelHedge', 'launchStandard'] },
           { guard: 'flexFailed', actions: ['flexFailed', 'cancelHedge'] },
-          { guard: 'fatal', target: 'failed', actions: ['recordFailure', 'stopAll', 'cancelHedge', 'cancelRetry', 'settled'] },
+          { guard: 'fatal', target: 'failed', actions: ['recordFailure', 'stopAll', 'cancelHedge', 'cancelRetry'] },
           // transient standard failure with retries left on this route: back off, then again
           { guard: 'retriesLeft', actions: ['recordFailure', 'backOff', 'scheduleRetry'] },
           // the route is spent: the next element of provider, standard tier
           { guard: 'routesLeft', actions: ['recordFailure', 'cancelHedge', 'nextRoute', 'launchStandard'] },
           // nothing left but a flex attempt still racing: let it try
           { guard: 'flexStillRacing', actions: ['recordFailure', 'cancelHedge', 'standardFailed'] },
-          { target: 'failed', actions: ['recordFailure', 'stopAll', 'cancelHedge', 'settled'] },
+          { target: 'failed', actions: ['recordFailure', 'stopAll', 'cancelHedge'] },
         ],
       },
     },
@@ -263,23 +259,15 @@ export interface RunningRequest {
 }
 
 export function startRequest(input: MachineInput, clock: TimerClock = globalThis): RunningRequest {
-  let resolve!: (o: Outcome) => void;
-  const outcome = new Promise<Outcome>((r) => { resolve = r; });
-  const run = new RequestRun(clock, () => {
-    const { winner, reason, routeIndex, retries, fallbacks, failure } = run.context;
-    resolve({ winner, reason, routeIndex, retries, fallbacks, failure });
-  });
+  const run = new RequestRun(clock);
   run.start(input);
-  return {
-    outcome,
-    stop: () => run.stop(),
-  };
+  return run;
 }
 
 type Snapshot = SnapshotFrom<typeof requestMachine>;
-/** `idle`, as xstate resolves it. A snapshot is a plain object that transitions copy, never change:
- *  a request's first one is this with its own context. */
-const IDLE: Snapshot = requestMachine.resolveState({ value: 'idle', context: undefined as unknown as Ctx });
+/** `running` before `start`, as xstate resolves it. A snapshot is a plain object that transitions
+ *  copy, never change: a request's first one is this with its own context. */
+const ARRIVED: Snapshot = requestMachine.resolveState({ value: 'running', context: undefined as unknown as Ctx });
 const START: Ev = { type: 'start' };
 type Scope = Parameters<typeof requestMachine.transition>[2];
 const noop = (): void => {};
@@ -298,18 +286,22 @@ const SYSTEM = {
 
 /** One request's run of the machine. xstate's own algorithm computes every transition
  *  (`requestMachine.transition`); this holds the snapshot, runs what a transition defers (delayed
- *  events, `settled`) and owns the timers. It stands in for createActor, whose actor, system,
+ *  events and their cancellations), owns the timers and resolves the outcome at a final state. It stands in for createActor, whose actor, system,
  *  mailbox and listener maps cost a request more than its whole race (bench/README "the
  *  machine"): events here only ever come from timers, attempt promises and the responder, never
  *  from inside a transition, so there is nothing for a mailbox to order. */
-class RequestRun {
+class RequestRun implements RunningRequest {
+  readonly outcome: Promise<Outcome>;
+  private resolve!: (o: Outcome) => void;
   private snapshot!: Snapshot;
   private readonly deferred: (() => void)[] = [];
   private timers: Map<string, unknown> | undefined;   // made by the first timer (a race or a retry)
   private settledOnce = false;
   private stopped = false;
 
-  constructor(private readonly clock: TimerClock, private readonly onSettled: () => void) {}
+  constructor(private readonly clock: TimerClock) {
+    this.outcome = new Promise<Outcome>((r) => { this.resolve = r; });
+  }
 
   // The actor scope xstate's algorithm calls into is this run itself (its members below, read as
   // `scope.x` and called as `scope.x(…)`), so a request makes no scope object or closures for it.
@@ -320,7 +312,6 @@ class RequestRun {
   logger(): void {}
   stopChild(): void {}
   defer(fn: () => void): void { this.deferred.push(fn); }
-  emit(): void { this.settle(); }                     // the machine emits one event: settled
   actionExecutor(action: ExecutableAction): void { action.exec?.(action.info, action.params); }
 
   private get scope(): Scope { return this as unknown as Scope; }
@@ -328,7 +319,7 @@ class RequestRun {
   get context(): Ctx { return this.snapshot.context; }
 
   start(input: MachineInput): void {
-    this.snapshot = { ...IDLE, context: initialContext(input) };
+    this.snapshot = { ...ARRIVED, context: initialContext(input) };
     this.step(START);
   }
 
@@ -371,7 +362,7 @@ class RequestRun {
       return;
     }
     while (this.deferred.length) this.deferred.shift()!();
-    if (this.snapshot.status !== 'active') this.clearTimers();
+    if (this.snapshot.status !== 'active') { this.clearTimers(); this.settle(); }
   }
 
   private clearTimers(): void {
@@ -383,6 +374,7 @@ class RequestRun {
   private settle(): void {
     if (this.settledOnce) return;
     this.settledOnce = true;
-    this.onSettled();
+    const { winner, reason, routeIndex, retries, fallbacks, failure } = this.context;
+    this.resolve({ winner, reason, routeIndex, retries, fallbacks, failure });
   }
 }
