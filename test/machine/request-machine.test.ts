@@ -182,8 +182,8 @@ test('the advisor is asked again at each wake-up it names, and may move the hedg
 });
 
 test('requests in flight at once keep their own state: each starts from its own context', async () => {
-  // Every request's first snapshot is made from one `idle` snapshot; what one request does must not
-  // show in another's.
+  // Every request's first snapshot is made from one shared `running` snapshot; what one request
+  // does must not show in another's.
   const a = harness();
   const b = harness({ routes: ['vendor_b', 'cloud_a'], flex: 'off' });
   assert.deepEqual(a.launched.map((l) => [l.route, l.tier]), [['vendor_a', 'flex']]);
