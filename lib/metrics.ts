@@ -127,7 +127,7 @@ class Tally {
  *  time (0.5–0.9 µs, and garbage); here each label combination keeps a plain number, which the
  *  counter's collect hook (prom-client runs it whenever the registry is read: a scrape, or
  *  `get()`) adds to the counter. A scrape sees every increment made before it. */
-export function talliedCounter<T extends string>(config: CounterConfiguration<T>): {
+function talliedCounter<T extends string>(config: CounterConfiguration<T>): {
   counter: Counter<T>; by: (...values: (string | number)[]) => Tally;
 } {
   const tallies: Tally[] = [];

@@ -286,10 +286,11 @@ const SYSTEM = {
 
 /** One request's run of the machine. xstate's own algorithm computes every transition
  *  (`requestMachine.transition`); this holds the snapshot, runs what a transition defers (delayed
- *  events and their cancellations), owns the timers and resolves the outcome at a final state. It stands in for createActor, whose actor, system,
- *  mailbox and listener maps cost a request more than its whole race (bench/README "the
- *  machine"): events here only ever come from timers, attempt promises and the responder, never
- *  from inside a transition, so there is nothing for a mailbox to order. */
+ *  events and their cancellations), owns the timers and resolves the outcome at a final state. It
+ *  stands in for createActor, whose actor, system, mailbox and listener maps cost a request more
+ *  than its whole race (bench/README "the machine"): events here only ever come from timers,
+ *  attempt promises and the responder, never from inside a transition, so there is nothing for a
+ *  mailbox to order. */
 class RequestRun implements RunningRequest {
   readonly outcome: Promise<Outcome>;
   private resolve!: (o: Outcome) => void;
