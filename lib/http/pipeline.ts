@@ -182,11 +182,8 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   }
   const served = servedRoute(ctx)!;
   if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, res, ctx.estimate!);
-  const labels = { route: winner.route, model: checked.model.id, tier: winner.tier, reason: outcome.reason };
-  svc.metrics.observeCommit(labels, winner.committedAt - ctx.t0, ctx.flex === 'race', winner.committedAt > ctx.deadlineAt);
-  svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
-  if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
-  if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
+  // Counted in the loop's check phase, after this turn has written the answer's first bytes.
+  setImmediate(countCommit, ctx);
   const headers = answerHeaders(ctx, served, outcome, winner.tier);
   // Nothing is sent upstream after commit: a long stream does not keep the prompt.
   const model = checked.body.model;
@@ -260,6 +257,20 @@ async function finish(ctx: RequestContext): Promise<void> {
     route: outcome?.winner?.route, tier, reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks,
     cost_micro_usd: cost, ms: now - ctx.t0, code: ctx.errorCode ?? undefined, stream_error: result?.error,
   }, ctx.clientClosed ? 'client_closed_request' : outcome ? 'request' : 'refused');
+}
+
+/** The commit's metrics (time to commit, deadline, flex share, outcome, retries, fallbacks), counted
+ *  once the answer's first bytes are out: at one connection the histogram's update was 4 µs of the
+ *  first byte's path (bench/README.md, "One connection: the warm-up"). */
+function countCommit(ctx: RequestContext): void {
+  const { svc } = ctx;
+  const outcome = ctx.outcome!;
+  const winner = outcome.winner!;
+  const labels = { route: winner.route, model: ctx.plan!.checked.model.id, tier: winner.tier, reason: outcome.reason };
+  svc.metrics.observeCommit(labels, winner.committedAt - ctx.t0, ctx.flex === 'race', winner.committedAt > ctx.deadlineAt);
+  svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
+  if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
+  if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
 }
 
 /** The route that served, when one committed. */
