@@ -84,8 +84,20 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
   });
 }
 
-/** The configured body limits of this gateway (timeouts.request_body_ms / request_body_idle_ms). */
+const defaultLimits = new WeakMap<Services, BodyLimits>();
+
+/** The configured body limits of this gateway (timeouts.request_body_ms / request_body_idle_ms);
+ *  those with the default cap, which every inference request reads, are made once. */
 export function requestBodyLimits(svc: Services, cap = BODY_CAP): BodyLimits {
+  if (cap === BODY_CAP) {
+    let limits = defaultLimits.get(svc);
+    if (!limits) defaultLimits.set(svc, limits = bodyLimits(svc, cap));
+    return limits;
+  }
+  return bodyLimits(svc, cap);
+}
+
+function bodyLimits(svc: Services, cap: number): BodyLimits {
   return {
     cap, totalMs: svc.config.timeouts.request_body_ms, idleMs: svc.config.timeouts.request_body_idle_ms,
     onTimeout: (edge) => svc.metrics.timeouts.inc({ edge }),
