@@ -113,3 +113,20 @@ test('once: every split gives the same bytes, and the terminal frame is read onc
     assert.deepEqual(seen, ['{"type":"response.completed","usage":{"n":1}}'], `split at ${i}`);
   }
 });
+
+test('once: the terminal frame\'s replacement (include_cost) lands in its place at every split', () => {
+  const before = 'event: response.output_text.delta\ndata: {"delta":"response.completed"}\n\n';   // a marker, as text
+  const text = before + STREAM;
+  const expected = before + STREAM.replace(/event: response\.completed\n.*\n\n$/, 'event: response.completed\ndata: {"priced":1}\n\n');
+  const bytes = Buffer.from(text);
+  for (let i = 1; i < bytes.length; i++) {
+    const s = new PassthroughScanner(TERMINALS, true);
+    const on = (f: RawFrame): Buffer | undefined => {
+      if (f.event !== 'response.completed') return undefined;
+      s.found();
+      return Buffer.from('event: response.completed\ndata: {"priced":1}\n\n');
+    };
+    const out = [bytes.subarray(0, i), bytes.subarray(i)].map((c) => s.push(c, on).toString('utf8')).join('') + s.end(on).toString('utf8');
+    assert.equal(out, expected, `split at ${i}`);
+  }
+});
