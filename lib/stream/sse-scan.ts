@@ -3,12 +3,11 @@
 // stream that breaks later never ends inside half a frame. Finding the boundary is a native
 // search for line feeds from the end of the chunk; finding the frames that carry usage is a
 // native substring search for each of the tap's markers (each a whole pass over the chunk, so a
-// tap whose markers are alternatives of its stream's last frame searches from the end and stops
-// at the one it finds: `once`). Only a frame that contains a marker is decoded (text, fields,
-// JSON); every other frame passes as bytes, with no string or object made for it (a regular
-// expression over the chunk would find all markers in one pass, 1.1 µs against 4.5 on the
-// bench's 5.5 KB stream, but needs the chunk as a string: as many bytes allocated as the stream
-// carries).
+// tap whose markers are alternatives stops at the one it finds: `once`). Only a frame that contains
+// a marker is decoded (text, fields, JSON); every other frame passes as bytes, with no string or
+// object made for it (a regular expression over the chunk would find all markers in one pass,
+// 1.1 µs against 4.5 on the bench's 5.5 KB stream, but needs the chunk as a string: as many bytes
+// allocated as the stream carries).
 import { parseFrame, type RawFrame } from '../sse.ts';
 
 const LF = 0x0a;
@@ -96,35 +95,23 @@ export class PassthroughScanner {
 
   private candidates(region: Buffer, onCandidate: (frame: RawFrame) => Buffer | undefined): Buffer {
     if (!this.searching) return region;
-    if (!this.once) return this.decode(region, this.framesWith(region), onCandidate);
+    if (!this.once) return this.decode(region, this.framesWith(region, 0, this.markers.length), onCandidate);
     // Alternatives of one frame: each marker's frames are read before the next marker is searched
     // for, and the search ends once the consumer has the frame. A frame whose text merely holds a
     // marker is read and passed through like any other (the consumer does not call found() for it).
-    // The frame a once scanner looks for ends its stream, so each marker is searched from the end
-    // of the region: the chunk that carries the terminal event is searched through that event only
-    // (134 ns against 1.26 µs for the bench's 5.5 KB stream), and frames before it are not read.
     let out = region;
-    for (let m = 0; m < this.markers.length && this.searching; m++) out = this.lastFrames(out, this.markers[m]!, onCandidate);
-    return out;
-  }
-
-  /** `region` with each frame that holds `marker` decoded for `onCandidate`, last frame first,
-   *  until the consumer has found its frame; what it returns replaces that frame. */
-  private lastFrames(region: Buffer, marker: Buffer, onCandidate: (frame: RawFrame) => Buffer | undefined): Buffer {
-    let out = region;
-    for (let at = out.lastIndexOf(marker); at !== -1 && this.searching;) {
-      const start = boundaryBefore(out, at);
-      out = this.decode(out, [start], onCandidate);
-      // A marker has no line feed, so none that starts before this frame reaches into it.
-      at = start > 0 ? out.lastIndexOf(marker, start - 1) : -1;
+    for (let m = 0; m < this.markers.length && this.searching; m++) {
+      out = this.decode(out, this.framesWith(out, m, m + 1), onCandidate);
     }
     return out;
   }
 
-  /** Starts of the frames of `region` that contain one of the markers, in stream order, each once. */
-  private framesWith(region: Buffer): number[] | undefined {
+  /** Starts of the frames of `region` that contain one of the markers `from` to `to` (exclusive),
+   *  in stream order, each once. */
+  private framesWith(region: Buffer, from: number, to: number): number[] | undefined {
     let starts: number[] | undefined;
-    for (const marker of this.markers) {
+    for (let m = from; m < to; m++) {
+      const marker = this.markers[m]!;
       for (let at = region.indexOf(marker); at !== -1; at = region.indexOf(marker, at + marker.length)) {
         const start = boundaryBefore(region, at);
         if (!starts) starts = [start];
@@ -142,6 +129,7 @@ export class PassthroughScanner {
     let out: Buffer[] | undefined;
     let copied = 0;
     for (const start of starts) {
+      if (!this.searching) break;   // a once scanner's frame was found: what follows is not read
       const end = frameEnd(region, start);
       const raw = region.subarray(start, end);
       const frame = parseFrame(raw.toString('utf8')) as RawFrame | undefined;

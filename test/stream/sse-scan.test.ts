@@ -82,10 +82,10 @@ function runOnce(chunks: Buffer[], terminal: string): { out: string; seen: strin
   return { out, seen };
 }
 
-test('once: the search runs from the end and stops at the frame the consumer found', () => {
-  const text = 'event: response.output_text.delta\ndata: {"delta":"response.completed"}\n\n'  // before it: not read
+test('once: the search ends at the frame the consumer found, so the alternatives after it are not read', () => {
+  const text = 'event: response.output_text.delta\ndata: {"delta":"response.failed"}\n\n'   // the third marker, as text
     + 'event: response.completed\ndata: {"type":"response.completed","usage":{"n":1}}\n\n'
-    + 'event: response.output_text.delta\ndata: {"delta":"response.failed"}\n\n';   // the third marker, as text: not searched
+    + 'event: response.output_text.delta\ndata: {"delta":"response.completed"}\n\n';  // after it: not read
   const once = runOnce([Buffer.from(text)], 'response.completed');
   assert.equal(once.out, text);
   assert.deepEqual(once.seen, ['{"type":"response.completed","usage":{"n":1}}']);
