@@ -21,20 +21,56 @@ import type { Usage } from './usage/service.ts';
 
 /** A request in flight: shutdown drains it; the lease sweep renews its hold with `delivered`, the
  *  cost of the output sent so far (what a crash is charged). */
-export interface InFlight { abort(): void; holdId?: string; delivered?: () => number }
+export class InFlight {
+  delivered: (() => number) | undefined = undefined;
+  /** Its neighbours in InFlightSet's list while it is there, cleared when it leaves. */
+  prev: InFlight | undefined = undefined;
+  next: InFlight | undefined = undefined;
+  constructor(readonly abort: () => void, readonly holdId: string | undefined) {}
+}
 
 /** The requests in flight. A request leaves it when it has finished (its hold settled); shutdown
- *  waits for it to empty, with one promise for all of them rather than one per request. */
+ *  waits for it to empty, with one promise for all of them rather than one per request.
+ *
+ *  A list linked through its entries, not a Set: a Set that lives as long as the process, with an
+ *  entry added and deleted per request, kept every request's whole graph alive until the next full
+ *  GC. V8 rebuilds a Set's table as deleted entries pile up, and the table it leaves behind keeps
+ *  its entries and a link to its successor (for iterators still on it); once one table had been
+ *  promoted, that dead table held every later one, so each request's context, plan, machine and
+ *  response survived its scavenges and was promoted: 16 % of what the gateway allocated, against
+ *  3 % with no set (bench/README.md, "The in-flight set"). An entry's links are cleared when it
+ *  leaves, so nothing dead points at anything young. */
 export class InFlightSet {
-  private readonly entries = new Set<InFlight>();
+  private head: InFlight | undefined = undefined;
+  private tail: InFlight | undefined = undefined;
+  private count = 0;
   private emptied: (() => void)[] = [];
 
-  get size(): number { return this.entries.size; }
-  [Symbol.iterator](): IterableIterator<InFlight> { return this.entries.values(); }
-  add(entry: InFlight): void { this.entries.add(entry); }
+  get size(): number { return this.count; }
+
+  /** The entries in the order they came; one that leaves during the walk does not end it. */
+  *[Symbol.iterator](): IterableIterator<InFlight> {
+    for (let entry = this.head; entry;) {
+      const next = entry.next;
+      yield entry;
+      entry = next;
+    }
+  }
+
+  add(entry: InFlight): void {
+    if (entry.prev || this.head === entry) return;
+    entry.prev = this.tail;
+    if (this.tail) this.tail.next = entry; else this.head = entry;
+    this.tail = entry;
+    this.count++;
+  }
 
   delete(entry: InFlight): void {
-    if (!this.entries.delete(entry) || this.entries.size || !this.emptied.length) return;
+    if (!entry.prev && this.head !== entry) return;   // not in the set
+    if (entry.prev) entry.prev.next = entry.next; else this.head = entry.next;
+    if (entry.next) entry.next.prev = entry.prev; else this.tail = entry.prev;
+    entry.prev = entry.next = undefined;
+    if (--this.count || !this.emptied.length) return;
     const waiting = this.emptied;
     this.emptied = [];
     for (const resolve of waiting) resolve();
@@ -42,7 +78,7 @@ export class InFlightSet {
 
   /** Resolves when no request is in flight (at once when none is). */
   whenEmpty(): Promise<void> {
-    return this.entries.size ? new Promise((resolve) => { this.emptied.push(resolve); }) : Promise.resolve();
+    return this.count ? new Promise((resolve) => { this.emptied.push(resolve); }) : Promise.resolve();
   }
 }
 

@@ -9,7 +9,7 @@ import type { CostExtras, IRUsage } from '../ir.ts';
 import type { RouteName, Tier } from '../routes.ts';
 import { DAY_MS } from '../ledger/rules.ts';
 import { GatewayError } from '../errors.ts';
-import type { InFlight, Services } from '../services.ts';
+import { InFlight, type Services } from '../services.ts';
 import { managedCredential } from '../config.ts';
 import { costOf } from '../catalog/catalog.ts';
 import { guard } from './auth.ts';
@@ -158,7 +158,7 @@ async function race(ctx: RequestContext): Promise<void> {
   }, svc.timerClock);
   ctx.onClose = () => { if (!res.writableFinished) { ctx.clientClosed = true; run.stop(); } };
   res.on('close', ctx.onClose);
-  ctx.inflight = { abort: () => run.stop(), holdId: ctx.admitted?.holdId };
+  ctx.inflight = new InFlight(() => run.stop(), ctx.admitted?.holdId);
   svc.inflight.add(ctx.inflight);
   ctx.outcome = await run.outcome;
 }
