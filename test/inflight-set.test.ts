@@ -27,8 +27,7 @@ test('entries come and go in any order; size, iteration and a second add or dele
   assert.deepEqual(ids(set), ['c']);
   set.add(a);                      // back, at the end
   assert.deepEqual(ids(set), ['c', 'a']);
-  for (const e of [a, b, c, d]) {
-    if (e === a || e === c) continue;
+  for (const e of [b, d]) {
     assert.equal(e.prev, undefined, 'a deleted entry keeps no link');
     assert.equal(e.next, undefined, 'a deleted entry keeps no link');
   }
