@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
-import vm from 'node:vm';
 import { InFlight, InFlightSet } from '../lib/services.ts';
+import { gc } from './helpers/gc.ts';
 
 const entry = (holdId?: string): InFlight => new InFlight(() => {}, holdId);
 const ids = (set: InFlightSet): Array<string | undefined> => [...set].map((e) => e.holdId);
@@ -69,8 +69,6 @@ test('an entry that left is young garbage: churning the set does not promote wha
   // table linked to its successor), so each one survived scavenges and was promoted. Measured
   // here: the old space after 20,000 short-lived entries of 1 KiB each, scavenges only. With a
   // Set in place of the list it grows by about 9 MiB; with the list, by well under 1 MiB.
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc') as (opts?: { type: 'minor' | 'major' }) => void;
   const oldSpace = (): number => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')!.space_used_size;
   const set = new InFlightSet();
   const live: InFlight[] = [];

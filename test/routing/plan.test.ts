@@ -81,10 +81,7 @@ test('upstream bodies: the caller\'s body on a passthrough; a translation otherw
 });
 
 test('releaseBodies: after commit the plan holds neither the caller\'s body nor its translations', async () => {
-  const { setFlagsFromString } = await import('node:v8');
-  const { runInNewContext } = await import('node:vm');
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
+  const { gc } = await import('../helpers/gc.ts');
   // Made in a function of its own, so this test's scope holds only the plan and weak references.
   const made = () => {
     const c = checked('interactions', { model: 'gemini-3.5-flash', input: 'x'.repeat(10_000), provider: ['vendor_b', 'cloud_a'] });

@@ -5,13 +5,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Dispatcher } from 'undici';
 import { Pools } from '../../lib/stream/pools.ts';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+import { gc } from '../helpers/gc.ts';
 
 let server: Server;
 let origin: string;
