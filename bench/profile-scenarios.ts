@@ -10,10 +10,8 @@ import { join } from 'node:path';
 import { isMain } from './processes.ts';
 import { profileOf, runScenarios, servedBy, startServers, stopServers } from './harness.ts';
 import { MINIMAL_SCENARIOS } from './minimal.ts';
-import { whereTimeGoes } from './where-time-goes.ts';
+import { LOADING, whereTimeGoes } from './where-time-goes.ts';
 import { fixed, printTable } from './report.ts';
-
-const LOADING = 'module loading (start, excluded)';
 
 export async function runProfileScenarios(): Promise<void> {
   process.env.BENCH_GATEWAY_TSX ??= '1';

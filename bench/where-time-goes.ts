@@ -33,23 +33,29 @@ const PARTS: [string, (url: string, fn: string) => boolean][] = [
   ['pipeline + server glue', (u) => /lib\/http\/(pipeline|server)\.ts|lib\/app\.ts|bench\//.test(u)],
   ['sockets + node http (every proxy pays)', (u, f) => /node:(net|_http|internal\/(stream_base|streams|http|timers|process|event_target|abort|async)|events|stream)/.test(u) || /^(writev|writeBuffer|writeUtf8String|writeLatin1String|writeString|onStreamRead|runMicrotasks)$/.test(f)],
 ];
-const OTHER = 'other (native, node internals)';
+export const OTHER = 'other (native, node internals)';
+export const LOADING = PARTS[0]![0];
+
+/** The part a frame belongs to, if any (by its script's URL or path, and its function's name). */
+export function partOf(url: string, functionName: string): string | undefined {
+  return PARTS.find(([, test]) => test(url, functionName))?.[0];
+}
 
 export function whereTimeGoes(file: string): Map<string, number> {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const partOf = new Map<number, string>();
+  const partById = new Map<number, string>();
   const classify = (id: number): string => {
-    const known = partOf.get(id);
+    const known = partById.get(id);
     if (known) return known;
     const n = byId.get(id)!;
     const { url, functionName } = n.callFrame;
-    const hit = PARTS.find(([, test]) => test(url, functionName))?.[0];
+    const hit = partOf(url, functionName);
     const up = parent.get(id);
     const part = hit ?? (up === undefined ? OTHER : classify(up));
-    partOf.set(id, part);
+    partById.set(id, part);
     return part;
   };
   const us = new Map<string, number>();
@@ -63,7 +69,7 @@ export function whereTimeGoes(file: string): Map<string, number> {
 
 export function printWhereTimeGoes(file: string, requests?: number): void {
   const us = whereTimeGoes(file);
-  us.delete(PARTS[0]![0]);
+  us.delete(LOADING);
   const total = [...us.values()].reduce((a, b) => a + b, 0);
   const rows = [...us].sort((a, b) => b[1] - a[1]).map(([part, t]) => [
     part, `${fixed((100 * t) / total, 1)} %`, requests ? fixed(t / requests, 1) : '-',
