@@ -65,12 +65,13 @@ export function parsePerfScript(text: string): Sample[] {
   return samples;
 }
 
-/** A JIT frame's script and function (`JS:*name file:///x.mjs:line:col`), its place in the
- *  bundle mapped to the source file it came from. */
+/** A JIT frame's script (`JS:*name file:///x.mjs:line:col`) to the source file that position of
+ *  it came from: the gateway bundle's through its map, any other script as it is. */
 type Locate = (url: string, line: number, column: number) => string;
 
 function frameKey(f: Frame, locate: Locate): { url: string; fn: string } {
-  const js = /^JS:[*~^+]?(.*?) ?((?:file|node):[^\s]*?):(\d+):(\d+)$/.exec(f.sym);
+  // A script is named by URL (file:, node:) or, for a CommonJS module, by its path.
+  const js = /^JS:[*~^+]?(.*?) ?((?:file:|node:|\/)[^\s]*?):(\d+):(\d+)$/.exec(f.sym);
   if (js) return { url: locate(js[2]!, Number(js[3]), Number(js[4])), fn: js[1]! };
   // undici's HTTP parser is WebAssembly; node's own is C++ (llhttp in the node binary).
   if (/^JS:(wasm-function|wasm-to-js|js-to-wasm)/.test(f.sym)) return { url: 'wasm://undici', fn: f.sym };
@@ -134,8 +135,11 @@ export async function runPerfWhere(name = 'responses-stream'): Promise<void> {
   if (!scenario) throw new Error(`unknown scenario ${name}: ${MINIMAL_SCENARIOS.map((s) => s.name).join(', ')}`);
   if (!perfWorks()) { console.log('\n## perf-where — skipped: `perf record` does not run here (install linux-perf; run as root or lower perf_event_paranoid)'); return; }
   process.env.BENCH_ROUNDS ??= '1';
-  for (const v of ['BENCH_GATEWAY_FLAGS', 'BENCH_BARE_FLAGS']) process.env[v] = `${process.env[v] ?? ''} --perf-basic-prof --logfile=/dev/null --no-logfile-per-isolate`.trim();
   const dir = mkdtempSync(join(tmpdir(), 'gw-perf-'));
+  // --perf-basic-prof turns V8's code log on as well: it goes to the temporary folder.
+  for (const v of ['BENCH_GATEWAY_FLAGS', 'BENCH_BARE_FLAGS']) {
+    process.env[v] = `${process.env[v] ?? ''} --perf-basic-prof --logfile=${join(dir, `${v}.v8.log`)} --no-logfile-per-isolate`.trim();
+  }
   let servers: Servers | undefined;
   try {
     const locate = await bundleLocator(dir);

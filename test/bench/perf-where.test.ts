@@ -27,6 +27,8 @@ const TEXT = [
   sample(10, 10, [['Builtins_LoadIC', '/usr/bin/node'], [`JS:*guard ${BUNDLE}:2:10`, '/tmp/perf-10.map'], [`JS:*handleInference ${BUNDLE}:1:5`, '/tmp/perf-10.map']]),
   // undici's WebAssembly parser
   sample(10, 10, [['JS:wasm-function[20]-20-turbofan', '/tmp/perf-10.map'], ['JS:*onHttpSocketReadable x', '/tmp/perf-10.map']]),
+  // a CommonJS module is named by its path, not a URL: undici's, under node's writable stream
+  sample(10, 10, [['Builtins_LoadIC', '/usr/bin/node'], ['JS:*_resume /app/node_modules/undici/lib/dispatcher/client.js:589:18', '/tmp/perf-10.map'], ['JS:*clearBuffer node:internal/streams/writable:744:21', '/tmp/perf-10.map']]),
   // node's C++ HTTP parser, no script frame below: every proxy's
   sample(10, 10, [['llhttp__internal_execute', '/usr/bin/node'], ['node::(anonymous namespace)::Parser::Execute(char const*, unsigned long)', '/usr/bin/node'], ['uv__read', '/usr/bin/node']]),
   // malloc with no stack
@@ -42,12 +44,12 @@ const locate = (url: string, line: number): string =>
 
 test('perf script text parses into samples, frames leaf first, with their process and thread', () => {
   const samples = parsePerfScript(TEXT);
-  assert.equal(samples.length, 9);
-  assert.deepEqual(samples.map((s) => s.tid), [10, 10, 10, 10, 10, 10, 10, 11, 12]);
+  assert.equal(samples.length, 10);
+  assert.deepEqual(samples.map((s) => s.tid), [10, 10, 10, 10, 10, 10, 10, 10, 11, 12]);
   assert.ok(samples.every((s) => s.pid === 10));
   assert.deepEqual(samples[0]!.frames[0], { sym: '_raw_spin_unlock_irqrestore', dso: '[kernel.kallsyms]' });
   // a C++ symbol keeps its parentheses; the dso is the last parenthesised group
-  assert.deepEqual(samples[5]!.frames[1], { sym: 'node::(anonymous namespace)::Parser::Execute(char const*, unsigned long)', dso: '/usr/bin/node' });
+  assert.deepEqual(samples[6]!.frames[1], { sym: 'node::(anonymous namespace)::Parser::Execute(char const*, unsigned long)', dso: '/usr/bin/node' });
 });
 
 test('each sample goes to its part: kernel, GC, the source file of a bundled frame, helper threads', () => {
@@ -57,6 +59,7 @@ test('each sample goes to its part: kernel, GC, the source file of a bundled fra
     'kernel: system calls, TCP, page faults',
     'garbage collection',
     'auth + abuse limits',
+    'upstream call (undici)',
     'upstream call (undici)',
     'sockets + node http (every proxy pays)',
     'other (native, node internals)',
