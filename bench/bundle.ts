@@ -1,7 +1,10 @@
 // The gateway as users run it: `npm start` executes an esbuild bundle (build.mjs), not tsx's
 // per-file transform. The bench's gateway child is bundled the same way, with the same options,
 // so what is measured is what runs in production.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { BUNDLE_OPTIONS } from '../build.mjs';
@@ -13,6 +16,37 @@ export async function bundledChild(name: string): Promise<string> {
   const outfile = `${ROOT}dist/bench/${name}.mjs`;
   await build({ ...BUNDLE_OPTIONS, entryPoints: [`${ROOT}bench/${name}.ts`], outfile });
   return outfile;
+}
+
+/** Where a position in a script came from: the source file of a position in bundled child
+ *  `name` (line and column from 0), any other script's URL as it is. */
+export type Locate = (url: string, line: number, column: number) => string;
+
+/** A Locate for bundledChild(name)'s bundle, through a source map of the same bundle built
+ *  with the same options (the code is the same; the map is not kept beside the bundle that runs,
+ *  so the gateway never loads it). A profile of the bundle then names each file of `lib/`. */
+export async function bundleLocator(name: string): Promise<Locate> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-map-'));
+  let map: SourceMap;
+  try {
+    const outfile = join(dir, `${name}.mjs`);
+    await build({ ...BUNDLE_OPTIONS, entryPoints: [`${ROOT}bench/${name}.ts`], outfile, sourcemap: 'external' });
+    map = new SourceMap(JSON.parse(readFileSync(`${outfile}.map`, 'utf8')));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const bundle = `/dist/bench/${name}.mjs`;
+  const cache = new Map<string, string>();
+  return (url, line, column) => {
+    if (!url.endsWith(bundle)) return url;
+    const key = `${line}:${column}`;
+    let source = cache.get(key);
+    if (source === undefined) {
+      source = (map.findEntry(line, column) as { originalSource?: string }).originalSource ?? url;
+      cache.set(key, source);
+    }
+    return source;
+  };
 }
 
 /** The node flags `npm start` runs the gateway with (package.json's start script), so a bench

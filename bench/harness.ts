@@ -10,7 +10,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { availableParallelism, cpus } from 'node:os';
 import { printWhereTimeGoes } from './where-time-goes.ts';
-import { bundledChild, envFlags, startFlags } from './bundle.ts';
+import { bundledChild, bundleLocator, envFlags, startFlags } from './bundle.ts';
 import { forkServer, type ServerProcess } from './processes.ts';
 import { measure, sanityCheck, type LoadOptions, type Target } from './measure.ts';
 import { printScenario, printSummary, type ScenarioResult } from './report.ts';
@@ -106,20 +106,22 @@ export async function runScenarios(scenarios: Scenario[], kind: UpstreamKind, se
   } finally {
     if (!servers) await stopServers(own);
   }
-  if (!servers && process.env.BENCH_CPU_PROF_DIR) printProfiles(own, results);
+  if (!servers && process.env.BENCH_CPU_PROF_DIR) await printProfiles(own, results);
   return results;
 }
 
 /** With BENCH_CPU_PROF_DIR: where each proxy's CPU went over the whole run (its profile is
- *  written when it stops), per request served (warm-ups included). */
-export function printProfiles(servers: Servers, results: ScenarioResult[]): void {
+ *  written when it stops), per request served (warm-ups included). The bundled gateway's
+ *  functions are placed in their `lib/` files through the bundle's source map. */
+export async function printProfiles(servers: Servers, results: ScenarioResult[]): Promise<void> {
   const dir = process.env.BENCH_CPU_PROF_DIR!;
   for (const [name, proc] of [['bare proxy', servers.bare], ['gateway', servers.gateway]] as const) {
     const file = profileOf(dir, proc.pid);
     if (!file) continue;
     const served = servedBy(results, name);
+    const locate = name === 'gateway' && !process.env.BENCH_GATEWAY_TSX ? await bundleLocator('gateway-child') : undefined;
     console.log(`\n## where the ${name}'s CPU goes — ${results.map((r) => r.scenario.name).join(', ')}; ${served} requests (${file})`);
-    printWhereTimeGoes(file, served);
+    printWhereTimeGoes(file, served, locate);
   }
 }
 

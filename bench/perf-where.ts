@@ -3,11 +3,11 @@
 // it), and every thread is counted, the kernel's work in system calls and V8's helper threads
 // (parallel scavenges, concurrent marking, the optimizing compiler) included. A JIT frame is
 // named through node's `--perf-basic-prof` map and placed in its source file through a source
-// map of the same bundle; each main-thread sample then goes to a part of the request path as in
+// map of the same bundle (bundle.ts); each main-thread sample then goes to a part of the request path as in
 // where-time-goes.ts. Kernel and garbage-collection samples are parts of their own, whatever
 // called them. Not part of `make bench` (it needs perf, and root or perf_event_paranoid ≤ 1):
 // `npx tsx bench/perf-where.ts [scenario]` (default responses-stream; one round unless
-// BENCH_ROUNDS says otherwise; BENCH_PERF_KEEP=1 keeps perf.data, the bundle's map and node's
+// BENCH_ROUNDS says otherwise; BENCH_PERF_KEEP=1 keeps perf.data and node's
 // /tmp/perf-PID.map files). Figures are µs of CPU per request served in the recorded run, its
 // warm-ups included, after a first run that warms every target.
 // TurboFan inlines small functions into their callers, and perf sees only the caller's frame: a
@@ -15,12 +15,10 @@
 // (where-time-goes.ts) names inlined functions, but from inside the process: it sees neither the
 // kernel nor V8's helper threads.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { SourceMap } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import { BUNDLE_OPTIONS } from '../build.mjs';
+import { bundleLocator, type Locate } from './bundle.ts';
 import { isMain } from './processes.ts';
 import { runScenarios, servedBy, startServers, stopServers, type Servers } from './harness.ts';
 import { MINIMAL_SCENARIOS } from './minimal.ts';
@@ -65,14 +63,11 @@ export function parsePerfScript(text: string): Sample[] {
   return samples;
 }
 
-/** A JIT frame's script (`JS:*name file:///x.mjs:line:col`) to the source file that position of
- *  it came from: the gateway bundle's through its map, any other script as it is. */
-type Locate = (url: string, line: number, column: number) => string;
-
 function frameKey(f: Frame, locate: Locate): { url: string; fn: string } {
   // A script is named by URL (file:, node:) or, for a CommonJS module, by its path.
   const js = /^JS:[*~^+]?(.*?) ?((?:file:|node:|\/)[^\s]*?):(\d+):(\d+)$/.exec(f.sym);
-  if (js) return { url: locate(js[2]!, Number(js[3]), Number(js[4])), fn: js[1]! };
+  // perf's maps count lines and columns from 1.
+  if (js) return { url: locate(js[2]!, Number(js[3]) - 1, Number(js[4]) - 1), fn: js[1]! };
   // undici's HTTP parser is WebAssembly; node's own is C++ (llhttp in the node binary).
   if (/^JS:(wasm-function|wasm-to-js|js-to-wasm)/.test(f.sym)) return { url: 'wasm://undici', fn: f.sym };
   return { url: '', fn: f.sym };
@@ -105,26 +100,6 @@ export function partOfSample(s: Sample, locate: Locate): string {
   return OTHER;
 }
 
-/** A source map of the gateway bundle: the same options and entry as the bench's child, so every
- *  position in it is a position in the bundle that ran. */
-async function bundleLocator(dir: string): Promise<Locate> {
-  const outfile = join(dir, 'gateway-child.mjs');
-  await build({ ...BUNDLE_OPTIONS, entryPoints: [new URL('./gateway-child.ts', import.meta.url).pathname], outfile, sourcemap: 'external' });
-  const map = new SourceMap(JSON.parse(readFileSync(`${outfile}.map`, 'utf8')));
-  const cache = new Map<string, string>();
-  return (url, line, column) => {
-    if (!url.endsWith('/dist/bench/gateway-child.mjs')) return url;
-    const key = `${line}:${column}`;
-    let src = cache.get(key);
-    if (src === undefined) {
-      const entry = map.findEntry(line - 1, column - 1) as { originalSource?: string };
-      src = entry.originalSource ?? url;
-      cache.set(key, src);
-    }
-    return src;
-  };
-}
-
 function perfWorks(): boolean {
   const probe = spawnSync('perf', ['record', '-e', 'cpu-clock', '-o', '/dev/null', '--', 'true'], { stdio: 'ignore' });
   return !probe.error && probe.status === 0;
@@ -142,7 +117,7 @@ export async function runPerfWhere(name = 'responses-stream'): Promise<void> {
   }
   let servers: Servers | undefined;
   try {
-    const locate = await bundleLocator(dir);
+    const locate = await bundleLocator('gateway-child');
     servers = await startServers('minimal');
     // A first run, not recorded, warms every target: on a fresh process the optimizing compiler's
     // work, and code not yet optimized, would count for the requests measured.

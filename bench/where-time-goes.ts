@@ -7,8 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { isMain } from './processes.ts';
 import { fixed, printTable } from './report.ts';
+import type { Locate } from './bundle.ts';
 
-interface Node { id: number; callFrame: { functionName: string; url: string }; children?: number[] }
+interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber?: number; columnNumber?: number }; children?: number[] }
 interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
 
 /** Parts of the request path, each with what marks its frames (URL substrings or a test). */
@@ -41,7 +42,9 @@ export function partOf(url: string, functionName: string): string | undefined {
   return PARTS.find(([, test]) => test(url, functionName))?.[0];
 }
 
-export function whereTimeGoes(file: string): Map<string, number> {
+/** `locate` names the source file of a bundled script's function (bundle.ts bundleLocator): a
+ *  profile of the gateway's bundle then splits by `lib/` file as one of the gateway under tsx. */
+export function whereTimeGoes(file: string, locate?: Locate): Map<string, number> {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -51,8 +54,8 @@ export function whereTimeGoes(file: string): Map<string, number> {
     const known = partById.get(id);
     if (known) return known;
     const n = byId.get(id)!;
-    const { url, functionName } = n.callFrame;
-    const hit = partOf(url, functionName);
+    const { url, functionName, lineNumber = 0, columnNumber = 0 } = n.callFrame;
+    const hit = partOf(locate ? locate(url, lineNumber, columnNumber) : url, functionName);
     const up = parent.get(id);
     const part = hit ?? (up === undefined ? OTHER : classify(up));
     partById.set(id, part);
@@ -67,8 +70,8 @@ export function whereTimeGoes(file: string): Map<string, number> {
   return us;
 }
 
-export function printWhereTimeGoes(file: string, requests?: number): void {
-  const us = whereTimeGoes(file);
+export function printWhereTimeGoes(file: string, requests?: number, locate?: Locate): void {
+  const us = whereTimeGoes(file, locate);
   us.delete(LOADING);
   const total = [...us.values()].reduce((a, b) => a + b, 0);
   const rows = [...us].sort((a, b) => b[1] - a[1]).map(([part, t]) => [

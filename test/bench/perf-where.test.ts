@@ -38,9 +38,10 @@ const TEXT = [
   sample(10, 12, [['v8::internal::Scavenger::ScavengePage(v8::internal::MemoryChunk*)', '/usr/bin/node']]),
 ].join('\n');
 
-/** The bundle's map, by line: 1 the pipeline, 2 authentication, 3 the JSON walker. */
+/** The bundle's map, by line (perf's lines count from 1, a source map's from 0): 1 the pipeline,
+ *  2 authentication, 3 the JSON walker. */
 const locate = (url: string, line: number): string =>
-  url === BUNDLE ? ['', '../../lib/http/pipeline.ts', '../../lib/http/auth.ts', '../../lib/json-skip.ts'][line]! : url;
+  url === BUNDLE ? ['../../lib/http/pipeline.ts', '../../lib/http/auth.ts', '../../lib/json-skip.ts'][line]! : url;
 
 test('perf script text parses into samples, frames leaf first, with their process and thread', () => {
   const samples = parsePerfScript(TEXT);
