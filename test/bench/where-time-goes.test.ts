@@ -1,11 +1,14 @@
 // The profile classifier of bench/where-time-goes.ts: each sample goes to the part of the first
-// frame, leaf up, that belongs to one. Checked on a hand-made .cpuprofile.
+// frame, leaf up, that belongs to one. Checked on hand-made .cpuprofiles, one of them of the
+// gateway's real bundle, placed in its source files through bundle.ts's source map.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { whereTimeGoes } from '../../bench/where-time-goes.ts';
+import { bundledChild, bundleLocator } from '../../bench/bundle.ts';
 
 /** A profile whose samples each end in one path of frames (root first), `us` µs each. */
 function profileOf(paths: { frames: [fn: string, url: string][]; us: number }[]): string {
@@ -47,6 +50,37 @@ test("a Buffer method counts for its caller's part; node's http and socket write
     assert.equal(us.get('request translation + serialization'), 30);
     assert.equal(us.get('sockets + node http (every proxy pays)'), 57);
     assert.equal(us.get('garbage collection'), 20);
+  } finally {
+    rmSync(join(file, '..'), { recursive: true, force: true });
+  }
+});
+
+test('a bundled function is placed in its source file through the bundle\'s map', async () => {
+  const bundle = await bundledChild('gateway-child');
+  const text = readFileSync(bundle, 'utf8');
+  /** Where a function is declared in the bundle, as V8 counts (line and column from 0). */
+  const position = (fn: string): [number, number] => {
+    const at = text.indexOf(`function ${fn}(`);
+    assert.ok(at > 0, fn);
+    return [text.slice(0, at).split('\n').length - 1, at - (text.lastIndexOf('\n', at - 1) + 1)];
+  };
+  const locate = await bundleLocator('gateway-child');
+  const url = pathToFileURL(bundle).href;
+  assert.match(locate(url, ...position('checkRequest')), /lib\/routing\/validate\.ts$/);
+  assert.match(locate(url, ...position('handleInference')), /lib\/http\/pipeline\.ts$/);
+  assert.equal(locate('node:internal/streams/writable', 1, 2), 'node:internal/streams/writable');
+  // A profile of the bundle: without the map every bundled function is the bench's (glue); with
+  // it, validation is validation.
+  const file = profileOf([{ frames: [['handleInference', url], ['checkRequest', url]], us: 10 }]);
+  try {
+    const profile = JSON.parse(readFileSync(file, 'utf8'));
+    for (const n of profile.nodes) {
+      const [lineNumber, columnNumber] = position(n.callFrame.functionName);
+      Object.assign(n.callFrame, { lineNumber, columnNumber });
+    }
+    writeFileSync(file, JSON.stringify(profile));
+    assert.equal(whereTimeGoes(file).get('pipeline + server glue'), 10);
+    assert.equal(whereTimeGoes(file, locate).get('validation (ajv + rules)'), 10);
   } finally {
     rmSync(join(file, '..'), { recursive: true, force: true });
   }
