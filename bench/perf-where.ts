@@ -3,9 +3,9 @@
 // it), and every thread is counted, the kernel's work in system calls and V8's helper threads
 // (parallel scavenges, concurrent marking, the optimizing compiler) included. A JIT frame is
 // named through node's `--perf-basic-prof` map and placed in its source file through a source
-// map of the same bundle (bundle.ts); each main-thread sample then goes to a part of the request path as in
-// where-time-goes.ts. Kernel and garbage-collection samples are parts of their own, whatever
-// called them. Not part of `make bench` (it needs perf, and root or perf_event_paranoid ≤ 1):
+// map of the same bundle (bundle.ts); each main-thread sample then goes to a part of the request
+// path as in where-time-goes.ts. Kernel and garbage-collection samples are parts of their own,
+// whatever called them. Not part of `make bench` (it needs perf, and root or perf_event_paranoid ≤ 1):
 // `npx tsx bench/perf-where.ts [scenario]` (default responses-stream; one round unless
 // BENCH_ROUNDS says otherwise; BENCH_PERF_KEEP=1 keeps perf.data and node's
 // /tmp/perf-PID.map files). Figures are µs of CPU per request served in the recorded run, its
@@ -42,8 +42,8 @@ const NODE_IO = /^(node::(\(anonymous namespace\)::Parser|StreamBase|LibuvStream
 const GC_FRAME = /v8::internal::(Heap::(CollectGarbage|PerformGarbageCollection)|Scavenger|ScavengerCollector|MarkCompactCollector|MinorMarkCompact|IncrementalMarking|ConcurrentMarking|Sweeper|MinorGCJob|MemoryAllocator::Unmapper|GlobalHandles::(Post|Invoke))/;
 const WAKE_FRAME = /^(sock_def_readable|ep_poll_callback|try_to_wake_up|__wake_up(_common|_sync_key)?)$/;
 
-/** perf script's text: a header line per sample (`pid/tid time:`), then one line per frame,
- *  leaf first (`ip symbol (dso)`), then a blank line. */
+/** `perf script -F pid,tid,ip,sym,dso`'s text: a header line per sample (`pid/tid`), then one
+ *  line per frame, leaf first (`ip symbol (dso)`), then a blank line. */
 export function parsePerfScript(text: string): Sample[] {
   const samples: Sample[] = [];
   for (const block of text.split('\n\n')) {
