@@ -83,8 +83,11 @@ export function printPreamble(kind: UpstreamKind, opts: ReturnType<typeof loadOp
     + ' each server in its own process, autocannon in the runner; CPU µs/req = that process\'s user+system CPU during the measured run / responses');
 }
 
-export async function runScenarios(scenarios: Scenario[], kind: UpstreamKind, servers?: Servers): Promise<ScenarioResult[]> {
-  const opts = loadOptions();
+/** `overrides` set some of the environment's load options for this run only. */
+export async function runScenarios(
+  scenarios: Scenario[], kind: UpstreamKind, servers?: Servers, overrides: Partial<LoadOptions> = {},
+): Promise<ScenarioResult[]> {
+  const opts = { ...loadOptions(), ...overrides };
   printPreamble(kind, opts);
   const own = servers ?? await startServers(kind);
   const results: ScenarioResult[] = [];

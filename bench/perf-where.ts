@@ -122,10 +122,7 @@ export async function runPerfWhere(name = 'responses-stream'): Promise<void> {
     // A first run, not recorded, warms every target: on a fresh process the optimizing compiler's
     // work, and code not yet optimized, would count for the requests measured.
     console.log('\n# warming every target (not recorded)');
-    const duration = process.env.BENCH_DURATION_S;
-    process.env.BENCH_DURATION_S = '2';
-    await runScenarios([scenario], 'minimal', servers);
-    if (duration === undefined) delete process.env.BENCH_DURATION_S; else process.env.BENCH_DURATION_S = duration;
+    await runScenarios([scenario], 'minimal', servers, { durationS: 2 });
     const data = join(dir, 'perf.data');
     const pids = [servers.bare.pid, servers.gateway.pid];
     const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-c', String(PERIOD_US * 1000), '-g', '-p', pids.join(','), '-o', data], { stdio: 'ignore' });
