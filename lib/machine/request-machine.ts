@@ -6,7 +6,7 @@
 //
 //   running ── attempt.committed ──► committed   (final: the responder drains the stream;
 //     │                                            stop() still aborts the winner's upstream call)
-//     │  start: flex on routes[0] at once, standard when the hedge advisor says (at once, or
+//     │  entry: flex on routes[0] at once, standard when the hedge advisor says (at once, or
 //     │  later); or standard at once; flex refusal → standard now; standard failure → retry after
 //     │  backoff, then the next route
 //     └── no attempt left ──► failed
@@ -17,10 +17,12 @@
 // snapshot (not child actors); the request settles once, when the machine reaches a final state;
 // timers exist only for a race (the hedge) or a retry (the backoff); guards, actions and delays
 // are named in setup(), so nothing is allocated per transition but xstate's own snapshot. A
-// request is `running` from its arrival, and its `start` event launches the first attempt (a
-// transition that enters and leaves no state). That first snapshot is the same for every request
-// but for its context: made once, it spares each request xstate's initial snapshot (a pre-initial
-// state, the context's assignment, the initial microstep) and the entry into a state.
+// request is `running` from its arrival, whose entry action launches the first attempt. That
+// first snapshot is the same for every request but for its context: made once, it spares each
+// request xstate's initial transition (a pre-initial state, the context's assignment, the initial
+// microstep), and the runner runs `running`'s entry actions on the request's context, as that
+// microstep would (a test holds xstate's own actor to the same launches). A `"now"` request thus
+// costs one transition of xstate's algorithm: its commit.
 import { and, cancel, raise, setup, type ActorSystem, type AnyActorRef, type SnapshotFrom } from 'xstate';
 import type { RouteName, Tier } from '../routes.ts';
 import type { Failure } from '../providers/types.ts';
@@ -90,8 +92,7 @@ type Ev =
   | { type: 'attempt.committed'; tier: Tier; committed: Committed }
   | { type: 'attempt.failed'; tier: Tier; failure: Failure }
   | { type: 'hedge' }
-  | { type: 'retry' }
-  | { type: 'start' };
+  | { type: 'retry' };
 
 function initialContext(input: MachineInput): Ctx {
   return {
@@ -218,8 +219,9 @@ export const requestMachine = setup({
   initial: 'running',
   states: {
     running: {
+      // Arrival: the first attempt (flex racing, or standard at once).
+      entry: 'begin',
       on: {
-        start: { actions: 'begin' },
         hedge: { guard: 'standardIdle', actions: 'askHedge' },
         retry: { actions: 'launchStandard' },
         'attempt.committed': [
@@ -265,10 +267,19 @@ export function startRequest(input: MachineInput, clock: TimerClock = globalThis
 }
 
 type Snapshot = SnapshotFrom<typeof requestMachine>;
-/** `running` before `start`, as xstate resolves it. A snapshot is a plain object that transitions
- *  copy, never change: a request's first one is this with its own context. */
+/** `running`, entered, as xstate resolves it. A snapshot is a plain object that transitions copy,
+ *  never change: a request's first one is this with its own context. */
 const ARRIVED: Snapshot = requestMachine.resolveState({ value: 'running', context: undefined as unknown as Ctx });
-const START: Ev = { type: 'start' };
+/** What an action is called with (xstate's ActionArgs, as far as the machine's actions read it). */
+type ActionInfo = { context: Ctx; event: unknown; self: RequestRun; system: typeof SYSTEM };
+/** `running`'s entry actions, as the machine declares them: what xstate's initial microstep runs
+ *  on arrival, each a named action of setup(), called with the request's own context. */
+const ON_ARRIVAL = requestMachine.states.running!.entry.map((action) => {
+  const impl = typeof action === 'string' ? (requestMachine.implementations.actions as Record<string, unknown>)[action] : undefined;
+  if (typeof impl !== 'function') throw new Error(`request machine: the entry action ${String(action)} of running is not named in setup()`);
+  return impl as (info: ActionInfo, params: undefined) => void;
+});
+const INIT = Object.freeze({ type: 'xstate.init' });
 type Scope = Parameters<typeof requestMachine.transition>[2];
 const noop = (): void => {};
 /** What a transition hands its actor to run: a custom action and its arguments. */
@@ -319,9 +330,16 @@ class RequestRun implements RunningRequest {
 
   get context(): Ctx { return this.snapshot.context; }
 
+  /** Arrival: the snapshot xstate's initial transition would make, made once (ARRIVED) and given
+   *  this request's context, then `running`'s entry actions, which launch the first attempt. */
   start(input: MachineInput): void {
-    this.snapshot = { ...ARRIVED, context: initialContext(input) };
-    this.step(START);
+    const context = initialContext(input);
+    this.snapshot = { ...ARRIVED, context };
+    try {
+      for (const action of ON_ARRIVAL) action({ context, event: INIT, self: this, system: SYSTEM }, undefined);
+    } catch (err) {
+      this.fail(err);
+    }
   }
 
   send(event: Ev): void {
@@ -356,14 +374,18 @@ class RequestRun implements RunningRequest {
       this.snapshot = requestMachine.transition(this.snapshot, event, this.scope);
       if (this.snapshot.status === 'error') throw this.snapshot.error;
     } catch (err) {
-      // A throwing guard or action (a bug, or a launch that threw) fails the request, not the process.
-      const ctx: Partial<Ctx> = this.snapshot?.context ?? {};
-      ctx.failure ??= { kind: 'transient', status: 502, message: String((err as Error)?.message ?? err) };
-      this.stop();
+      this.fail(err);
       return;
     }
     while (this.deferred.length) this.deferred.shift()!();
     if (this.snapshot.status !== 'active') { this.clearTimers(); this.settle(); }
+  }
+
+  /** A throwing guard or action (a bug, or a launch that threw) fails the request, not the process. */
+  private fail(err: unknown): void {
+    const ctx: Partial<Ctx> = this.snapshot?.context ?? {};
+    ctx.failure ??= { kind: 'transient', status: 502, message: String((err as Error)?.message ?? err) };
+    this.stop();
   }
 
   private clearTimers(): void {

@@ -2,8 +2,8 @@
 // with fake attempts the test resolves by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SimulatedClock } from 'xstate';
-import { startRequest, type MachineInput } from '../../lib/machine/request-machine.ts';
+import { createActor, SimulatedClock } from 'xstate';
+import { requestMachine, startRequest, type MachineInput } from '../../lib/machine/request-machine.ts';
 import { AttemptFailed, type Committed } from '../../lib/stream/attempt.ts';
 import { fixedLeadHedge } from '../../lib/routing/flex-policy.ts';
 import type { RouteName, Tier } from '../../lib/routes.ts';
@@ -200,4 +200,46 @@ test('requests in flight at once keep their own state: each starts from its own 
   assert.equal(a.launched.length, 1, 'the hedge of the first request was never launched by the second');
   a.run.stop();
   b.run.stop();
+});
+
+test('xstate\'s own actor on the same machine: arrival launches what startRequest launches, and a commit ends it in committed', async () => {
+  // startRequest makes the arrival snapshot once and runs `running`'s entry actions itself; an
+  // actor of xstate's (createActor) enters the machine by its own algorithm. Both must launch the same.
+  for (const flex of ['race', 'off'] as const) {
+    const h = harness({ flex });
+    const clock = new SimulatedClock();
+    clock.set(1_000_000);
+    const launched: [RouteName, Tier][] = [];
+    const attempts: ((c: Committed) => void)[] = [];
+    const actor = createActor(requestMachine, {
+      clock,
+      input: {
+        routes: ['vendor_a'], flex, deadlineAt: 1_000_000 + 10_000, hedge: fixedLeadHedge(1_000_000 + 10_000, () => 2_000),
+        now: () => clock.now(), random: () => 0.5,
+        launch: (route, tier) => {
+          launched.push([route, tier]);
+          return { committed: new Promise<Committed>((resolve) => attempts.push(resolve)), abort: () => {} };
+        },
+      },
+    });
+    actor.start();
+    assert.deepEqual(launched, h.launched.map((l) => [l.route, l.tier]), `flex ${flex}`);
+    assert.deepEqual(launched, [['vendor_a', flex === 'race' ? 'flex' : 'standard']]);
+    assert.equal(actor.getSnapshot().value, 'running');
+    attempts[0]!(committed('vendor_a', launched[0]![1]));
+    await flush();
+    assert.equal(actor.getSnapshot().value, 'committed');
+    assert.equal(actor.getSnapshot().status, 'done');
+    h.launched[0]!.resolve(committed('vendor_a', h.launched[0]!.tier));
+    assert.equal((await h.run.outcome).reason, actor.getSnapshot().context.reason);
+    h.run.stop();
+    actor.stop();
+  }
+});
+
+test('a launch that throws on arrival fails the request with its message, and nothing is left running', async () => {
+  const { run } = harness({ launch: () => { throw new Error('no adapter'); } });
+  const out = await run.outcome;
+  assert.equal(out.winner, undefined);
+  assert.deepEqual(out.failure, { kind: 'transient', status: 502, message: 'no adapter' });
 });
