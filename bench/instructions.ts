@@ -3,8 +3,12 @@
 // host swing by 30 %. The bare proxy and the gateway each run alone under callgrind (both
 // bundled, on plain node with the same flags as in the throughput scenarios); the minimal upstream
 // runs natively. After a warm-up (the JIT settles), the counters are zeroed, N requests are sent
-// over C keep-alive connections, and the counters are dumped: instructions / N. Under callgrind a
-// process runs ≈ 50× slower, so N is small and the run takes a few minutes. Not part of `make bench`:
+// over C keep-alive connections, and the counters are dumped: instructions / N. Each thread is
+// counted apart (--separate-threads): the main thread, which runs the requests, and V8's helper
+// threads (background compilation, concurrent marking, parallel scavenging), whose share moved a
+// total by up to a fifth between runs of the same code, as their work fell in the counted window
+// or not. Under callgrind a process runs ≈ 50× slower, so N is small and the run takes a few
+// minutes. Not part of `make bench`:
 // `npx tsx bench/instructions.ts`; BENCH_INSTR_N (2,000), BENCH_INSTR_WARMUP (3,000),
 // BENCH_INSTR_CONNECTIONS (10), BENCH_INSTR_SCENARIO (responses-stream, or any throughput scenario).
 import { spawnSync } from 'node:child_process';
@@ -29,13 +33,24 @@ function control(pid: number, flag: '-z' | '-d'): void {
   if (r.status !== 0) throw new Error(`callgrind_control ${flag} ${pid}: ${r.stderr || r.stdout}`);
 }
 
-/** The instructions of the last dump in `dir` (its `totals:` line). */
-function lastDumpTotal(dir: string): number {
-  const dumps = readdirSync(dir).filter((f) => /\.\d+$/.test(f)).sort();
-  const text = readFileSync(join(dir, dumps.at(-1)!), 'utf8');
-  const m = /^(?:totals|summary): (\d+)/m.exec(text);
-  if (!m) throw new Error(`no totals in ${dumps.at(-1)}`);
-  return Number(m[1]);
+/** The instructions of the last dump in `dir`, written with --separate-threads as one file per
+ *  thread, `<out>.<dump>-<thread>` (thread 01 is the main one): the main thread's and every
+ *  thread's (each file's `totals:` line). */
+export function lastDumpTotals(dir: string): { main: number; all: number } {
+  const files = readdirSync(dir).map((f) => /\.(\d+)-(\d+)$/.exec(f)).filter((m) => m !== null);
+  if (!files.length) throw new Error(`no callgrind dump in ${dir}`);
+  const last = Math.max(...files.map((m) => Number(m[1])));
+  let main: number | undefined;
+  let all = 0;
+  for (const m of files) {
+    if (Number(m[1]) !== last) continue;
+    const total = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(dir, m.input), 'utf8'));
+    if (!total) throw new Error(`no totals in ${m.input}`);
+    all += Number(total[1]);
+    if (Number(m[2]) === 1) main = Number(total[1]);
+  }
+  if (main === undefined) throw new Error(`no main thread in dump ${last} of ${dir}`);
+  return { main, all };
 }
 
 export async function runInstructions(): Promise<void> {
@@ -43,11 +58,11 @@ export async function runInstructions(): Promise<void> {
   const scenario = SCENARIOS.find((s) => s.name === SCENARIO);
   if (!scenario) throw new Error(`unknown scenario ${SCENARIO}: ${SCENARIOS.map((s) => s.name).join(', ')}`);
   const upstream = await forkServer('minimal upstream', './minimal-upstream.ts');
-  const perRequest: Record<string, number> = {};
+  const perRequest: Record<string, { main: number; all: number }> = {};
   try {
     for (const name of ['bare proxy', 'gateway'] as const) {
       const dir = mkdtempSync(join(tmpdir(), 'gw-instr-'));
-      const wrap = ['valgrind', '-q', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'cg')}`];
+      const wrap = ['valgrind', '-q', '--tool=callgrind', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg')}`];
       const child: ServerProcess = name === 'gateway'
         ? await forkServer(name, await bundledChild('gateway-child'), [upstream.url], startFlags(), wrap)
         : await forkServer(name, await bundledChild('bare-proxy'), [upstream.url], envFlags('BENCH_BARE_FLAGS'), wrap);
@@ -67,7 +82,8 @@ export async function runInstructions(): Promise<void> {
         await send(N);
         control(child.pid, '-d');
         await Promise.all(clients.map((c) => c.close()));
-        perRequest[name] = lastDumpTotal(dir) / N;
+        const totals = lastDumpTotals(dir);
+        perRequest[name] = { main: totals.main / N, all: totals.all / N };
       } finally {
         await child.stop();
         rmSync(dir, { recursive: true, force: true });
@@ -79,9 +95,9 @@ export async function runInstructions(): Promise<void> {
   const bare = perRequest['bare proxy']!;
   const gateway = perRequest.gateway!;
   console.log(`\n## instructions — ${SCENARIO}, per request (callgrind; ${N} requests over ${CONNECTIONS} connections after ${WARMUP} to warm up)`);
-  printTable(['target', 'instructions / request', 'vs bare proxy'], [
-    ['bare proxy', fixed(bare, 0), '×1.00'],
-    ['gateway', fixed(gateway, 0), `×${fixed(gateway / bare, 2)}`],
+  printTable(['target', 'main thread / request', 'vs bare proxy', 'every thread / request', 'vs bare proxy'], [
+    ['bare proxy', fixed(bare.main, 0), '×1.00', fixed(bare.all, 0), '×1.00'],
+    ['gateway', fixed(gateway.main, 0), `×${fixed(gateway.main / bare.main, 2)}`, fixed(gateway.all, 0), `×${fixed(gateway.all / bare.all, 2)}`],
   ]);
 }
 
