@@ -1,8 +1,9 @@
 // Instructions per request, counted by valgrind (callgrind): a count does not move with whatever
-// else the machine is doing, so a change of a few percent shows where timings on this shared 2-core
-// host swing by 30 %. The bare proxy and the gateway each run alone under callgrind (both
-// bundled, on plain node with the same flags as in the throughput scenarios); the minimal upstream
-// runs natively. After a warm-up (the JIT settles), the counters are zeroed, N requests are sent
+// else the machine is doing, as timings on this shared 2-core host do; how much it still moves
+// between runs of the same code is in bench/README.md ("Counting instead of timing"). The bare
+// proxy and the gateway each run alone under callgrind (both bundled, on plain node with the same
+// flags as in the throughput scenarios); the minimal upstream runs natively. After a warm-up, the
+// counters are zeroed, N requests are sent
 // over C keep-alive connections, and the counters are dumped: instructions / N. Each thread is
 // counted apart (--separate-threads): the main thread, which runs the requests, and V8's helper
 // threads (background compilation, concurrent marking, parallel scavenging), whose share moved a
