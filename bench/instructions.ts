@@ -7,7 +7,7 @@
 // over C keep-alive connections, and the counters are dumped: instructions / N. Each thread is
 // counted apart (--separate-threads): the main thread, which runs the requests, and V8's helper
 // threads (background compilation, concurrent marking, parallel scavenging), whose share moved a
-// total by up to a fifth between runs of the same code, as their work fell in the counted window
+// total by a fifth and more between runs of the same code, as their work fell in the counted window
 // or not. Under callgrind a process runs ≈ 50× slower, so N is small and the run takes a few
 // minutes. Not part of `make bench`:
 // `npx tsx bench/instructions.ts`; BENCH_INSTR_N (2,000), BENCH_INSTR_WARMUP (3,000),
