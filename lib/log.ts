@@ -47,4 +47,31 @@ function standardOutput(): LineSink {
   return stdout;
 }
 
+/** Writes one info line whose fields `serialize` turns into JSON members (`,"key":value` each,
+ *  undefined ones left out) — the line pino writes for `log.info(fields, msg)`, same members in the
+ *  same order, without pino's generic walk of every key and value (for the request summary, once
+ *  per request, that walk and its string building were most of the line's cost: bench/README.md,
+ *  "The summary line"). Taken only where pino would write nothing else: no mixin, hook, log
+ *  formatter, nested key, message prefix or destination that reads the last line's metadata; no
+ *  redaction applies, so `fields` must hold no secret. Any other logger gets `log.info`. Uses
+ *  `pino.symbols`, which pino exposes for integrations. */
+export function infoLine<T extends object>(log: Logger, fields: T, serialize: (fields: T) => string, msg: string): void {
+  if (!log.isLevelEnabled('info')) return;
+  const l = log as unknown as Record<symbol, any>;
+  const s = pino.symbols as typeof pino.symbols & { msgPrefixSym: symbol };
+  const stream = l[s.streamSym];
+  if (l[s.mixinSym] || l[s.hooksSym]?.logMethod || l[s.hooksSym]?.streamWrite || l[s.formattersSym]?.log
+    || l[s.nestedKeySym] || l[s.msgPrefixSym] || stream?.[s.needsMetadataGsym] || l[s.messageKeySym] !== 'msg') {
+    log.info(fields as Record<string, unknown>, msg);
+    return;
+  }
+  stream.write(`${l[s.lsCacheSym][30]}${l[s.timeSym]()}${l[s.chindingsSym]}${serialize(fields)},"msg":${JSON.stringify(msg)}${l[s.endSym]}`);
+}
+
+/** A JSON member for infoLine's serializers: `,"key":value`, or nothing for undefined. The key is
+ *  written as given (the caller's own, plain ASCII); a string value is JSON-encoded. */
+export const member = (key: string, value: string | number | boolean | undefined): string =>
+  value === undefined ? '' : typeof value === 'string' ? `,"${key}":${JSON.stringify(value)}`
+    : `,"${key}":${typeof value === 'number' && !Number.isFinite(value) ? 'null' : value}`;
+
 export type { Logger };

@@ -23,7 +23,7 @@ import { runAttempt, type Attempt } from '../stream/attempt.ts';
 import type { UpstreamTerms } from '../stream/pools.ts';
 import { respond, type Pricing, type StreamResult } from '../stream/respond.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
-import type { Logger } from '../log.ts';
+import { infoLine, member, type Logger } from '../log.ts';
 
 type Admitted = { holdId: string; spendRemainingMicroUsd: number; asOfMs: number };
 type HoldEstimate = { inputTokens: number; maxOutput: number; micro: number };
@@ -251,13 +251,27 @@ async function finish(ctx: RequestContext): Promise<void> {
       deadlineAt: checked?.startWithin.kind === 'duration' ? ctx.deadlineAt : undefined, clientClosed: ctx.clientClosed,
     });
   }
-  // One summary line per request, of fixed shape and scalar fields only (pino skips undefined).
-  summaryLog(svc.log).info({
+  // One summary line per request, of fixed shape and scalar fields only (undefined ones left out).
+  const summary: Summary = {
     req: ctx.id, endpoint: ctx.format, org: key?.orgId, model: checked?.model.id, status: ctx.status,
     route: outcome?.winner?.route, tier, reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks,
     cost_micro_usd: cost, ms: now - ctx.t0, code: ctx.errorCode ?? undefined, stream_error: result?.error,
-  }, ctx.clientClosed ? 'client_closed_request' : outcome ? 'request' : 'refused');
+  };
+  infoLine(summaryLog(svc.log), summary, summaryMembers, ctx.clientClosed ? 'client_closed_request' : outcome ? 'request' : 'refused');
 }
+
+/** The request summary line's fields: scalars, none of them secret. */
+interface Summary {
+  req: string; endpoint: string; org?: string; model?: string; status: number; route?: string; tier?: string;
+  reason?: string; retries?: number; fallbacks?: number; cost_micro_usd: number; ms: number; code?: string; stream_error?: string;
+}
+
+/** The summary's members in its fields' order, as pino would write them (lib/log.ts infoLine). */
+const summaryMembers = (s: Summary): string =>
+  member('req', s.req) + member('endpoint', s.endpoint) + member('org', s.org) + member('model', s.model)
+  + member('status', s.status) + member('route', s.route) + member('tier', s.tier) + member('reason', s.reason)
+  + member('retries', s.retries) + member('fallbacks', s.fallbacks) + member('cost_micro_usd', s.cost_micro_usd)
+  + member('ms', s.ms) + member('code', s.code) + member('stream_error', s.stream_error);
 
 /** The commit's metrics (time to commit, deadline, flex share, outcome, retries, fallbacks), counted
  *  once the answer's first bytes are out: at one connection the histogram's update was 4 µs of the
@@ -291,9 +305,9 @@ function failureError(f: Failure | undefined): GatewayError {
 }
 
 const summaryLoggers = new WeakMap<Logger, Logger>();
-/** The request summary line carries scalars of a fixed shape, none of them secret: its logger
- *  redacts top-level key fields only, without the wildcard paths that make the main logger walk
- *  every value of every line (the summary is written once per request). */
+/** The request summary line carries scalars of a fixed shape, none of them secret: where it is
+ *  written by pino itself (infoLine's fallback), its logger redacts top-level key fields only,
+ *  without the wildcard paths that make the main logger walk every value of every line. */
 function summaryLog(log: Logger): Logger {
   let s = summaryLoggers.get(log);
   if (!s) {
