@@ -4,14 +4,14 @@
 //
 // The attempt is an undici dispatch handler, not a `request()` with a Readable body: chunks arrive
 // as callbacks and go to the responder's sink as they are, with no stream object, async iterator
-// or AbortController per request (the hot path, bench/README.md). Backpressure is the
-// controller's: a sink that cannot take more (the caller's socket is full) pauses the upstream
-// read, and resumes it on drain, so a slow caller holds at most the socket buffers.
-import type { Dispatcher } from 'undici';
+// or AbortController per request (the hot path, bench/README.md). It hears undici's own handler
+// calls (lib/stream/pools.ts UpstreamHandler): the response's header lines stay raw until read.
+// Backpressure is undici's: a sink that cannot take more (the caller's socket is full) pauses the
+// upstream read, and resumes it on drain, so a slow caller holds at most the socket buffers.
 import type { FormatName } from '../ir.ts';
 import type { RouteName, Tier } from '../routes.ts';
 import type { Failure, Framer, RouteAdapter, UpstreamRequest } from '../providers/types.ts';
-import type { Pools, UpstreamTerms } from './pools.ts';
+import { headersOf, type Pools, type ResponseHeaders, type UpstreamHandler, type UpstreamTerms } from './pools.ts';
 import { CapacityRefused, capacityFailure } from '../providers/capacity.ts';
 import { parseFrame, SSEParser, type RawFrame, type SSEFrame } from '../sse.ts';
 import { classify, connectionFailure } from './failure.ts';
@@ -49,7 +49,7 @@ export interface Committed {
   tier: Tier;
   wire: FormatName;
   streamed: boolean;
-  headers: Dispatcher.ResponseData['headers'];
+  headers: ResponseHeaders;
   /** A route with its own byte framing (not SSE): the frames read before commit. */
   frames: RawFrame[];
   /** An SSE route: the bytes read before commit, undecoded (they hold at least the first event). */
@@ -77,7 +77,8 @@ export interface Attempt {
 const MAX_ERROR_BODY = 64 * 1024;
 const MAX_BACKLOG = 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
-const NO_HEADERS: Dispatcher.ResponseData['headers'] = Object.freeze({});
+const NO_HEADERS: ResponseHeaders = Object.freeze({});
+const NO_RAW_HEADERS: Buffer[] = [];
 
 export function runAttempt(spec: AttemptSpec, pools: Pools, now: () => number): Attempt {
   const call = new UpstreamCall(spec, now);
@@ -90,11 +91,14 @@ export function runAttempt(spec: AttemptSpec, pools: Pools, now: () => number): 
 
 type Phase = 'waiting' | 'refused' | 'precommit' | 'committed' | 'ended';
 
-class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
+class UpstreamCall implements UpstreamHandler, Committed {
   resolve!: (committed: Committed) => void;
   reject!: (e: unknown) => void;
   private phase: Phase = 'waiting';
-  private controller: Dispatcher.DispatchController | undefined;
+  /** undici's abort of the dispatched request (onConnect), and its resume of a paused read. */
+  private abortUpstream: ((err?: Error) => void) | undefined;
+  private resumeUpstream: (() => void) | undefined;
+  private paused = false;
   private cancel: (() => void) | undefined;
   private aborted = false;
   private status = 0;
@@ -110,7 +114,9 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   readonly tier: Tier;
   readonly wire: FormatName;
   readonly streamed: boolean;
-  headers: Dispatcher.ResponseData['headers'] = {};
+  /** The response's header lines as undici read them (views into the first read), until parsed. */
+  private rawHeaders: Buffer[] = NO_RAW_HEADERS;
+  private parsedHeaders: ResponseHeaders | undefined;
   readonly frames: RawFrame[] = [];
   head: Buffer = EMPTY;
   /** Where the search for the first complete SSE event resumes in `head`. */
@@ -133,6 +139,11 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     this.launchedAt = now();
   }
 
+  /** The response headers, parsed on first read (an error's Retry-After, a body's content type). */
+  get headers(): ResponseHeaders {
+    return this.parsedHeaders ??= headersOf(this.rawHeaders);
+  }
+
   get framer(): Framer<SSEFrame> {
     return this.ownFramer ?? (this.sseFramer ??= new SSEParser());
   }
@@ -152,8 +163,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
-    if (this.controller) this.controller.abort(STOPPED);
-    if (this.phase === 'waiting' && !this.controller) { this.cancel?.(); this.phase = 'ended'; this.reject(STOPPED); }
+    if (this.abortUpstream) this.abortUpstream(STOPPED);
+    else if (this.phase === 'waiting') { this.cancel?.(); this.phase = 'ended'; this.reject(STOPPED); }
   }
 
   /** A failure before commit (the request could not be built or sent). */
@@ -165,29 +176,32 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     this.reject(this.aborted ? STOPPED : new AttemptFailed(err instanceof CapacityRefused ? capacityFailure(err) : connectionFailure(err)));
   }
 
-  // undici's handler interface
+  // undici's handler calls (UpstreamHandler)
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.aborted) controller.abort(STOPPED);
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortUpstream = abort;
+    if (this.aborted) abort(STOPPED);
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Dispatcher.ResponseData['headers']): void {
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     this.status = statusCode;
-    this.headers = headers;
-    if (statusCode !== 200) { this.phase = 'refused'; this.errorParts = []; return; }
-    if (this.streamed) { this.phase = 'precommit'; return; }
+    this.rawHeaders = rawHeaders;
+    this.resumeUpstream = resume;
+    if (statusCode !== 200) { this.phase = 'refused'; this.errorParts = []; return true; }
+    if (this.streamed) { this.phase = 'precommit'; return true; }
     this.commit();
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  /** Returns false to pause the upstream read (undici's backpressure), until resume(). */
+  onData(chunk: Buffer): boolean {
     switch (this.phase) {
       case 'committed':
-        if (this.sink) { if (!this.sink.data(chunk)) controller.pause(); return; }
+        if (this.sink) { if (!this.sink.data(chunk)) this.paused = true; return !this.paused; }
         (this.backlog ??= []).push(chunk);
         // A responder that is late to attach (it should not be) cannot make the process hold a body.
-        if ((this.backlogBytes += chunk.length) > MAX_BACKLOG) controller.pause();
-        return;
+        if ((this.backlogBytes += chunk.length) > MAX_BACKLOG) this.paused = true;
+        return !this.paused;
       case 'precommit':
         if (this.ownFramer) {
           for (const f of this.ownFramer.push(chunk)) this.frames.push(f);
@@ -196,15 +210,16 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
           this.head = this.head.length ? Buffer.concat([this.head, chunk]) : chunk;
           if (this.hasFirstEvent()) this.commit();
         }
-        return;
+        return true;
       case 'refused':
         this.errorSize += chunk.length;
         if (this.errorSize <= MAX_ERROR_BODY) this.errorParts!.push(chunk);
-        return;
+        return true;
     }
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     switch (this.phase) {
       case 'committed': this.phase = 'ended'; this.finish(null); return;
       case 'refused': {
@@ -225,7 +240,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     }
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     this.fail(err);
   }
 
@@ -237,7 +252,8 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
     // open stream need not keep its first chunk or the provider's headers.
     this.head = EMPTY;
     this.frames.length = 0;
-    this.headers = NO_HEADERS;
+    this.rawHeaders = NO_RAW_HEADERS;
+    this.parsedHeaders = NO_HEADERS;
     const backlog = this.backlog;
     this.backlog = undefined;
     if (backlog) for (const chunk of backlog) sink.data(chunk);
@@ -246,7 +262,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, Committed {
   }
 
   resume(): void {
-    if (this.controller?.paused && this.phase === 'committed') this.controller.resume();
+    if (this.paused && this.phase === 'committed') { this.paused = false; this.resumeUpstream?.(); }
   }
 
   /** Is there a complete SSE frame with data in `head`? Frames are decoded one at a time until

@@ -70,7 +70,7 @@ export class Pools {
    *  the response's end or error (an abort included). refuse() gets a CapacityRefused, or the
    *  error of a dispatch that throws. Returns a cancel for a request still waiting for a slot. */
   dispatch(
-    route: RouteName, req: UpstreamRequest, handler: Dispatcher.DispatchHandler, terms: UpstreamTerms | undefined,
+    route: RouteName, req: UpstreamRequest, handler: UpstreamHandler, terms: UpstreamTerms | undefined,
     refuse: (err: Error) => void,
   ): (() => void) | undefined {
     const t = terms ?? { org: '', waitMs: this.capacity.wait_ms, firstByteMs: this.timeouts.upstream_first_byte_ms };
@@ -103,8 +103,6 @@ export class Pools {
   }
 }
 
-type Headers = Dispatcher.ResponseData['headers'];
-
 /** undici keeps a request's Buffer or string body for as long as the request lives, which for a
  *  stream is until its last event: a coding agent's 200 KB prompt, held for minutes by every open
  *  stream. A body over this size goes as a one-chunk iterable instead, which undici lets go once
@@ -128,31 +126,58 @@ function sentOnce(req: UpstreamRequest): { headers: Record<string, string>; body
   };
 }
 
+/** What an upstream call hears from undici: its dispatchers' own handler calls (undici 7 still runs
+ *  every request through them). A handler of the newer controller interface (onRequestStart,
+ *  onResponseStart…) is wrapped by undici in an adapter that also turns every response's header
+ *  lines into an object; here they stay raw (name, value, name, value…) until something reads them
+ *  (headersOf): on a stream that commits, nothing does (bench/README.md, "Raw response headers").
+ *  onHeaders and onData return false to pause the socket; `resume` restarts it. */
+export interface UpstreamHandler {
+  onConnect(abort: (err?: Error) => void): void;
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
+  onData(chunk: Buffer): boolean;
+  onComplete(trailers: string[] | null): void;
+  onError(err: Error): void;
+}
+
+export type ResponseHeaders = Dispatcher.ResponseData['headers'];
+
+/** Raw header lines as one object, as undici's own parse makes it: names lower-cased, a repeated
+ *  name's values in an array, in the order they came. */
+export function headersOf(raw: readonly (Buffer | string)[]): ResponseHeaders {
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const had = out[name];
+    if (had === undefined) out[name] = value;
+    else if (Array.isArray(had)) had.push(value);
+    else out[name] = [had, value];
+  }
+  return out;
+}
+
 /** undici's calls passed to the attempt unchanged; the capacity slot is given back when the
  *  response ends or fails. An object, not five closures: one is held by every open stream. */
-class GatedHandler implements Dispatcher.DispatchHandler {
-  constructor(private readonly handler: Dispatcher.DispatchHandler, private readonly release: () => void, private readonly pools: Pools) {}
+class GatedHandler implements UpstreamHandler {
+  constructor(private readonly handler: UpstreamHandler, private readonly release: () => void, private readonly pools: Pools) {}
 
-  onRequestStart(controller: Dispatcher.DispatchController, ctx: unknown): void { this.handler.onRequestStart?.(controller, ctx); }
+  onConnect(abort: (err?: Error) => void): void { this.handler.onConnect(abort); }
 
-  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Headers, message?: string): void {
-    // undici's controller for this handler keeps the raw header lines, views into the first read of
-    // the response (headers and the first body bytes, up to 64 KiB), for as long as the request
-    // lives; the parsed headers are all anyone here reads.
-    (controller as { rawHeaders?: unknown }).rawHeaders = null;
-    this.handler.onResponseStart?.(controller, status, headers, message);
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    return this.handler.onHeaders(statusCode, rawHeaders, resume, statusText);
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void { this.handler.onResponseData?.(controller, chunk); }
+  onData(chunk: Buffer): boolean { return this.handler.onData(chunk); }
 
-  onResponseEnd(controller: Dispatcher.DispatchController, trailers: Headers): void {
+  onComplete(trailers: string[] | null): void {
     this.release();
-    this.handler.onResponseEnd?.(controller, trailers);
+    this.handler.onComplete(trailers);
   }
 
-  onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     this.release();
     this.pools.noteTimeout(err);
-    this.handler.onResponseError?.(controller, err);
+    this.handler.onError(err);
   }
 }

@@ -5,8 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Dispatcher } from 'undici';
-import { Pools } from '../../lib/stream/pools.ts';
+import { headersOf, Pools, type UpstreamHandler } from '../../lib/stream/pools.ts';
 import { gc } from '../helpers/gc.ts';
 
 let server: Server;
@@ -39,20 +38,22 @@ function open(pools: Pools, body: string | Buffer): Promise<{ end: () => Promise
 
 /** The handler, made where no request body is in scope: undici holds it, and every closure made
  *  beside it, while the answer streams. */
-function answerHandler(): { handler: Dispatcher.DispatchHandler; started: Promise<{ end: () => Promise<void> }>; fail: (err: Error) => void } {
+function answerHandler(): { handler: UpstreamHandler; started: Promise<{ end: () => Promise<void> }>; fail: (err: Error) => void } {
   let resolve!: (v: { end: () => Promise<void> }) => void;
   let fail!: (err: Error) => void;
   const started = new Promise<{ end: () => Promise<void> }>((r, j) => { resolve = r; fail = j; });
   let ended!: () => void;
   const done = new Promise<void>((r) => { ended = r; });
-  const handler: Dispatcher.DispatchHandler = {
-    onResponseStart: () => {
+  const handler: UpstreamHandler = {
+    onConnect: () => {},
+    onHeaders: () => {
       const { res } = seen.at(-1)!;   // this request's: the server answered it last
       resolve({ end: () => { res.end(); return done; } });
+      return true;
     },
-    onResponseData: () => {},
-    onResponseEnd: () => ended(),
-    onResponseError: (_c, err) => fail(err),
+    onData: () => true,
+    onComplete: () => ended(),
+    onError: (err) => fail(err),
   };
   return { handler, started, fail };
 }
@@ -89,4 +90,13 @@ test('a large body goes with its Content-Length, byte for byte, and is let go on
   } finally {
     await pools.close();
   }
+});
+
+test('raw header lines read as undici reads them: names lower-cased, a repeated name as an array in order', () => {
+  const raw = ['Content-Type', 'text/event-stream', 'Set-Cookie', 'a=1', 'retry-after', '7', 'SET-COOKIE', 'b=2', 'set-cookie', 'c=3', 'X-Latin', 'caf\u00e9']
+    .map((v) => Buffer.from(v, 'latin1'));
+  assert.deepEqual({ ...headersOf(raw) }, {
+    'content-type': 'text/event-stream', 'set-cookie': ['a=1', 'b=2', 'c=3'], 'retry-after': '7', 'x-latin': 'caf\u00e9',
+  });
+  assert.deepEqual({ ...headersOf([]) }, {});
 });
