@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_CAPACITY, DEFAULT_LEDGER, loadConfig } from '../lib/config.ts';
 import { createGateway } from '../lib/app.ts';
+import { DEFAULT_USAGE } from '../lib/usage/service.ts';
 import { createLogger } from '../lib/log.ts';
 import { serveAsChild, type Served } from './processes.ts';
 
@@ -31,6 +32,10 @@ async function startBenchGateway(upstream: string): Promise<Served> {
     // One organization drives every connection: no per-organization share of the route's
     // connections, and no queue refusals, so the bench measures the path, not the fairness rule.
     capacity: { ...DEFAULT_CAPACITY, org_share: 1, queue: 10_000 },
+    // BENCH_USAGE_HOLD=1: usage records wait in the queue (up to 50,000) instead of being written
+    // every second, so a count of the request path (instructions.ts) holds no batch write, whose
+    // share per request follows how many requests a second the counted process served.
+    ...(process.env.BENCH_USAGE_HOLD === '1' ? { usage: { ...DEFAULT_USAGE, flush_interval_ms: 3_600_000, batch_size: 50_000, queue_capacity: 50_000 } } : {}),
   });
   const gw = await createGateway({
     config, dataDir, adminToken, secret: 'bench-secret', port: 0, logger: createLogger(), drainMs: 1_000,
