@@ -9,9 +9,12 @@
 // threads (background compilation, concurrent marking, parallel scavenging), whose share moved a
 // total by a fifth and more between runs of the same code, as their work fell in the counted window
 // or not. Under callgrind a process runs ≈ 50× slower, so N is small and the run takes a few
-// minutes. Not part of `make bench`:
+// minutes. The gateway keeps its usage records queued while it is counted (BENCH_USAGE_HOLD=1,
+// bench/gateway-child.ts): their batch write each second would put into each request's count a
+// share that follows how many requests a second the slowed process served. One connection by
+// default: requests one after another, as the count of one request's path. Not part of `make bench`:
 // `npx tsx bench/instructions.ts`; BENCH_INSTR_N (2,000), BENCH_INSTR_WARMUP (3,000),
-// BENCH_INSTR_CONNECTIONS (10), BENCH_INSTR_SCENARIO (responses-stream, or any throughput scenario).
+// BENCH_INSTR_CONNECTIONS (1), BENCH_INSTR_SCENARIO (responses-stream, or any throughput scenario).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +28,7 @@ import { printTable, fixed } from './report.ts';
 
 const N = Number(process.env.BENCH_INSTR_N ?? 2_000);
 const WARMUP = Number(process.env.BENCH_INSTR_WARMUP ?? 3_000);
-const CONNECTIONS = Number(process.env.BENCH_INSTR_CONNECTIONS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_INSTR_CONNECTIONS ?? 1);
 const SCENARIO = process.env.BENCH_INSTR_SCENARIO ?? 'responses-stream';
 
 /** callgrind_control on a running process: -z zeroes its counters, -d dumps them. */
@@ -58,6 +61,7 @@ export async function runInstructions(): Promise<void> {
   if (spawnSync('valgrind', ['--version']).error) { console.log('\n## instructions — skipped: valgrind is not installed'); return; }
   const scenario = SCENARIOS.find((s) => s.name === SCENARIO);
   if (!scenario) throw new Error(`unknown scenario ${SCENARIO}: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  process.env.BENCH_USAGE_HOLD ??= '1';   // inherited by the gateway's process
   const upstream = await forkServer('minimal upstream', './minimal-upstream.ts');
   const perRequest: Record<string, { main: number; all: number }> = {};
   try {
@@ -95,7 +99,7 @@ export async function runInstructions(): Promise<void> {
   }
   const bare = perRequest['bare proxy']!;
   const gateway = perRequest.gateway!;
-  console.log(`\n## instructions — ${SCENARIO}, per request (callgrind; ${N} requests over ${CONNECTIONS} connections after ${WARMUP} to warm up)`);
+  console.log(`\n## instructions — ${SCENARIO}, per request (callgrind; ${N} requests over ${CONNECTIONS} connections after ${WARMUP} to warm up; the gateway's usage records held in its queue)`);
   printTable(['target', 'main thread / request', 'vs bare proxy', 'every thread / request', 'vs bare proxy'], [
     ['bare proxy', fixed(bare.main, 0), '×1.00', fixed(bare.all, 0), '×1.00'],
     ['gateway', fixed(gateway.main, 0), `×${fixed(gateway.main / bare.main, 2)}`, fixed(gateway.all, 0), `×${fixed(gateway.all / bare.all, 2)}`],

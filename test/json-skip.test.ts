@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { RECORDED, recordedFiles, recordedOnly } from './helpers/recorded.ts';
 import { endOfJsonValue, pickMembers, withoutBulk, withoutString, type MemberPick } from '../lib/json-skip.ts';
+import { responsesTap } from '../lib/formats/responses/tap.ts';
+import { zeroUsage } from '../lib/ir.ts';
+import type { TapState } from '../lib/formats/types.ts';
 
 test('the end of an array or object is found through tricky strings', () => {
   const tricky = ['a"b', 'c\\', '\\"', '[{]}', '\\\\"x', 'é ✓ \n \u0000'];
@@ -137,6 +140,35 @@ test('pickMembers: text that is not an object, or ends early, gives undefined; a
     assert.equal(pickMembers(text, SPEC), undefined, text);
   assert.throws(() => pickMembers('{"type":tru}', SPEC), SyntaxError);
   assert.throws(() => pickMembers('{"response":{"usage":{"a":1,}}}', SPEC), SyntaxError);
+});
+
+test('pickMembers reads numbers as JSON.parse does, whole token counts read from their digits included', () => {
+  const spec: MemberPick = { n: true };
+  for (const n of ['0', '7', '12', '999999999999999', '1000000000000000', '9007199254740993', '-5', '-0', '1.5', '1e3', '2E-2', '0.0'])
+    assert.deepEqual(pickMembers(`{"n":${n}}`, spec), { n: JSON.parse(n) }, n);
+  for (const n of ['01', '00', '1.', '+1', '1x'])
+    assert.throws(() => pickMembers(`{"n":${n}}`, spec), SyntaxError, n);
+});
+
+test('the Responses tap reads the same usage and tier from its picked members as from the parsed frame', () => {
+  for (let seed = 1; seed <= 200; seed++) {
+    const { rand, str, value } = randomJson(seed);
+    const n = (): number => Math.floor(rand() * 10 ** Math.floor(rand() * 12));
+    const usage: Record<string, unknown> = {
+      input_tokens: n(), output_tokens: n(), total_tokens: n(), extra: value(0),
+      input_tokens_details: rand() < 0.8 ? { cached_tokens: n(), ...(rand() < 0.3 ? { cache_write_tokens: n() } : {}) } : null,
+      output_tokens_details: rand() < 0.8 ? { reasoning_tokens: n(), [str()]: value(0) } : undefined,
+    };
+    const frame = { type: 'response.completed', response: { id: str(), output: [value(0)], service_tier: rand() < 0.5 ? 'flex' : 'default', usage } };
+    const text = JSON.stringify(frame, null, seed % 4 === 0 ? 2 : undefined);
+    const whole = { usage: zeroUsage(), sawUsage: false } as TapState;
+    const picked = { usage: zeroUsage(), sawUsage: false } as TapState;
+    responsesTap.read(JSON.parse(text), whole);
+    const data = pickMembers(text, responsesTap.pick!);
+    responsesTap.read(data, picked);
+    assert.deepEqual(picked, whole, text);
+    assert.equal(responsesTap.isFinal({ event: 'response.completed', data: text }, data), true);
+  }
 });
 
 // The recorded Responses streams (when ../shared is beside the project): each event read as a parse reads it.
