@@ -87,7 +87,7 @@ function pickInto(text: string, spec: MemberPick, at: number, out: Record<string
   if (text.charCodeAt(i) !== 123 /* { */) return -1;
   i = skipSpaceText(text, i + 1);
   if (text.charCodeAt(i) === 125 /* } */) return i + 1;
-  const keys = keysOf(spec);
+  const keys = Object.keys(spec);
   for (;;) {
     if (text.charCodeAt(i) !== 34) return -1;
     const keyEnd = stringEndText(text, i);
@@ -115,14 +115,6 @@ function pickInto(text: string, spec: MemberPick, at: number, out: Record<string
   }
 }
 
-/** A spec's keys, listed once per spec (specs are constants of the codecs). */
-const specKeys = new WeakMap<MemberPick, string[]>();
-function keysOf(spec: MemberPick): string[] {
-  let keys = specKeys.get(spec);
-  if (!keys) specKeys.set(spec, keys = Object.keys(spec));
-  return keys;
-}
-
 /** Which of `keys` the member name quoted at `open`..`end` is, compared in place (no string is
  *  made for the names skipped); a name written with escapes is decoded first. */
 function keyAt(text: string, open: number, end: number, keys: string[]): string | undefined {
@@ -135,23 +127,9 @@ function keyAt(text: string, open: number, end: number, keys: string[]): string 
   return undefined;
 }
 
-/** JSON.parse of text[start, end), but a string without escapes is sliced out directly, and a
- *  token count (a whole number of up to 15 digits, no sign, no leading zero) is read from its
- *  digits: what a usage object is made of. */
+/** JSON.parse of text[start, end), but a string without escapes is sliced out directly. */
 function parseValue(text: string, start: number, end: number): unknown {
-  const first = text.charCodeAt(start);
-  if (first === 34 && !hasBackslash(text, start + 1, end - 1)) return text.slice(start + 1, end - 1);
-  if (first === 48 && end - start === 1) return 0;
-  if (first >= 49 && first <= 57 && end - start <= 15) {
-    let n = first - 48;
-    let i = start + 1;
-    for (; i < end; i++) {
-      const d = text.charCodeAt(i) - 48;
-      if (d < 0 || d > 9) break;
-      n = n * 10 + d;
-    }
-    if (i === end) return n;
-  }
+  if (text.charCodeAt(start) === 34 && !hasBackslash(text, start + 1, end - 1)) return text.slice(start + 1, end - 1);
   return JSON.parse(text.slice(start, end));
 }
 

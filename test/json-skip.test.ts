@@ -142,7 +142,7 @@ test('pickMembers: text that is not an object, or ends early, gives undefined; a
   assert.throws(() => pickMembers('{"response":{"usage":{"a":1,}}}', SPEC), SyntaxError);
 });
 
-test('pickMembers reads numbers as JSON.parse does, whole token counts read from their digits included', () => {
+test('pickMembers reads a picked number as JSON.parse does, and refuses what it refuses', () => {
   const spec: MemberPick = { n: true };
   for (const n of ['0', '7', '12', '999999999999999', '1000000000000000', '9007199254740993', '-5', '-0', '1.5', '1e3', '2E-2', '0.0'])
     assert.deepEqual(pickMembers(`{"n":${n}}`, spec), { n: JSON.parse(n) }, n);

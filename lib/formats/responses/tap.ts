@@ -13,17 +13,7 @@ export const responsesTap: UsageTap = {
   // The likeliest first: a stream that completed is not searched for the other two.
   markers: ['response.completed', 'response.incomplete', 'response.failed'],
   markersOnce: true,
-  // The usage members read (usageFromResponses), each picked rather than the object parsed whole.
-  pick: {
-    type: true,
-    response: {
-      usage: {
-        input_tokens: true, output_tokens: true,
-        input_tokens_details: { cached_tokens: true, cache_write_tokens: true }, output_tokens_details: { reasoning_tokens: true },
-      },
-      service_tier: true,
-    },
-  },
+  pick: { type: true, response: { usage: true, service_tier: true } },
 
   carriesUsage(frame: SSEFrame): boolean {
     if (frame.event !== undefined) return TERMINAL.has(frame.event);
