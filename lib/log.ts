@@ -68,10 +68,18 @@ export function infoLine<T extends object>(log: Logger, fields: T, serialize: (f
   stream.write(`${l[s.lsCacheSym][30]}${l[s.timeSym]()}${l[s.chindingsSym]}${serialize(fields)},"msg":${JSON.stringify(msg)}${l[s.endSym]}`);
 }
 
+/** What JSON.stringify escapes in a string: quotes, backslashes, control characters and lone
+ *  surrogates (any surrogate sends the string to JSON.stringify, which knows a pair from a lone one). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON: quoted as it is when nothing in it needs escaping (ids, names, codes: most of
+ *  what a line carries), else by JSON.stringify. */
+const jsonString = (value: string): string => (NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`);
+
 /** A JSON member for infoLine's serializers: `,"key":value`, or nothing for undefined. The key is
  *  written as given (the caller's own, plain ASCII); a string value is JSON-encoded. */
 export const member = (key: string, value: string | number | boolean | undefined): string =>
-  value === undefined ? '' : typeof value === 'string' ? `,"${key}":${JSON.stringify(value)}`
+  value === undefined ? '' : typeof value === 'string' ? `,"${key}":${jsonString(value)}`
     : `,"${key}":${typeof value === 'number' && !Number.isFinite(value) ? 'null' : value}`;
 
 export type { Logger };

@@ -34,6 +34,7 @@ const RECORDS: Fields[] = [
   { req: 'r1', org: 'org_1', status: 200, cost: 1234, ok: true },
   { req: 'r2', status: 502, note: 'quote " backslash \\ newline \n tab \t control \u0001 unicode é ✓', ok: false },
   { req: 'r3', org: undefined, status: 0, cost: Number.NaN },
+  { req: 'r4', org: 'plain-id_01', status: 200, note: 'emoji 🙂, a line separator \u2028' },
 ];
 
 test('infoLine writes what pino writes for log.info of the same fields: members, order, escaping', () => {
@@ -50,6 +51,13 @@ test('infoLine writes what pino writes for log.info of the same fields: members,
       assert.deepEqual(Object.keys(JSON.parse(fast)), Object.keys(JSON.parse(pinos)));
     }
   }
+});
+
+test('a lone surrogate is escaped, as JSON.stringify escapes it (pino writes it raw, which UTF-8 cannot carry)', () => {
+  const s = sink();
+  infoLine(createLogger('info', s.stream), { req: 'r5', status: 200, note: 'half \ud800 of a pair' }, serialize, 'request');
+  assert.match(s.lines[0]!, /"note":"half \\ud800 of a pair"/);
+  assert.equal(JSON.parse(s.lines[0]!).note, 'half \ud800 of a pair');
 });
 
 test('infoLine writes nothing below the logger level', () => {
