@@ -48,13 +48,13 @@ function standardOutput(): LineSink {
 }
 
 /** Writes one info line whose fields `serialize` turns into JSON members (`,"key":value` each,
- *  undefined ones left out) — the line pino writes for `log.info(fields, msg)`, same members in the
+ *  undefined ones left out): the line pino writes for `log.info(fields, msg)`, same members in the
  *  same order, without pino's generic walk of every key and value (for the request summary, once
  *  per request, that walk and its string building were most of the line's cost: bench/README.md,
- *  "The summary line"). Taken only where pino would write nothing else: no mixin, hook, log
- *  formatter, nested key, message prefix or destination that reads the last line's metadata; no
- *  redaction applies, so `fields` must hold no secret. Any other logger gets `log.info`. Uses
- *  `pino.symbols`, which pino exposes for integrations. */
+ *  "One request's instructions, by file"). Taken only where pino would write nothing else: no
+ *  mixin, hook, log formatter, nested key, message prefix or destination that reads the last
+ *  line's metadata; no redaction applies, so `fields` must hold no secret. Any other logger gets
+ *  `log.info`. Uses `pino.symbols`, which pino exposes for integrations. */
 export function infoLine<T extends object>(log: Logger, fields: T, serialize: (fields: T) => string, msg: string): void {
   if (!log.isLevelEnabled('info')) return;
   const l = log as unknown as Record<symbol, any>;

@@ -129,9 +129,10 @@ function sentOnce(req: UpstreamRequest): { headers: Record<string, string>; body
 /** What an upstream call hears from undici: its dispatchers' own handler calls (undici 7 still runs
  *  every request through them). A handler of the newer controller interface (onRequestStart,
  *  onResponseStart…) is wrapped by undici in an adapter that also turns every response's header
- *  lines into an object; here they stay raw (name, value, name, value…) until something reads them
- *  (headersOf): on a stream that commits, nothing does (bench/README.md, "Raw response headers").
- *  onHeaders and onData return false to pause the socket; `resume` restarts it. */
+ *  lines into an object; here they stay raw (name, value, name, value…) until something reads
+ *  them (headersOf): on a stream that commits, nothing does (bench/README.md, "One request's
+ *  instructions, by file"). onHeaders and onData return false to pause the socket; `resume`
+ *  restarts it. */
 export interface UpstreamHandler {
   onConnect(abort: (err?: Error) => void): void;
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
