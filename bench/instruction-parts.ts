@@ -156,7 +156,7 @@ export async function runInstructionParts(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-parts-'));
   try {
     const wrap = ['valgrind', '-q', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=yes', '--dump-line=no', `--callgrind-out-file=${join(dir, 'cg')}`];
-    const gateway = await forkServer('gateway', await bundledChild('gateway-child'), [upstream.url], [...startFlags(), '--perf-basic-prof'], wrap);
+    const gateway = await forkServer('gateway', await bundledChild('gateway-child'), [upstream.url], [...startFlags(), '--perf-basic-prof', `--logfile=${join(dir, 'v8.log')}`, '--no-logfile-per-isolate'], wrap);
     const locate = await bundleLocator('gateway-child');
     try {
       const t = targetsFor(scenario, { upstream, bare: gateway, gateway, kind: 'minimal' }).gateway;
