@@ -13,11 +13,11 @@
 // `npx tsx bench/instruction-parts.ts` (≈ 3 minutes); BENCH_INSTR_N (2,000), BENCH_INSTR_WARMUP
 // (3,000), BENCH_INSTR_SCENARIO (responses-stream), BENCH_PARTS_TOP (30 rows).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'undici';
 import { forkServer, isMain } from './processes.ts';
+import { countWindow, lastDump } from './instructions.ts';
 import { targetsFor } from './harness.ts';
 import { bundledChild, bundleLocator, startFlags, type Locate } from './bundle.ts';
 import { MINIMAL_SCENARIOS } from './minimal.ts';
@@ -159,26 +159,14 @@ export async function runInstructionParts(): Promise<void> {
     const gateway = await forkServer('gateway', await bundledChild('gateway-child'), [upstream.url], [...startFlags(), '--perf-basic-prof', `--logfile=${join(dir, 'v8.log')}`, '--no-logfile-per-isolate'], wrap);
     const locate = await bundleLocator('gateway-child');
     try {
-      const t = targetsFor(scenario, { upstream, bare: gateway, gateway, kind: 'minimal' }).gateway;
-      const client = new Client(t.url, { pipelining: 1 });
-      const send = async (n: number): Promise<void> => {
-        for (let i = 0; i < n; i++) {
-          const res = await client.request({ method: 'POST', path: t.path, headers: t.headers, body: t.body });
-          const text = await res.body.text();
-          if (res.statusCode !== 200) throw new Error(`gateway: ${res.statusCode} ${text.slice(0, 200)}`);
-        }
-      };
-      await send(WARMUP);
-      spawnSync('callgrind_control', ['-z', String(gateway.pid)]);
-      await send(N);
-      spawnSync('callgrind_control', ['-d', String(gateway.pid)]);
-      await client.close();
-      const dumps = readdirSync(dir).map((f) => /\.(\d+)-01$/.exec(f)).filter((m) => m !== null).sort((a, b) => Number(a[1]) - Number(b[1]));
-      if (!dumps.length) throw new Error(`no main-thread dump in ${dir}`);
+      await countWindow(gateway.pid, targetsFor(scenario, { upstream, bare: gateway, gateway, kind: 'minimal' }).gateway, WARMUP, N, 1);
       const map = readPerfMap(readFileSync(`/tmp/perf-${gateway.pid}.map`, 'utf8'));
-      const counts = readDump(readFileSync(join(dir, dumps.at(-1)!.input), 'utf8'), namer(map));
+      const counts = readDump(readFileSync(lastDump(dir).main, 'utf8'), namer(map));
       const files = new Map<string, number>();
-      for (const [fn, n] of byJavaScript(counts)) files.set(fileOf(fn, locate), (files.get(fileOf(fn, locate)) ?? 0) + n);
+      for (const [fn, n] of byJavaScript(counts)) {
+        const file = fileOf(fn, locate);
+        files.set(file, (files.get(file) ?? 0) + n);
+      }
       console.log(`\n## instruction parts — ${SCENARIO}, the gateway's main thread, per request (callgrind; ${N} requests over one connection after ${WARMUP}; usage records held): ${fixed(counts.total / N, 0)} in all`);
       printTable(['where', 'instructions / request', 'share'], [...files].sort((a, b) => b[1] - a[1]).slice(0, TOP)
         .map(([file, n]) => [file, fixed(n / N, 0), `${fixed((100 * n) / counts.total, 1)} %`]));

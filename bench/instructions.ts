@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { Client } from 'undici';
 import { forkServer, isMain, type ServerProcess } from './processes.ts';
 import { targetsFor } from './harness.ts';
+import type { Target } from './measure.ts';
 import { bundledChild, envFlags, startFlags } from './bundle.ts';
 import { MINIMAL_SCENARIOS as SCENARIOS } from './minimal.ts';
 import { printTable, fixed } from './report.ts';
@@ -37,24 +38,50 @@ function control(pid: number, flag: '-z' | '-d'): void {
   if (r.status !== 0) throw new Error(`callgrind_control ${flag} ${pid}: ${r.stderr || r.stdout}`);
 }
 
-/** The instructions of the last dump in `dir`, written with --separate-threads as one file per
- *  thread, `<out>.<dump>-<thread>` (thread 01 is the main one): the main thread's and every
- *  thread's (each file's `totals:` line). */
-export function lastDumpTotals(dir: string): { main: number; all: number } {
+/** The files of the last dump in `dir`, written with --separate-threads as one file per thread,
+ *  `<out>.<dump>-<thread>` (thread 01 is the main one): the main thread's and every thread's. */
+export function lastDump(dir: string): { main: string; threads: string[] } {
   const files = readdirSync(dir).map((f) => /\.(\d+)-(\d+)$/.exec(f)).filter((m) => m !== null);
   if (!files.length) throw new Error(`no callgrind dump in ${dir}`);
   const last = Math.max(...files.map((m) => Number(m[1])));
-  let main: number | undefined;
-  let all = 0;
-  for (const m of files) {
-    if (Number(m[1]) !== last) continue;
-    const total = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(dir, m.input), 'utf8'));
-    if (!total) throw new Error(`no totals in ${m.input}`);
-    all += Number(total[1]);
-    if (Number(m[2]) === 1) main = Number(total[1]);
+  const threads = files.filter((m) => Number(m[1]) === last);
+  const main = threads.find((m) => Number(m[2]) === 1);
+  if (!main) throw new Error(`no main thread in dump ${last} of ${dir}`);
+  return { main: join(dir, main.input), threads: threads.map((m) => join(dir, m.input)) };
+}
+
+/** The instructions of the last dump in `dir` (each file's `totals:` line): the main thread's and
+ *  every thread's. */
+export function lastDumpTotals(dir: string): { main: number; all: number } {
+  const total = (file: string): number => {
+    const m = /^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'));
+    if (!m) throw new Error(`no totals in ${file}`);
+    return Number(m[1]);
+  };
+  const { main, threads } = lastDump(dir);
+  return { main: total(main), all: threads.reduce((sum, file) => sum + total(file), 0) };
+}
+
+/** Sends `warmup` requests of `t`, zeroes the counters of `pid` (a process under callgrind), sends
+ *  `n` more over `connections` keep-alive connections, and dumps the counters: the counted window
+ *  holds those `n` requests alone. Every answer must be a 200. */
+export async function countWindow(pid: number, t: Target, warmup: number, n: number, connections: number): Promise<void> {
+  const clients = Array.from({ length: connections }, () => new Client(t.url, { pipelining: 1 }));
+  const send = (count: number): Promise<unknown> => Promise.all(clients.map(async (client) => {
+    for (let i = 0; i < count / connections; i++) {
+      const res = await client.request({ method: 'POST', path: t.path, headers: t.headers, body: t.body });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`${t.name}: ${res.statusCode} ${text.slice(0, 200)}`);
+    }
+  }));
+  try {
+    await send(warmup);
+    control(pid, '-z');
+    await send(n);
+    control(pid, '-d');
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
   }
-  if (main === undefined) throw new Error(`no main thread in dump ${last} of ${dir}`);
-  return { main, all };
 }
 
 export async function runInstructions(): Promise<void> {
@@ -73,20 +100,7 @@ export async function runInstructions(): Promise<void> {
         : await forkServer(name, await bundledChild('bare-proxy'), [upstream.url], envFlags('BENCH_BARE_FLAGS'), wrap);
       try {
         const servers = { upstream, bare: child, gateway: child, kind: 'minimal' as const };
-        const t = targetsFor(scenario, servers)[name];
-        const clients = Array.from({ length: CONNECTIONS }, () => new Client(t.url, { pipelining: 1 }));
-        const send = (n: number): Promise<unknown> => Promise.all(clients.map(async (client) => {
-          for (let i = 0; i < n / CONNECTIONS; i++) {
-            const res = await client.request({ method: 'POST', path: t.path, headers: t.headers, body: t.body });
-            const text = await res.body.text();
-            if (res.statusCode !== 200) throw new Error(`${name}: ${res.statusCode} ${text.slice(0, 200)}`);
-          }
-        }));
-        await send(WARMUP);
-        control(child.pid, '-z');
-        await send(N);
-        control(child.pid, '-d');
-        await Promise.all(clients.map((c) => c.close()));
+        await countWindow(child.pid, targetsFor(scenario, servers)[name], WARMUP, N, CONNECTIONS);
         const totals = lastDumpTotals(dir);
         perRequest[name] = { main: totals.main / N, all: totals.all / N };
       } finally {
