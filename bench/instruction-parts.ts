@@ -11,7 +11,8 @@
 // still spreads by ≈ 9 % between runs of one commit (bench/README.md, "One request's
 // instructions, by file"), so read a row's change against that. Not part of `make bench`:
 // `npx tsx bench/instruction-parts.ts` (≈ 3 minutes); BENCH_INSTR_N (2,000), BENCH_INSTR_WARMUP
-// (3,000), BENCH_INSTR_SCENARIO (responses-stream), BENCH_PARTS_TOP (30 rows).
+// (3,000), BENCH_INSTR_SCENARIO (responses-stream), BENCH_PARTS_TOP (30 rows); BENCH_PARTS_FILE
+// (a part of a file's name, e.g. `json-skip`) adds a table of that file's functions.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,7 @@ const N = Number(process.env.BENCH_INSTR_N ?? 2_000);
 const WARMUP = Number(process.env.BENCH_INSTR_WARMUP ?? 3_000);
 const SCENARIO = process.env.BENCH_INSTR_SCENARIO ?? 'responses-stream';
 const TOP = Number(process.env.BENCH_PARTS_TOP ?? 30);
+const FUNCTIONS_OF = process.env.BENCH_PARTS_FILE;
 
 /** One function of node's perf map: its code's start, size and name. */
 export interface MapEntry { start: number; size: number; name: string }
@@ -112,14 +114,25 @@ export function namer(map: MapEntry[]): (fn: string, address: number) => string 
 
 const isJavaScript = (name: string): boolean => name.startsWith('JS:') || name.startsWith('RegExp:') || name === 'JIT?';
 
+/** Where natives that no JavaScript called go: libuv's loop, node's C++ around its callbacks into
+ *  JavaScript (callback scopes, async contexts), the server's C HTTP parser, V8's tasks. Their
+ *  callers end at callgrind's root, `(below main)`, which callgrind records as called from JIT
+ *  code (its shadow stack loses track where V8 switches stacks): passed up that call they made
+ *  "JIT?" the largest row, and the one that moved most between runs (60k–150k per request). */
+export const OUTSIDE_JS = 'outside JavaScript (event loop, node C++, V8 tasks)';
+const ROOT = '(below main)';
+
 /** Each JavaScript function's count: its own, and the natives it called, each native's count split
  *  among its callers by what their calls cost, passed up until it reaches JavaScript (natives left
- *  with no caller keep their own name). */
+ *  with no caller keep their own name; what reaches callgrind's root goes to OUTSIDE_JS). */
 export function byJavaScript(counts: DumpCounts): Map<string, number> {
   const out = new Map<string, number>();
   const add = (m: Map<string, number>, k: string, v: number): void => { m.set(k, (m.get(k) ?? 0) + v); };
   let pending = new Map<string, number>();
-  for (const [fn, n] of counts.self) add(isJavaScript(fn) ? out : pending, fn, n);
+  for (const [fn, n] of counts.self) {
+    if (fn === ROOT) add(out, OUTSIDE_JS, n);
+    else add(isJavaScript(fn) ? out : pending, fn, n);
+  }
   for (let depth = 0; depth < 64 && pending.size; depth++) {
     const next = new Map<string, number>();
     for (const [fn, n] of pending) {
@@ -127,12 +140,22 @@ export function byJavaScript(counts: DumpCounts): Map<string, number> {
       let sum = 0;
       if (callers) for (const v of callers.values()) sum += v;
       if (!callers || !sum) { add(out, fn, n); continue; }
-      for (const [caller, v] of callers) add(isJavaScript(caller) ? out : next, caller, (n * v) / sum);
+      for (const [caller, v] of callers) {
+        if (caller === ROOT) add(out, OUTSIDE_JS, (n * v) / sum);
+        else add(isJavaScript(caller) ? out : next, caller, (n * v) / sum);
+      }
     }
     pending = next;
   }
   for (const [fn, n] of pending) add(out, fn, n);
   return out;
+}
+
+/** A JavaScript function's name as the perf map gives it (`JS:*name url:line:column`, `*` or `~`
+ *  for optimized or not), without its place: the name, or `(anonymous)`. */
+export function functionName(name: string): string {
+  const m = /^JS:[*~^]?(\S*)\s+\S+:\d+:\d+$/.exec(name);
+  return m ? m[1] || '(anonymous)' : name;
 }
 
 /** A JavaScript function's file: its `lib/` file through the bundle's map, a package by name, a
@@ -163,13 +186,23 @@ export async function runInstructionParts(): Promise<void> {
       const map = readPerfMap(readFileSync(`/tmp/perf-${gateway.pid}.map`, 'utf8'));
       const counts = readDump(readFileSync(lastDump(dir).main, 'utf8'), namer(map));
       const files = new Map<string, number>();
+      const functions = new Map<string, number>();
       for (const [fn, n] of byJavaScript(counts)) {
         const file = fileOf(fn, locate);
         files.set(file, (files.get(file) ?? 0) + n);
+        if (FUNCTIONS_OF && file.includes(FUNCTIONS_OF)) {
+          const key = `${functionName(fn)} (${file})`;
+          functions.set(key, (functions.get(key) ?? 0) + n);
+        }
       }
       console.log(`\n## instruction parts — ${SCENARIO}, the gateway's main thread, per request (callgrind; ${N} requests over one connection after ${WARMUP}; usage records held): ${fixed(counts.total / N, 0)} in all`);
       printTable(['where', 'instructions / request', 'share'], [...files].sort((a, b) => b[1] - a[1]).slice(0, TOP)
         .map(([file, n]) => [file, fixed(n / N, 0), `${fixed((100 * n) / counts.total, 1)} %`]));
+      if (FUNCTIONS_OF) {
+        console.log(`\n### the functions of files named *${FUNCTIONS_OF}*, natives they called included`);
+        printTable(['function', 'instructions / request'], [...functions].sort((a, b) => b[1] - a[1])
+          .map(([fn, n]) => [fn, fixed(n / N, 0)]));
+      }
     } finally {
       await gateway.stop();
       rmSync(`/tmp/perf-${gateway.pid}.map`, { force: true });

@@ -3,7 +3,7 @@
 // natives' counts passed up to their JavaScript callers, and a function placed in its file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { byJavaScript, fileOf, functionAt, namer, readDump, readPerfMap } from '../../bench/instruction-parts.ts';
+import { OUTSIDE_JS, byJavaScript, functionName, fileOf, functionAt, namer, readDump, readPerfMap } from '../../bench/instruction-parts.ts';
 
 const MAP = readPerfMap([
   '2000 100 JS:*pickInto file:///x/dist/bench/gateway-child.mjs:1144:6346',
@@ -81,4 +81,43 @@ test("a function's file: lib/ through the bundle's map, a package by name, node'
   assert.equal(fileOf('JS:*f file:///x/dist/bench/gateway-child.mjs:9:1', locate), '@scope/pkg');
   assert.equal(fileOf('JS:*clearBuffer node:internal/streams/writable:744:21', locate), 'node:internal/streams/writable');
   assert.equal(fileOf('Builtins_LoadIC', locate), 'Builtins_LoadIC');
+});
+
+test('functionName: a JIT function named without its place, tier mark or not', () => {
+  assert.equal(functionName('JS:*pickInto file:///x/dist/bench/gateway-child.mjs:1144:6346'), 'pickInto');
+  assert.equal(functionName('JS:^handleInference file:///x/g.mjs:1:2'), 'handleInference');
+  assert.equal(functionName('JS:~ file:///x/g.mjs:1:2'), '(anonymous)');
+  assert.equal(functionName('JIT?'), 'JIT?');
+});
+
+test("natives under callgrind's root go outside JavaScript, not to the JIT code callgrind says called the root", () => {
+  const dump = `version: 1
+positions: instr
+events: Ir
+
+fn=(1) 0x0000000000001000
+0x1004 10
+cfn=(2) (below main)
+calls=1 0x8000
+* 60
+
+fn=(2)
+0x8000 1
+cfn=(3) uv_run
+calls=1 0x8100
++1 59
+
+fn=(3)
+0x8100 9
+cfn=(4) uv__io_poll
+calls=1 0x8200
++1 50
+
+fn=(4)
+0x8200 50
+`;
+  const parts = byJavaScript(readDump(dump, namer(MAP)));
+  const hi = 'JS:^handleInference file:///x/dist/bench/gateway-child.mjs:1201:25302';
+  // uv__io_poll (50), uv_run (9) and the root's own 1: outside JavaScript.
+  assert.deepEqual(Object.fromEntries(parts), { [hi]: 10, [OUTSIDE_JS]: 60 });
 });
