@@ -50,7 +50,7 @@ interface RequestContext {
   routes: RoutePlan[];                // admit: the routes that may run (own-key only when the ledger refused)
   run?: RunningRequest;               // race
   inflight?: InFlight;
-  onClose?: () => void;
+  onClose?: () => void;               // the caller's socket closed
   outcome?: Outcome;                  // race
   result?: StreamResult;              // respond
   status: number;
@@ -65,6 +65,10 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     id: randomUUID(), format, t0: svc.clock.now(), req, res, svc, deadlineAt: 0, flex: 'off', holdsSlot: false,
     streamedUpstream: [], routes: [], status: 200, errorCode: null, clientClosed: false, costMicroUsd: 0,
   };
+  // Heard from arrival: a caller that leaves while its key, body, plan or hold is awaited must not
+  // have its request started (and paid for) once those are done.
+  ctx.onClose = () => { if (!res.writableFinished) { ctx.clientClosed = true; ctx.run?.stop(); } };
+  res.on('close', ctx.onClose);
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
     ctx.key = await guard(req, svc);
@@ -142,7 +146,8 @@ async function admit(ctx: RequestContext): Promise<void> {
 /** Runs the request machine over the chain until a tier commits or nothing is left. A caller
  *  that goes away stops it (and with it every upstream call); a draining process can abort it. */
 async function race(ctx: RequestContext): Promise<void> {
-  const { svc, res } = ctx;
+  const { svc } = ctx;
+  if (ctx.clientClosed) throw new GatewayError('client_closed_request');
   const plan = ctx.plan!;
   const checked = plan.checked;
   const run = ctx.run = startRequest({
@@ -156,8 +161,6 @@ async function race(ctx: RequestContext): Promise<void> {
     random: svc.random,
     launch: (route, tier) => launchAttempt(ctx, route, tier),
   }, svc.timerClock);
-  ctx.onClose = () => { if (!res.writableFinished) { ctx.clientClosed = true; run.stop(); } };
-  res.on('close', ctx.onClose);
   ctx.inflight = new InFlight(() => run.stop(), ctx.admitted?.holdId);
   svc.inflight.add(ctx.inflight);
   ctx.outcome = await run.outcome;

@@ -12,7 +12,7 @@ import { ResponseCollector } from '../formats/collect.ts';
 import type { Committed } from './attempt.ts';
 import type { RawFrame, SSEFrame } from '../sse.ts';
 import type { Framer } from '../providers/types.ts';
-import { formatFrame } from '../sse.ts';
+import { formatFrame, SSEParser } from '../sse.ts';
 import { PassthroughScanner } from './sse-scan.ts';
 import { pickMembers } from '../json-skip.ts';
 import type { Headers } from '../headers.ts';
@@ -139,9 +139,11 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   };
   // Only whole frames go out (one write per upstream chunk), so a stream that breaks later ends
   // with a clean error event, never one spliced into half a frame.
+  let last: Buffer = EMPTY; // what went out last: a stream that breaks may have ended with the provider's own error
   const write = (bytes: Buffer): void => {
     if (!bytes.length) return;
     bytesOut += bytes.length;
+    last = bytes;
     res.write(bytes);
   };
   startStream(args);
@@ -153,12 +155,15 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
       }, args);
     } else {
       await drain(committed, res, (chunk) => write(scanner!.push(chunk, onUsageFrame)), args);
-      write(scanner!.end(onUsageFrame));
+      // A last frame without its blank line goes out only when it is the final one: otherwise it
+      // is half an event, which no SSE parser dispatches and the error frame must not extend.
+      const tail = scanner!.end(onUsageFrame);
+      if (final) write(tail);
     }
   } catch (err) {
     return endBroken(args, tapState, bytesOut, (err as Error).message);
   }
-  if (!final) return endBroken(args, tapState, bytesOut, 'upstream stream ended before its final event');
+  if (!final) return endBroken(args, tapState, bytesOut, 'upstream stream ended before its final event', last);
   res.end();
   const tier = tapState.tier ?? committed.tier;
   if (!tapState.sawUsage) return { complete: true, usage: undefined, tier, costMicroUsd: undefined, bytesOut };
@@ -167,11 +172,23 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
 
 const EMPTY = Buffer.alloc(0);
 
-function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number, why: string): StreamResult {
-  const frame = args.caller.errorFrame('provider_error', `The provider stream failed: ${why}`);
-  if (!args.res.destroyed) args.res.end(frame);
+/** A passthrough that did not reach its final frame ends with the caller format's error event,
+ *  unless the provider's own error event, already forwarded, ended it (`last`: what went out last). */
+function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number, why: string, last: Buffer = EMPTY): StreamResult {
+  const own = last.length ? providerError(args.wire, last) : undefined;
+  if (own !== undefined) why = `the provider's error event: ${own}`;
+  if (!args.res.destroyed) args.res.end(own === undefined ? args.caller.errorFrame('provider_error', `The provider stream failed: ${why}`) : undefined);
   const tier = tapState.tier ?? args.committed.tier;
   return { complete: false, usage: tapState.sawUsage ? tapState.usage : undefined, tier, bytesOut, error: why };
+}
+
+/** The message of the provider's error event when `bytes` (whole frames) end with one, as the
+ *  wire's own decoder reads it (Responses' `response.failed` or `error`, Messages' `error`…). */
+function providerError(wire: FormatCodec, bytes: Buffer): string | undefined {
+  const frame = new SSEParser().push(bytes).at(-1);
+  if (!frame) return undefined;
+  for (const ev of wire.createStreamDecoder().push(frame)) if (ev.type === 'error') return ev.message;
+  return undefined;
 }
 
 async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
