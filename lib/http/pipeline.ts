@@ -185,6 +185,8 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   }
   const served = servedRoute(ctx)!;
   if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, res, ctx.estimate!);
+  // The race ended at commit: its slot is free for the org's next race while this answer streams.
+  if (ctx.holdsSlot) { ctx.holdsSlot = false; void svc.flexSlots.release(ctx.key!.orgId); }
   // Counted in the loop's check phase, after this turn has written the answer's first bytes.
   setImmediate(countCommit, ctx);
   const headers = answerHeaders(ctx, served, outcome, winner.tier);

@@ -88,6 +88,23 @@ test('flex race slots per organization: past the limit the request runs standard
   } finally { await t2.close(); }
 });
 
+test('a race slot is freed at commit: the org races again while the first answer still streams', async () => {
+  const t2 = await startTestGateway({ config: { flex_race_slots: 1 } });
+  try {
+    const org = await t2.newOrg({ ownKeys: ['vendor_a'] });
+    const c2 = new OpenAI({ apiKey: org.key, baseURL: `${t2.url}/v1`, maxRetries: 0 });
+    const { data: first, response: head } = await c2.responses.create({
+      model: 'gpt-5.4', input: sim({ flex_start_ms: 0, output_tokens: 200, tokens_per_s: 40 }), start_within: '00h-00m-30s', stream: true,
+    } as any).withResponse();
+    assert.equal(head.headers.get('x-service-flex-reason'), 'flex_committed');
+    const events = (first as any)[Symbol.asyncIterator]();
+    await events.next(); // streaming: 200 tokens at 40 a second
+    const { response } = await c2.responses.create({ model: 'gpt-5.4', input: sim({ flex_start_ms: 0 }), start_within: '00h-00m-30s' } as any).withResponse();
+    assert.equal(response.headers.get('x-service-flex-reason'), 'flex_committed', 'raced, not flex_slots_full');
+    (first as any).controller.abort();
+  } finally { await t2.close(); }
+});
+
 test('a client that disconnects aborts the upstream attempt at once (before and after commit)', async () => {
   const before = stats().aborted;
   const ac = new AbortController();
