@@ -12,10 +12,11 @@ import {
   assess, buildSnapshot, checkAmount, checkConfig, entryView, orgRecordOf, poolRatesAt, utcDay,
   type EntryRow, type OrgRecord, type OrgRow, type SpendAndHolds,
 } from './rules.ts';
+import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 
 const EXPIRED_HOLD_RETENTION_MS = 7 * 86_400_000;
 
-interface SpendAndHoldsRow { settled_today: number; held_today: number; reserved: number; in_flight: number }
+interface SpendAndHoldsRow { settled_today: number; reserved: number; in_flight: number }
 interface PoolRow { pool: string; window_start_ms: number; admitted: number }
 interface ReleasedRow { hold_id: string; org_id: string; amount_micro_usd: number; charged_micro_usd: number }
 interface EntryInput {
@@ -29,19 +30,17 @@ const SNAPSHOT_SQL = `
          o.override_daily_spend_micro_usd, o.paused_reason, o.paused_day, o.paused_daily_limit_micro_usd,
          COALESCE((SELECT spent_micro_usd FROM ledger_daily_spend WHERE org_id = o.org_id AND day = $2), 0)
            AS settled_today,
-         h.in_flight, h.reserved, h.held_today,
+         h.in_flight, h.reserved,
          (SELECT COALESCE(json_agg(json_build_object('pool', pool, 'window_start_ms', window_start_ms, 'admitted', admitted)),
                           '[]')
             FROM ledger_pool_windows) AS pools
   FROM ledger_orgs o,
-       LATERAL (SELECT count(*) AS in_flight, COALESCE(sum(amount_micro_usd), 0)::BIGINT AS reserved,
-                       COALESCE(sum(amount_micro_usd) FILTER (WHERE day = $2), 0)::BIGINT AS held_today
+       LATERAL (SELECT count(*) AS in_flight, COALESCE(sum(amount_micro_usd), 0)::BIGINT AS reserved
                 FROM ledger_holds WHERE org_id = o.org_id AND expired_at_ms IS NULL AND lease_expires_at_ms > $3) h
   WHERE o.org_id = $1`;
 
 interface AdmitItem { org: string; hold: string; amount: number; now: number; pools: string[]; limits: number[] }
 interface AdmitRow { code: string; retry_after_s: number | null; spend_remaining: number | null; exempt: boolean }
-interface SettleItem { holdId: string; cost: number; nowMs: number }
 
 /** Most calls one statement carries. */
 const GROUP_MAX = 256;
@@ -77,17 +76,12 @@ function groupCommit<I, O>(send: (items: I[]) => Promise<O[]>): (item: I) => Pro
   });
 }
 
-export interface PostgresLedgerOptions {
+export interface PostgresLedgerOptions extends SettleReports {
   /** The id of this process, stored on its holds. */
   processId: string;
   /** The instance (stable across restarts): a restarted process releases its predecessors' holds. */
   instanceId?: string;
-  /** Told when a settlement could not be written and was queued for retry (no secrets in it). */
-  onSettleDeferred?: (holdId: string, costMicroUsd: number, err: unknown) => void;
 }
-
-/** Queued settlements are retried this often while the database is unreachable. */
-const SETTLE_RETRY_MS = 1_000;
 
 /** `db` is the shared database's connection pool; a "pool" in this file is a shared rate pool of
  *  the ledger configuration. */
@@ -128,7 +122,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     if (!row) throw new Error(`ledger: unknown organization "${orgId}"`);
     const org = orgRecordOf(row);
     const spendAndHolds: SpendAndHolds = {
-      settledToday: row.settled_today, heldToday: row.held_today, reserved: row.reserved, inFlight: row.in_flight,
+      settledToday: row.settled_today, reserved: row.reserved, inFlight: row.in_flight,
     };
     const windows = new Map(row.pools.map((poolWindow) => [poolWindow.pool, poolWindow]));
     const rates = poolRatesAt(config.pools, (name) => windows.get(name), nowMs);
@@ -194,7 +188,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     });
   })).rows);
 
-  const settleMany = groupCommit(async (items: SettleItem[]): Promise<void[]> => {
+  const settleMany = groupCommit(async (items: Settlement[]): Promise<void[]> => {
     const [one] = items;
     await retryingDeadlocks(() => (items.length === 1
       ? db.query({ name: 'ledger_settle', text: 'SELECT ledger_settle($1, $2, $3)', values: [one!.holdId, one!.cost, one!.nowMs] })
@@ -206,19 +200,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     return items.map(() => undefined);
   });
 
-  const deferred = new Map<string, { cost: number; nowMs: number }>();
-  let retryTimer: NodeJS.Timeout | undefined;
-  const flush = async (): Promise<void> => {
-    for (const [holdId, settlement] of deferred) {
-      try {
-        await settleMany({ holdId, cost: settlement.cost, nowMs: settlement.nowMs });
-        deferred.delete(holdId);
-      } catch {
-        return; // still unreachable: the next round tries again
-      }
-    }
-    if (deferred.size === 0) { clearInterval(retryTimer); retryTimer = undefined; }
-  };
+  const settlements = retryingSettlements(settleMany, opts);
 
   /** A short transaction holding the organization's row lock (the order admission takes locks in). */
   const withOrg = async <T>(orgId: string, fn: (client: PoolClient, org: OrgRecord) => Promise<T>): Promise<T> => {
@@ -267,17 +249,9 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
 
     async settle(holdId, costMicroUsd, nowMs) {
       live();
-      checkAmount('costMicroUsd', costMicroUsd);
-      try {
-        await settleMany({ holdId, cost: costMicroUsd, nowMs });
-      } catch (err) {
-        // Never lost while this process lives: queued and retried until the database answers
-        // (with the time it ended, so it counts on the right day); its hold meanwhile still
-        // reserves the money, and a late settle after the lease ran out still charges.
-        deferred.set(holdId, { cost: costMicroUsd, nowMs });
-        opts.onSettleDeferred?.(holdId, costMicroUsd, err);
-        retryTimer ??= setInterval(() => void flush(), SETTLE_RETRY_MS).unref();
-      }
+      const settlement = { holdId, cost: checkAmount('costMicroUsd', costMicroUsd), nowMs };
+      // Never lost while this process lives (settle-retry.ts): a failed write is queued and retried.
+      await settleMany(settlement).catch((err) => settlements.defer(settlement, err));
     },
 
     async renew(holds, nowMs) {
@@ -394,10 +368,8 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     },
 
     async close() {
-      await flush();
-      clearInterval(retryTimer);
-      retryTimer = undefined;
       closed = true;
+      await settlements.close();
     },
   };
 }

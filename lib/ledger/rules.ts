@@ -87,7 +87,6 @@ export interface OrgRecord {
   pausedDailyLimit: number | null;
 }
 
-/** Live holds (lease not run out) and settled spend, as of `nowMs`: what the ceilings are measured against. */
 /** An organization's ledger row as either store reads it (SQLite answers booleans as 0 and 1). */
 export interface OrgRow {
   cash_micro_usd: number; credit_micro_usd: number; exempt: boolean | number; first_topup_at_ms: number | null;
@@ -107,10 +106,10 @@ export const orgRecordOf = (row: OrgRow): OrgRecord => ({
   pausedDailyLimit: row.paused_daily_limit_micro_usd,
 });
 
+/** Live holds (lease not run out) and settled spend, as of `nowMs`: what the ceilings are measured against. */
 export interface SpendAndHolds {
   settledToday: number;
-  heldToday: number;   // live holds placed today (the UTC day a hold counts against is its creation day)
-  reserved: number;    // all live holds
+  reserved: number;    // all live holds, whatever day they were placed
   inFlight: number;    // count of live holds
 }
 
@@ -130,7 +129,10 @@ export interface Standing {
 
 export function assess(org: OrgRecord, spendAndHolds: SpendAndHolds, sortedRamp: readonly RampStep[], nowMs: number): Standing {
   const balance = org.cash + org.credit;
-  const dailyUsed = spendAndHolds.settledToday + spendAndHolds.heldToday;
+  // Every live hold counts against today's ceiling, also one placed before midnight: it is in
+  // flight today and settles into today's spend. Counting it against the day it was placed let
+  // the holds open at midnight count on no day at admission and then settle past the ceiling.
+  const dailyUsed = spendAndHolds.settledToday + spendAndHolds.reserved;
   let week: number | null = null;
   let defaults: Standing['defaults'] = null;
   let overrideInForce: Standing['overrideInForce'] = null;

@@ -11,6 +11,7 @@ import type {
   AdmitInput, AdmitResult, HoldOwner, HoldRenewal, Ledger, LedgerConfig, Overrides, PauseReason, ReleasedHold, SharedPool, Snapshot,
 } from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
+import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 import {
   assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, orgRecordOf, poolRatesAt, utcDay, POOL_WINDOW_MS,
   type EntryRow, type OrgRecord, type OrgRow, type Standing, type SpendAndHolds,
@@ -25,7 +26,7 @@ interface HoldRow {
   hold_id: string; org_id: string; amount_micro_usd: number; expired_at_ms: number | null;
   delivered_micro_usd: number; charged_micro_usd: number;
 }
-interface HoldTotals { in_flight: number; reserved: number; held_today: number }
+interface HoldTotals { in_flight: number; reserved: number }
 interface EntryInput {
   org: string; at: number; kind: string; hold?: string | null; amount?: number | null;
   cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
@@ -34,6 +35,7 @@ interface EntryInput {
 
 export function openSqliteLedger(
   db: Database, config: LedgerConfig, owner: HoldOwner = { instanceId: randomUUID(), processId: randomUUID() },
+  reports: SettleReports = {},
 ): Ledger {
   const ramp = checkConfig(config);
   migrateLedger(db);
@@ -62,16 +64,15 @@ export function openSqliteLedger(
       'UPDATE ledger_orgs SET override_concurrency = ?, override_daily_spend_micro_usd = ? WHERE org_id = ?'),
     setExempt: db.prepare<[number, string]>('UPDATE ledger_orgs SET exempt = ? WHERE org_id = ?'),
     // The live holds (kept by triggers, sqlite-schema.ts), and those of them whose lease ran out
-    // but that no one has marked expired yet, which do not count.
-    liveHolds: db.prepare<[number, string], HoldTotals>(`
-      SELECT COALESCE(SUM(holds), 0) AS in_flight,
-             COALESCE(SUM(reserved_micro_usd), 0) AS reserved,
-             COALESCE(SUM(CASE WHEN day = ? THEN reserved_micro_usd ELSE 0 END), 0) AS held_today
+    // but that no one has marked expired yet, which do not count. Every day's row counts: a live
+    // hold counts against today's ceiling whatever day it was placed (rules.ts assess). The rows
+    // stay keyed by day, as schema version 3 made them, so that a process of an earlier build
+    // still running on the same file reads and writes them unchanged.
+    liveHolds: db.prepare<[string], HoldTotals>(`
+      SELECT COALESCE(SUM(holds), 0) AS in_flight, COALESCE(SUM(reserved_micro_usd), 0) AS reserved
       FROM ledger_live_holds WHERE org_id = ?`),
-    lapsedHolds: db.prepare<[number, string, number], HoldTotals>(`
-      SELECT COUNT(*) AS in_flight,
-             COALESCE(SUM(amount_micro_usd), 0) AS reserved,
-             COALESCE(SUM(CASE WHEN day = ? THEN amount_micro_usd ELSE 0 END), 0) AS held_today
+    lapsedHolds: db.prepare<[string, number], HoldTotals>(`
+      SELECT COUNT(*) AS in_flight, COALESCE(SUM(amount_micro_usd), 0) AS reserved
       FROM ledger_holds WHERE org_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms <= ?`),
     forgetIdleDays: db.prepare<[number]>('DELETE FROM ledger_live_holds WHERE holds = 0 AND day < ?'),
     spent: db.prepare<[string, number], number>(
@@ -140,13 +141,10 @@ export function openSqliteLedger(
   /** Today's spend and the live holds. `lapsedReleased`: the caller has just marked expired the
    *  organization's holds whose lease ran out, so none is left to subtract. */
   const readSpendAndHolds = (orgId: string, nowMs: number, lapsedReleased = false): SpendAndHolds => {
-    const day = utcDay(nowMs);
-    const live = statements.liveHolds.get(day, orgId)!;
-    const lapsed = lapsedReleased ? null : statements.lapsedHolds.get(day, orgId, nowMs)!;
-    const settledToday = statements.spent.get(orgId, day) ?? 0;
+    const live = statements.liveHolds.get(orgId)!;
+    const lapsed = lapsedReleased ? null : statements.lapsedHolds.get(orgId, nowMs)!;
     return {
-      settledToday,
-      heldToday: live.held_today - (lapsed?.held_today ?? 0),
+      settledToday: statements.spent.get(orgId, utcDay(nowMs)) ?? 0,
       reserved: live.reserved - (lapsed?.reserved ?? 0),
       inFlight: live.in_flight - (lapsed?.in_flight ?? 0),
     };
@@ -239,7 +237,7 @@ export function openSqliteLedger(
       return { ok: false, code: 'insufficient_balance' };
     }
     if (!org.exempt) {
-      // Daily ceiling: refuse once today's settled spend plus today's holds has reached the
+      // Daily ceiling: refuse once today's settled spend plus the live holds has reached the
       // ceiling (used >= limit), before adding this request's hold. At used == limit nothing is
       // left, so any request would overspend; this mirrors the balance rule ("at or below zero")
       // and means a refused request never followed a header that promised room. Not counting the
@@ -385,6 +383,9 @@ export function openSqliteLedger(
     if (queued.push({ op, resolve, reject }) === 1) setImmediate(commitTurn);
   });
 
+  const writeSettlement = (s: Settlement): Promise<void> => inThisTurn(() => settleTx(s.holdId, s.cost, s.nowMs));
+  const settlements = retryingSettlements(writeSettlement, reports);
+
   return {
     async ensureOrg(orgId, nowMs) {
       live();
@@ -399,8 +400,9 @@ export function openSqliteLedger(
 
     async settle(holdId, costMicroUsd, nowMs) {
       live();
-      const cost = checkAmount('costMicroUsd', costMicroUsd);
-      await inThisTurn(() => settleTx(holdId, cost, nowMs));
+      const settlement = { holdId, cost: checkAmount('costMicroUsd', costMicroUsd), nowMs };
+      // Never lost while this process lives (settle-retry.ts): a failed write is queued and retried.
+      await writeSettlement(settlement).catch((err) => settlements.defer(settlement, err));
     },
 
     async renew(holds, nowMs) {
@@ -461,9 +463,11 @@ export function openSqliteLedger(
     },
 
     // The database handle belongs to whoever opened it (other modules share the file), so closing
-    // the ledger only stops it from being used; the opener closes the connection.
+    // the ledger only stops it from being used, after a last try at the queued settlements; the
+    // opener closes the connection.
     async close() {
       closed = true;
+      await settlements.close();
     },
   };
 }

@@ -54,7 +54,7 @@ export interface Snapshot {
   creditMicroUsd: number;
   reservedMicroUsd: number;
   dailyLimitMicroUsd: number;
-  dailyUsedMicroUsd: number;       // settled today + holds placed today
+  dailyUsedMicroUsd: number;       // settled today + every live hold
   dailyResetsAtS: number;
   concurrencyLimit: number;
   inFlight: number;
@@ -74,7 +74,8 @@ export interface Ledger {
   /** The one atomic admission step: pause → balance → daily ceiling → concurrency → pool → hold. */
   admit(input: AdmitInput): Promise<AdmitResult>;
   /** Debits real cost (cash first, then credit), adds it to today's spend, releases the hold,
-   *  decrements in-flight. Idempotent per holdId. */
+   *  decrements in-flight. Idempotent per holdId. A write the database does not take is queued
+   *  and retried (settle-retry.ts): resolved means written or queued. */
   settle(holdId: string, costMicroUsd: number, nowMs: number): Promise<void>;
   /** Keeps live holds from expiring (called periodically by the process that owns them) and
    *  records, per hold, what the output delivered so far costs: what a lapse charges. */
@@ -93,5 +94,6 @@ export interface Ledger {
   snapshot(orgId: string, nowMs: number): Promise<Snapshot>;
   /** Admin view: snapshot plus recent entries (top-ups, settlements, pauses). */
   entries(orgId: string, limit: number): Promise<Array<Record<string, unknown>>>;
+  /** Stops the ledger after a last try at the queued settlements (those still unwritten are reported). */
   close(): Promise<void>;
 }

@@ -115,8 +115,10 @@ END $$;
 // pause → balance → daily ceiling → concurrency → pool → hold, under the organization's row lock
 // (every admission and settlement of an org takes it first, so nothing can interleave), then the
 // pool rows in their configured order. Returns code 'ok' with the hold placed, or the refusal.
-const V1_ADMIT = `
-CREATE FUNCTION ledger_admit(
+// Its current definition: version 1 created it, version 4 replaced it (a fresh database runs both,
+// alike), so one text says what admission does.
+const ADMIT = `
+CREATE OR REPLACE FUNCTION ledger_admit(
   p_org TEXT, p_hold_id TEXT, p_amount BIGINT, p_now BIGINT, p_lease_ms BIGINT, p_instance TEXT, p_process TEXT,
   p_ramp_weeks INTEGER[], p_ramp_conc BIGINT[], p_ramp_daily BIGINT[],
   p_pools TEXT[], p_pool_limits BIGINT[],
@@ -126,7 +128,7 @@ DECLARE
   o ledger_orgs%ROWTYPE;
   v_day INTEGER := (p_now / 86400000)::INTEGER;
   v_window BIGINT := p_now - (p_now % 60000);
-  v_in_flight BIGINT; v_held_today BIGINT; v_settled BIGINT;
+  v_in_flight BIGINT; v_held BIGINT; v_settled BIGINT;
   v_week BIGINT; v_conc BIGINT; v_daily BIGINT; v_balance BIGINT; v_used BIGINT;
   v_pause TEXT; v_ws BIGINT; v_admitted BIGINT; i INTEGER; pass INTEGER;
 BEGIN
@@ -151,12 +153,12 @@ BEGIN
       SELECT * INTO o FROM ledger_orgs WHERE org_id = p_org;  -- a lapse may have charged it
     END IF;
 
-    SELECT count(*), COALESCE(sum(amount_micro_usd) FILTER (WHERE day = v_day), 0)::BIGINT
-      INTO v_in_flight, v_held_today
+    -- Every live hold counts against today's ceiling, whatever day it was placed (rules.ts assess).
+    SELECT count(*), COALESCE(sum(amount_micro_usd), 0)::BIGINT INTO v_in_flight, v_held
       FROM ledger_holds WHERE org_id = p_org AND expired_at_ms IS NULL AND lease_expires_at_ms > p_now;
     v_settled := COALESCE((SELECT spent_micro_usd FROM ledger_daily_spend WHERE org_id = p_org AND day = v_day), 0);
     v_balance := o.cash_micro_usd + o.credit_micro_usd;
-    v_used := v_settled + v_held_today;
+    v_used := v_settled + v_held;
 
     IF o.exempt THEN
       v_conc := 9007199254740991; v_daily := 9007199254740991;
@@ -351,10 +353,12 @@ END $$;
 `;
 
 export const MIGRATIONS: Migration[] = [
-  { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_RELEASE + V1_ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
+  { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_RELEASE + ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
   // Usage records shared by every process (issue 10; lib/usage/postgres.ts).
   { version: 2, name: 'usage records', sql: USAGE_DDL },
   { version: 3, name: 'ledger group commit: admissions and settlements in batches', sql: V3_BATCHES },
+  // A hold placed before UTC midnight and still live counts against the new day's ceiling.
+  { version: 4, name: 'daily ceiling: every live hold counts against today', sql: ADMIT },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

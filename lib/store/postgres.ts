@@ -4,6 +4,7 @@
 // the cached lookups of every other one (within milliseconds; the 5 s cache time is the fallback).
 import pg from 'pg';
 import { openPostgresLedger } from '../ledger/postgres.ts';
+import { loggedSettleReports } from '../ledger/settle-retry.ts';
 import { OrgStore } from './orgs.ts';
 import { SecretBox } from './secrets.ts';
 import { CACHE_CHANNEL, postgresOrgRows } from './postgres-orgs.ts';
@@ -74,11 +75,7 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
   await migrate(pool);
 
   const orgs = new OrgStore(postgresOrgRows(pool), new SecretBox(opts.secret));
-  const ledger = openPostgresLedger(pool, opts.config.ledger, {
-    processId, instanceId,
-    onSettleDeferred: (hold, cost, err) => log.warn(
-      { hold, cost_micro_usd: cost, err: { message: (err as Error).message } }, 'settlement deferred: database unreachable, retrying'),
-  });
+  const ledger = openPostgresLedger(pool, opts.config.ledger, { processId, instanceId, ...loggedSettleReports(log) });
   const flexSlots = new SharedFlexSlots(pool, opts.config.flex_race_slots, processId, opts.clock,
     (err) => log.warn({ err: { message: (err as Error).message } }, 'flex race slots: database unreachable'));
   const listener = listen(opts.databaseUrl, orgs, log);

@@ -7,6 +7,7 @@ import type { GatewayConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { HoldOwner, Ledger } from '../ledger/types.ts';
 import { openSqliteLedger } from '../ledger/sqlite.ts';
+import { loggedSettleReports } from '../ledger/settle-retry.ts';
 import { FlexSlots, type FlexSlotCounter } from '../routing/flex-slots.ts';
 import { openDatabase, type DB } from './db.ts';
 import { OrgStore } from './orgs.ts';
@@ -51,7 +52,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 
 function openSqliteStore(opts: StoreOptions): Store {
   const db = openDatabase(opts.dataDir);
-  const ledger = openSqliteLedger(db, opts.config.ledger, opts.owner);
+  const ledger = openSqliteLedger(db, opts.config.ledger, opts.owner, loggedSettleReports(opts.log));
   return {
     kind: 'sqlite',
     file: db.name,

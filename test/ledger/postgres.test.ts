@@ -10,6 +10,7 @@ import { MIGRATIONS } from '../../lib/store/postgres-schema.ts';
 import { openPostgresLedger } from '../../lib/ledger/postgres.ts';
 import { SharedFlexSlots } from '../../lib/store/postgres-flex-slots.ts';
 import { createTestDatabase, postgresReachable, testPool, type TestDatabase } from '../helpers/postgres.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { CONFIG, USD } from './helpers.ts';
 
 const available = await postgresReachable();
@@ -172,4 +173,52 @@ test('batches of four processes over two organizations and both shared pools: al
     assert.equal(s.inFlight, 0);
     assert.equal(s.cashMicroUsd, 1000 * USD - 9 * 500);
   }
+});
+
+test('a database migrated before version 4 gains the rule that every live hold counts against today', { skip }, async () => {
+  const pool = newPool(1);
+  await migrate(pool);
+  // As an earlier build left it: ledger_admit counted a hold against the day it was placed.
+  const { rows: [fn] } = await pool.query("SELECT pg_get_functiondef('ledger_admit'::regproc) AS sql");
+  const held = 'COALESCE(sum(amount_micro_usd), 0)::BIGINT INTO v_in_flight, v_held';
+  assert.ok(fn.sql.includes(held));
+  await pool.query(fn.sql.replace(held, 'COALESCE(sum(amount_micro_usd) FILTER (WHERE day = v_day), 0)::BIGINT INTO v_in_flight, v_held'));
+  await pool.query('DELETE FROM gateway_schema_migrations WHERE version >= 4');
+
+  const ledger = openPostgresLedger(pool, CONFIG, { processId: 'v4' });
+  const midnight = (Math.floor(new ManualClock().now() / 86_400_000) + 1) * 86_400_000;
+  await ledger.ensureOrg('v4', midnight - 5_000);
+  await ledger.topup('v4', { cash_micro_usd: 100 * USD }, midnight - 5_000);   // ceiling 10 USD
+  const admitAt = (nowMs: number) => ledger.admit({ orgId: 'v4', holdMicroUsd: 6 * USD, route: 'vendor_a', nowMs });
+  assert.ok((await admitAt(midnight - 5_000)).ok);
+  assert.ok((await admitAt(midnight + 5_000)).ok);
+  assert.ok((await admitAt(midnight + 5_000)).ok, 'the old rule: yesterday\'s live hold counts on no day');
+
+  assert.equal(await migrate(pool), MIGRATIONS.at(-1)!.version);
+  assert.deepEqual(await admitAt(midnight + 6_000), { ok: false, code: 'spend_velocity_exceeded' });
+  assert.equal((await ledger.snapshot('v4', midnight + 6_000)).dailyUsedMicroUsd, 18 * USD);
+});
+
+test('a settlement the database did not take is retried until it is, and charges its cost once', { skip }, async () => {
+  const pool = newPool(2);
+  await migrate(pool);
+  const now = new ManualClock().now();
+  const setup = openPostgresLedger(pool, CONFIG, { processId: 'r0' });
+  await setup.ensureOrg('retry', now);
+  await setup.topup('retry', { cash_micro_usd: 10 * USD }, now);
+  const admitted = await setup.admit({ orgId: 'retry', holdMicroUsd: USD, route: 'vendor_a', nowMs: now });
+  assert.ok(admitted.ok);
+  // The first statement fails as an unreachable database would; the rest go through.
+  let failures = 1;
+  const flaky = {
+    query: (...args: Parameters<pg.Pool['query']>) => (failures-- > 0 ? Promise.reject(new Error('connect ECONNREFUSED')) : pool.query(...args)),
+  } as unknown as pg.Pool;
+  const deferred: string[] = [];
+  const ledger = openPostgresLedger(flaky, CONFIG, { processId: 'r1', settleRetryDelayMs: () => 5, onSettleDeferred: (h) => deferred.push(h) });
+  await ledger.settle(admitted.holdId, 700_000, now);
+  assert.deepEqual(deferred, [admitted.holdId]);
+  await waitFor(async () => (await setup.snapshot('retry', now)).inFlight === 0, 'the retried settlement');
+  await ledger.close();
+  const s = await setup.snapshot('retry', now);
+  assert.deepEqual([s.cashMicroUsd, s.dailyUsedMicroUsd], [10 * USD - 700_000, 700_000]);
 });

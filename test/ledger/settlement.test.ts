@@ -68,7 +68,7 @@ for (const adapter of await adapters('settlement')) describe(adapter.name, () =>
     assert.equal((await f.ledger.entries('o', 100)).filter((e) => e.kind === 'settle').length, 1);
   });
 
-  test("today's spend: settled today + holds placed today; a settlement counts on the day it settles", async () => {
+  test("today's spend: settled today + every live hold, also one placed yesterday; a settlement counts on the day it settles", async () => {
     await fundedOrg(f, 'o', 100 * USD);
     const midnight = (Math.floor(f.clock.now() / DAY) + 1) * DAY;
     f.clock.set(midnight - 10_000);
@@ -81,13 +81,31 @@ for (const adapter of await adapters('settlement')) describe(adapter.name, () =>
 
     f.clock.set(midnight + 1_000);
     s = await f.ledger.snapshot('o', f.clock.now());
-    assert.equal(s.dailyUsedMicroUsd, 0, "yesterday's hold counts against yesterday");
-    assert.equal(s.reservedMicroUsd, 3 * USD, 'but is still reserved');
+    assert.equal(s.dailyUsedMicroUsd, 3 * USD, "yesterday's hold is in flight today: it counts against today");
+    assert.equal(s.reservedMicroUsd, 3 * USD);
     assert.equal(s.inFlight, 1);
     await f.ledger.settle(open, 2_500_000, f.clock.now());
     s = await f.ledger.snapshot('o', f.clock.now());
     assert.equal(s.dailyUsedMicroUsd, 2_500_000);
     assert.equal(s.cashMicroUsd, 100 * USD - 3_500_000);
+  });
+
+  test('holds open across UTC midnight cannot overspend the new day: as many admitted as when all are placed after it', async () => {
+    // Ceiling 10 USD (ramp week 1), holds of 6 USD each settling at 6 USD. The first hold placed
+    // 5 s before midnight or 1 s after, the next three 5 s after: the same two admitted, 12 USD.
+    const midnight = (Math.floor(f.clock.now() / DAY) + 1) * DAY;
+    for (const [org, firstAt] of [['before', midnight - 5_000], ['after', midnight + 1_000]] as const) {
+      await fundedOrg(f, org, 100 * USD);
+      f.clock.set(firstAt);
+      const results = [await admit(f, org, 6 * USD)];
+      f.clock.set(midnight + 5_000);
+      for (let i = 0; i < 3; i++) results.push(await admit(f, org, 6 * USD));
+      assert.deepEqual(results.map((r) => (r.ok ? 'ok' : r.code)),
+        ['ok', 'ok', 'spend_velocity_exceeded', 'spend_velocity_exceeded'], `first hold ${org} midnight`);
+      f.clock.set(midnight + 10_000);
+      for (const r of results) if (r.ok) await f.ledger.settle(r.holdId, 6 * USD, f.clock.now());
+      assert.equal((await f.ledger.snapshot(org, f.clock.now())).dailyUsedMicroUsd, 12 * USD, `first hold ${org} midnight`);
+    }
   });
 
   test('lease expiry releases a hold without charge, logged; renew keeps it alive', async () => {
