@@ -13,9 +13,9 @@ import type { RouteName, Tier } from '../routes.ts';
 import type { Failure, Framer, RouteAdapter, UpstreamRequest } from '../providers/types.ts';
 import { headersOf, type Pools, type ResponseHeaders, type UpstreamHandler, type UpstreamTerms } from './pools.ts';
 import { CapacityRefused, capacityFailure } from '../providers/capacity.ts';
-import { parseFrame, SSEParser, type RawFrame, type SSEFrame } from '../sse.ts';
+import { frameTooLarge, MAX_FRAME_BYTES, parseFrame, SSEParser, type RawFrame, type SSEFrame } from '../sse.ts';
 import { classify, connectionFailure } from './failure.ts';
-import { frameEndAfter } from './sse-scan.ts';
+import { frameEndAfter, PendingBytes } from './sse-scan.ts';
 
 export class AttemptFailed extends Error {
   constructor(readonly failure: Failure) { super(failure.message); }
@@ -121,6 +121,8 @@ class UpstreamCall implements UpstreamHandler, Committed {
   head: Buffer = EMPTY;
   /** Where the search for the first complete SSE event resumes in `head`. */
   private searched = 0;
+  /** `head` once it spans chunks: it grows in place, not by a copy of all of it per chunk. */
+  private pendingHead: PendingBytes | undefined;
   readonly ownFramer: Framer<RawFrame> | undefined;
   private sseFramer: SSEParser | undefined;
   readonly launchedAt: number;
@@ -207,8 +209,21 @@ class UpstreamCall implements UpstreamHandler, Committed {
           for (const f of this.ownFramer.push(chunk)) this.frames.push(f);
           if (this.frames.length) this.commit();
         } else {
-          this.head = this.head.length ? Buffer.concat([this.head, chunk]) : chunk;
-          if (this.hasFirstEvent()) this.commit();
+          const scanned = this.head.length;
+          if (scanned + chunk.length > MAX_FRAME_BYTES) {
+            // No first event within the limit: a malformed stream, failed (and aborted) the way
+            // undici fails a handler that throws, so it is retried or fallen back from.
+            this.abortUpstream!(frameTooLarge(MAX_FRAME_BYTES));
+            return false;
+          }
+          if (!scanned) this.head = chunk;
+          else {
+            const pending = this.pendingHead ??= new PendingBytes();
+            if (!pending.bytes.length) pending.add(this.head);
+            pending.add(chunk);
+            this.head = pending.bytes;
+          }
+          if (this.hasFirstEvent(scanned)) this.commit();
         }
         return true;
       case 'refused':
@@ -266,11 +281,12 @@ class UpstreamCall implements UpstreamHandler, Committed {
   }
 
   /** Is there a complete SSE frame with data in `head`? Frames are decoded one at a time until
-   *  the first event (comments and keep-alives have no data); the rest stays bytes. */
-  private hasFirstEvent(): boolean {
+   *  the first event (comments and keep-alives have no data); the rest stays bytes. The bytes
+   *  before `from` were searched already: none of their line feeds ends a blank line. */
+  private hasFirstEvent(from: number): boolean {
     const head = this.head;
     for (;;) {
-      const end = frameEndAfter(head, this.searched);
+      const end = frameEndAfter(head, this.searched, Math.max(from, this.searched));
       if (end === -1) return false;
       const frame = parseFrame(head.toString('utf8', this.searched, end));
       this.searched = end;
@@ -287,6 +303,7 @@ class UpstreamCall implements UpstreamHandler, Committed {
   }
 
   private commitAt(): void {
+    this.pendingHead = undefined;
     this.committedAt = this.now();
     this.resolve(this);
   }

@@ -9,6 +9,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { startTestGateway, sim, waitFor, type TestGateway } from '../helpers/gateway.ts';
 import { vendorA } from '../../lib/providers/openai.ts';
+import { vendorC } from '../../lib/providers/anthropic.ts';
 
 let t: TestGateway;
 before(async () => { t = await startTestGateway(); });
@@ -110,4 +111,87 @@ test("a provider that ends its stream with its own error event: passed through a
     await waitFor(() => summaries(from).length === 1, 'the summary line', 5_000);
     assert.match(summaries(from)[0].stream_error, /^the provider's error event: /, path);
   }
+});
+
+/** An upstream that answers 200 and sends `first`, then lines of data with no blank line, until
+ *  the gateway hangs up (or 40 MiB). Counts its calls and whether each was cut off. */
+async function floodingUpstream(first: string): Promise<{ server: Server; calls: number; cutOff: number }> {
+  const line = Buffer.from(`data: ${'x'.repeat(1017)}\n`);
+  const block = Buffer.concat(Array.from({ length: 256 }, () => line));   // 256 KB
+  const state = { server: undefined as unknown as Server, calls: 0, cutOff: 0 };
+  state.server = createServer((req, res) => {
+    state.calls++;
+    req.resume();
+    req.on('end', async () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (first) res.write(first);
+      let closed = false;
+      res.on('close', () => { closed = true; });
+      for (let sent = 0; !closed && sent < 40 * 1024 * 1024; sent += block.length) {
+        if (!res.write(block)) {
+          await new Promise<void>((go) => {
+            const on = (): void => { res.off('drain', on); res.off('close', on); go(); };
+            res.on('drain', on).on('close', on);
+          });
+        }
+      }
+      if (closed) state.cutOff++; else res.end();
+    });
+  });
+  await new Promise<void>((r) => state.server.listen(0, '127.0.0.1', r));
+  return state;
+}
+
+test('an upstream whose event never ends: past the frame limit the caller gets one error event (after commit) or a 502 (before), the upstream is cut off, and the gateway goes on serving', async () => {
+  const created = 'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","status":"in_progress","model":"gpt-5.4-mini"}}\n\n';
+  const messageStart = 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-haiku-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n\n';
+  const adapters = t.gw.services.adapters as Record<string, unknown>;
+  const org = await t.newOrg({ ownKeys: ['vendor_a', 'vendor_c'] });
+  const responses = { model: 'gpt-5.4-mini', input: 'x', stream: true, start_within: 'now' };
+  const cases = [
+    { name: 'passthrough, after commit', route: 'vendor_a', first: created, path: '/v1/responses', body: responses },
+    { name: 'before commit', route: 'vendor_a', first: '', path: '/v1/responses', body: responses },
+    {
+      name: 'translated, after commit', route: 'vendor_c', first: messageStart, path: '/v1/chat/completions',
+      body: { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'x' }], stream: true, start_within: 'now' },
+    },
+  ];
+  for (const c of cases) {
+    const upstream = await floodingUpstream(c.first);
+    const base = `http://127.0.0.1:${(upstream.server.address() as AddressInfo).port}`;
+    const real = adapters[c.route];
+    adapters[c.route] = c.route === 'vendor_a' ? vendorA(base) : vendorC(base, 4096);
+    try {
+      const from = t.logLines.length;
+      const res = await post(org.key, c.path, c.body);
+      const text = await res.text();
+      await waitFor(() => summaries(from).length === 1, `${c.name}: the summary line`, 10_000);
+      if (c.first) {
+        assert.equal(res.status, 200, c.name);
+        assert.ok(text.length < 64 * 1024, `${c.name}: none of the unended event`);
+        const evs = events(text);
+        assert.ok(evs.length >= 2, `${c.name}: ${text}`);
+        assert.match(evs.at(-1)!.data, /provider_error/, c.name);
+        assert.match(evs.at(-1)!.data, /upstream event grew past 33554432 bytes/, c.name);
+        assert.match(summaries(from)[0].stream_error, /upstream event grew past/, c.name);
+        if (c.route === 'vendor_a') {
+          assert.ok(text.startsWith(created), 'the frames before it, as they came');
+          assert.deepEqual(evs.map((e) => e.event), ['response.created', 'error']);
+        }
+      } else {
+        // Before commit it is a malformed upstream like any other: retried, then the caller's error.
+        assert.equal(res.status, 502, text);
+        assert.match(text, /provider_error/);
+        assert.match(text, /upstream event grew past 33554432 bytes/);
+      }
+      await waitFor(() => upstream.cutOff === upstream.calls, `${c.name}: every upstream call cut off`, 10_000);
+      assert.equal(t.gw.services.inflight.size, 0, c.name);
+    } finally {
+      adapters[c.route] = real;
+      upstream.server.close();
+    }
+  }
+  // Still serving: the same caller's next stream runs to its end.
+  const text = await (await post(org.key, '/v1/responses', { ...responses, input: `x ${sim({ output_tokens: 20 })}` })).text();
+  assert.deepEqual(events(text).at(-1)?.event, 'response.completed');
 });

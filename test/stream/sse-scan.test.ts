@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassthroughScanner } from '../../lib/stream/sse-scan.ts';
 import type { RawFrame } from '../../lib/sse.ts';
+import { countByteWork } from '../helpers/byte-work.ts';
 
 const STREAM = 'event: response.created\ndata: {"type":"response.created"}\n\n'
   + ': keep-alive\n\n'
@@ -129,4 +130,93 @@ test('once: the terminal frame\'s replacement (include_cost) lands in its place 
     const out = [bytes.subarray(0, i), bytes.subarray(i)].map((c) => s.push(c, on).toString('utf8')).join('') + s.end(on).toString('utf8');
     assert.equal(out, expected, `split at ${i}`);
   }
+});
+
+// A frame that spans chunks: held until its blank line comes, which may itself be cut between two
+// chunks ("\n" | "\n", "\r\n" | "\r\n", "\r\n\r" | "\n", …). The scanner's separators are a line
+// feed after a line feed ("\n\n", "\r\n\n" too) and "\r\n\r\n"; "\r\r" ends nothing.
+
+/** `bytes` cut into `size`-byte chunks, the first one `offset` bytes long (when not 0). */
+function chunked(bytes: Buffer, size: number, offset = 0): Buffer[] {
+  const chunks: Buffer[] = [];
+  let at = 0;
+  if (offset) { chunks.push(bytes.subarray(0, offset)); at = offset; }
+  for (; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size));
+  return chunks;
+}
+
+/** Offsets just after each blank line of `bytes`, as the scanner defines one. */
+function frameEnds(bytes: Buffer): Set<number> {
+  const ends = new Set<number>();
+  for (let i = 1; i < bytes.length; i++) {
+    if (bytes[i] !== 0x0a) continue;
+    if (bytes[i - 1] === 0x0a || (i >= 3 && bytes[i - 1] === 0x0d && bytes[i - 2] === 0x0a && bytes[i - 3] === 0x0d)) ends.add(i + 1);
+  }
+  return ends;
+}
+
+const LONG = `data: {"delta":"${'é'.repeat(150)}\r\r${'x'.repeat(300)}"}`;   // longer than many chunks; "\r\r" inside
+const SPANNING = [
+  STREAM,
+  STREAM.replaceAll('\n', '\r\n'),
+  `${LONG}\n\n${LONG}\r\n\r\n${LONG}\r\n\n: c\r\n\r\nevent: response.completed\r\ndata: {"type":"response.completed","usage":{"n":1}}\r\n\r\n${LONG}\n\n`,
+];
+
+test('frames cut into 1- and 7-byte chunks, at every offset: the same bytes and frames as one chunk, cut only after whole frames', () => {
+  for (const stream of SPANNING) {
+    const bytes = Buffer.from(stream);
+    const whole = run([bytes]);
+    assert.equal(whole.out.join(''), stream);
+    const ends = frameEnds(bytes);
+    for (const size of [1, 7]) {
+      for (let offset = 0; offset < size; offset++) {
+        const { out, seen } = run(chunked(bytes, size, offset));
+        const label = `${JSON.stringify(stream.slice(0, 20))}… in ${size}-byte chunks from ${offset}`;
+        assert.equal(out.join(''), stream, label);
+        assert.deepEqual(seen, whole.seen, label);
+        let at = 0;
+        for (const piece of out.slice(0, -1)) {
+          at += Buffer.byteLength(piece);
+          if (piece) assert.ok(ends.has(at), `${label}: a piece ends mid-frame at ${at}`);
+        }
+      }
+    }
+  }
+});
+
+test('a frame without its blank line costs work in proportion to its size, not its square', () => {
+  const line = Buffer.from(`data: ${'x'.repeat(57)}\n`);        // 64 bytes: a line, but no blank line
+  const chunk = Buffer.concat(Array.from({ length: 1024 }, () => line));   // 64 KB
+  const work = (mib: number): { allocated: number; searched: number; out: Buffer } => {
+    const s = new PassthroughScanner(['response.completed']);
+    let out: Buffer = Buffer.alloc(0);
+    const counted = countByteWork(() => {
+      for (let i = 0; i < mib * 16; i++) assert.equal(s.push(chunk, () => undefined).length, 0);
+      out = s.push(Buffer.from('\n'), () => undefined);
+    });
+    return { ...counted, out };
+  };
+  const small = work(2);
+  const big = work(8);
+  const n = 8 * 1024 * 1024;
+  assert.equal(big.out.length, n + 1, 'the frame goes out whole once its blank line comes');
+  assert.ok(big.out.subarray(0, chunk.length).equals(chunk));
+  // Held in a buffer that doubles: what is allocated stays under three times the frame (each
+  // chunk concatenated to what was held, as before, allocated 64 times the frame at 8 MiB).
+  assert.ok(big.allocated < 3 * n, `allocated ${big.allocated} for ${n}`);
+  assert.ok(big.searched < 2 * n, `searched ${big.searched} for ${n}`);
+  assert.ok(big.allocated < 5 * small.allocated && big.searched < 5 * small.searched, 'four times the bytes, about four times the work');
+});
+
+test('a frame that grows past the limit without its blank line fails the stream', () => {
+  const s = new PassthroughScanner(['response.completed'], false, 1000);
+  const on = (): undefined => undefined;
+  assert.equal(s.push(Buffer.from('data: {"a":1}\n\n'), on).toString(), 'data: {"a":1}\n\n');
+  const line = Buffer.from(`data: ${'x'.repeat(93)}\n`);      // 100 bytes
+  for (let i = 0; i < 10; i++) assert.equal(s.push(line, on).length, 0, 'exactly the limit is held');
+  assert.throws(() => s.push(Buffer.from('x'), on), /upstream event grew past 1000 bytes/);
+  // A frame that ends within the limit after many chunks goes through, in order.
+  const ok = new PassthroughScanner(['response.completed'], false, 1000);
+  for (let i = 0; i < 9; i++) ok.push(line, on);
+  assert.equal(ok.push(Buffer.from('\ndata: b\n\n'), on).toString(), line.toString().repeat(9) + '\ndata: b\n\n');
 });
