@@ -82,6 +82,13 @@ export interface FormatCodec {
    *  never a fake clean end a client would trust). For passthrough streams, whose encoder never
    *  ran; a translated stream gets its own from its encoder. */
   errorFrame(code: string, message: string): string;
+  /** As a wire: the fewest bytes of stream its provider sends per output token, as the caller
+   *  receives it (one caller event per provider event, each at least as long). A stream that ends
+   *  without the provider's usage (client gone, upstream broke) is charged the output these bytes
+   *  make at most, so the estimate is not below what the provider bills for a typical stream:
+   *  vendor A sends an event per token (≈ 200–330 bytes each), Anthropic a few tokens per event,
+   *  Gemini a sentence or more per chunk. */
+  bytesPerOutputToken: number;
   /** Present when callers may send this format (Vertex is a provider wire only). */
   endpoint?: Endpoint;
 }

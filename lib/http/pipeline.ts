@@ -184,7 +184,8 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     return;
   }
   const served = servedRoute(ctx)!;
-  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, res, ctx.estimate!);
+  const perToken = svc.codecs[winner.wire].bytesPerOutputToken;
+  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, res, ctx.estimate!, perToken);
   // The race ended at commit: its slot is free for the org's next race while this answer streams.
   if (ctx.holdsSlot) { ctx.holdsSlot = false; void svc.flexSlots.release(ctx.key!.orgId); }
   // Counted in the loop's check phase, after this turn has written the answer's first bytes.
@@ -206,7 +207,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     ctx.status = 502;
     sendError(res, checked.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
   }
-  ctx.usage = result.usage ?? unpricedUsage(result, ctx.estimate!);
+  ctx.usage = result.usage ?? unpricedUsage(result.bytesOut, ctx.estimate!, perToken);
   ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier), ctx.usage);
 }
 
@@ -387,19 +388,21 @@ async function settle(ctx: RequestContext, cost: number): Promise<void> {
  *  charged this by whichever process releases the hold): the same estimate as a committed request
  *  that ended without the provider's usage, from the bytes this response has written to its
  *  socket (headers included, a few tokens' worth). */
-function deliveredCost(svc: Services, checked: CheckedRequest, tier: Tier, res: ServerResponse, est: HoldEstimate): () => number {
+function deliveredCost(
+  svc: Services, checked: CheckedRequest, tier: Tier, res: ServerResponse, est: HoldEstimate, bytesPerToken: number,
+): () => number {
   const socket = res.socket;
   const base = socket?.bytesWritten ?? 0;
   const price = svc.catalog.priceOf(checked.model, tier);
-  return () => costOf(price, unpricedUsage({ bytesOut: (socket?.bytesWritten ?? base) - base } as StreamResult, est));
+  return () => costOf(price, unpricedUsage((socket?.bytesWritten ?? base) - base, est, bytesPerToken));
 }
 
 /** A committed request that ended without the provider's usage (client gone, upstream broke): the
- *  provider bills the prompt once generation started, so charge the estimated input plus an output
- *  estimate from the bytes that reached the caller (≈16 bytes of event framing per token), capped
- *  by the hold's output cap. */
-function unpricedUsage(r: StreamResult, est: { inputTokens: number; maxOutput: number }): IRUsage {
-  const outputTokens = Math.min(est.maxOutput, Math.ceil(r.bytesOut / 16));
+ *  provider bills the prompt once generation started, so charge the estimated input plus the
+ *  output the bytes that reached the caller hold at most (the wire's fewest bytes per token,
+ *  FormatCodec.bytesPerOutputToken), capped by the hold's output cap. */
+function unpricedUsage(bytesOut: number, est: { inputTokens: number; maxOutput: number }, bytesPerToken: number): IRUsage {
+  const outputTokens = Math.min(est.maxOutput, Math.ceil(bytesOut / bytesPerToken));
   return { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 };
 }
 

@@ -28,9 +28,10 @@ const part = (tokens: number, perM: number): number => (tokens > 0 ? Math.ceil((
 const miniCost = (input: number, output: number): number => part(input, MINI.input) + part(output, MINI.output);
 /** The hold at admission: ⌈bytes/4⌉ input tokens + the output cap, standard price. */
 const holdOf = (bodyBytes: number, maxOutput = 4_096): number => miniCost(Math.ceil(bodyBytes / 4), maxOutput);
-/** What pipeline.ts charges for a stream that ended without the provider's usage. */
+/** What pipeline.ts charges for a stream that ended without the provider's usage: vendor A's
+ *  Responses wire counts 64 bytes per output token at most (its codec's bytesPerOutputToken). */
 const unpricedEstimate = (bodyBytes: number, bytesOut: number, maxOutput = 4_096): number =>
-  bytesOut === 0 ? 0 : miniCost(Math.ceil(bodyBytes / 4), Math.min(maxOutput, Math.ceil(bytesOut / 16)));
+  bytesOut === 0 ? 0 : miniCost(Math.ceil(bodyBytes / 4), Math.min(maxOutput, Math.ceil(bytesOut / 64)));
 
 const post = (key: string, body: string, signal?: AbortSignal, path = '/v1/responses'): Promise<Response> =>
   fetch(`${t.url}${path}`, { method: 'POST', body, signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
@@ -286,6 +287,18 @@ test('an upstream reset mid-stream: the stream ends with an error event, hold re
   const [settle] = settles((await ledgerOf(org.orgId)).entries);
   assert.equal(settle.amount_micro_usd, unpricedEstimate(Buffer.byteLength(body), bytesBeforeGatewayErrorFrame(text)));
   assert.ok(settle.amount_micro_usd > 0);
+});
+
+test('a stream that breaks after 200 tokens is charged an output estimate of 200 to 4 × 200 tokens, not below what the provider billed nor ten times it', async () => {
+  const org = await t.newOrg({ balance: 10_000_000 });
+  const body = mini({ output_tokens: 400, reset_after_tokens: 200 }, { stream: true });
+  const text = await (await post(org.key, body)).text();
+  assert.equal(text.match(/event: response\.output_text\.delta/g)?.length, 200);
+  await assertNothingHeld(org.orgId);
+  const [settle] = settles((await ledgerOf(org.orgId)).entries);
+  const output = settle.amount_micro_usd - part(Math.ceil(Buffer.byteLength(body) / 4), MINI.input);
+  const tokens = [...Array(4_096).keys()].find((k) => part(k + 1, MINI.output) === output)! + 1;
+  assert.ok(tokens >= 200 && tokens <= 800, `estimated ${tokens} output tokens`);
 });
 
 test('an in-stream provider error: hold released, charged the estimate of the bytes sent', async () => {

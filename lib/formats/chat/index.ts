@@ -23,5 +23,6 @@ export const chatCodec: CallerCodec = {
   tap: chatTap,
   errorBody: chatErrorBody,
   errorFrame: chatErrorFrame,
+  bytesPerOutputToken: 64,
   endpoint: chatEndpoint,
 };

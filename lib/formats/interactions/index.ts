@@ -20,5 +20,6 @@ export const interactionsCodec: CallerCodec = {
   tap: interactionsTap,
   errorBody: interactionsErrorBody,
   errorFrame: interactionsErrorFrame,
+  bytesPerOutputToken: 6,
   endpoint: interactionsEndpoint,
 };

@@ -20,5 +20,6 @@ export const messagesCodec: CallerCodec = {
   tap: messagesTap,
   errorBody: messagesErrorBody,
   errorFrame: messagesErrorFrame,
+  bytesPerOutputToken: 12,
   endpoint: messagesEndpoint,
 };

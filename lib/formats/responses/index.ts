@@ -20,5 +20,6 @@ export const responsesCodec: CallerCodec = {
   tap: responsesTap,
   errorBody: responsesErrorBody,
   errorFrame: responsesErrorFrame,
+  bytesPerOutputToken: 64,
   endpoint: responsesEndpoint,
 };

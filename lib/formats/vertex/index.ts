@@ -19,4 +19,5 @@ export const vertexCodec: FormatCodec = {
   tap: vertexTap,
   errorBody: vertexErrorBody,
   errorFrame: vertexErrorFrame,
+  bytesPerOutputToken: 6,
 };
