@@ -29,7 +29,7 @@ import { openPostgresUsageStore } from './usage/postgres.ts';
 import { createHttpServer } from './http/server.ts';
 import { clientIpResolver } from './http/client-ip.ts';
 import type { Simulator } from './simulator/server.ts';
-import { InFlightSet, type Services } from './services.ts';
+import { InFlightSet, OpenRequests, type Services } from './services.ts';
 import type { TimerClock } from './machine/request-machine.ts';
 import type { ReleasedHold } from './ledger/types.ts';
 
@@ -107,6 +107,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     usage: new Usage(usageStore, config.usage, metrics, log, clock),
     clientIp: clientIpResolver(config.trust_proxy),
     inflight: new InFlightSet(),
+    open: new OpenRequests(),
     shuttingDown: false,
   };
   // A restarted instance releases what its crashed predecessor held at once (charged for the
@@ -147,9 +148,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       server.close();
       // Drain: streams in flight get drainMs to finish, then are aborted; each settles its hold.
       const timer = new Promise((resolve) => setTimeout(resolve, opts.drainMs ?? config.timeouts.shutdown_drain_ms).unref());
-      await Promise.race([services.inflight.whenEmpty(), timer]);
+      await Promise.race([services.open.whenNone(), timer]);
       for (const entry of services.inflight) entry.abort();
-      await services.inflight.whenEmpty();
+      await services.open.whenNone();
       server.closeAllConnections();
       await services.pools.close();
       await services.usage.close();   // every request has ended: its record is queued; write them all

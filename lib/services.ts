@@ -82,6 +82,30 @@ export class InFlightSet {
   }
 }
 
+/** The inference requests between arrival and their end (finish()), racing or not: shutdown waits
+ *  for them all, so one still awaiting its key, body or admission when it began settles its hold
+ *  before the ledger closes. */
+export class OpenRequests {
+  private count = 0;
+  private ended: (() => void)[] = [];
+
+  get size(): number { return this.count; }
+
+  begin(): void { this.count++; }
+
+  end(): void {
+    if (--this.count || !this.ended.length) return;
+    const waiting = this.ended;
+    this.ended = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  /** Resolves when none is open (at once when none is). */
+  whenNone(): Promise<void> {
+    return this.count ? new Promise((resolve) => { this.ended.push(resolve); }) : Promise.resolve();
+  }
+}
+
 export interface Services {
   config: GatewayConfig;
   clock: Clock;
@@ -103,9 +127,12 @@ export interface Services {
   metrics: Metrics;
   /** Usage records: push() one per ended request; the store behind it answers the usage API. */
   usage: Usage;
-  /** Requests in flight, so shutdown can drain them and settle their holds. */
   /** The client's address for per-address limits (trust_proxy decides when X-Forwarded-For counts). */
   clientIp: (req: import('node:http').IncomingMessage) => string;
+  /** Requests racing or streaming: shutdown aborts those still there after its drain time, and
+   *  the lease sweep renews their holds. */
   inflight: InFlightSet;
+  /** Every request from arrival to its end: shutdown waits for them. */
+  open: OpenRequests;
   shuttingDown: boolean;
 }

@@ -69,6 +69,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   // have its request started (and paid for) once those are done.
   ctx.onClose = () => { if (!res.writableFinished) { ctx.clientClosed = true; ctx.run?.stop(); } };
   res.on('close', ctx.onClose);
+  svc.open.begin();
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
     ctx.key = await guard(req, svc);
@@ -80,7 +81,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   } catch (err) {
     refuse(ctx, err);
   } finally {
-    await finish(ctx);
+    try { await finish(ctx); } finally { svc.open.end(); }
   }
 }
 

@@ -164,3 +164,35 @@ test('the sweep renews the holds of live requests: a stream outliving its first 
     } finally { await g.gw.close(); }
   } finally { rmSync(dataDir, { recursive: true, force: true }); }
 });
+
+test('close while a request awaits its admission: the gateway waits for it, its hold is settled before the ledger closes, and the next gateway finds nothing left', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-restart-'));
+  try {
+    const a = await startOn(dataDir, { drainMs: 3_000 });
+    const org = await newOrg(a, 5_000_000);
+    // The ledger answers this admission 300 ms late (a busy shared ledger); close() starts at once.
+    const ledger = a.gw.services.ledger as { admit: (...args: unknown[]) => Promise<unknown> };
+    const admit = ledger.admit;
+    let admitting!: () => void;
+    const admitted = new Promise<void>((resolve) => { admitting = resolve; });
+    ledger.admit = async (...args) => { admitting(); await new Promise((r) => setTimeout(r, 300)); return admit.apply(ledger, args); };
+    const pending = post(a, org.key, { input: `late ${sim({ output_tokens: 5 })}` });
+    await admitted;
+    await a.close();
+    const res = await pending;
+    assert.equal(res.status, 200, 'served within the drain');
+    await res.arrayBuffer();
+    assert.ok(!a.logLines.some((l) => /settlement (failed|deferred)|not written/.test(l)), 'every settlement written before the ledger closed');
+
+    const b = await startOn(dataDir);
+    try {
+      assert.ok(!b.logLines.some((l) => l.includes('hold of a previous process released at start')), 'no hold left behind');
+      const { snapshot, entries } = await ledgerOf(b, org.orgId);
+      assert.equal(snapshot.inFlight, 0);
+      assert.equal(settles(entries).length, 1);
+      assert.ok(settles(entries)[0].amount_micro_usd > 0, 'charged what it cost');
+    } finally { await b.close(); }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
