@@ -97,7 +97,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     catalog: new Catalog(config.models),
     store, orgs, ledger,
     abuse: new AbuseLimiter(config.abuse_limits, clock),
-    adapters: buildAdapters(config),
+    adapters: buildAdapters(config, log),
     codecs: CODECS,
     pools: new Pools(config, metrics),
     scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now()),
@@ -160,14 +160,16 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   };
 }
 
-function buildAdapters(config: GatewayConfig): Record<RouteName, RouteAdapter> {
+function buildAdapters(config: GatewayConfig, log: Logger): Record<RouteName, RouteAdapter> {
   const base = (r: RouteName): string => config.routes[r]?.base_url ?? `http://127.0.0.1:1/${r}-not-configured`;
   const cap = config.hold.default_max_output_tokens;
   return {
     vendor_a: vendorA(base('vendor_a')),
     vendor_b: vendorB(base('vendor_b')),
     vendor_c: vendorC(base('vendor_c'), cap),
-    cloud_a: cloudA(base('cloud_a')),
+    cloud_a: cloudA(base('cloud_a'), {
+      managed: config.managed.cloud_a, allowedTokenUris: config.routes.cloud_a?.allowed_token_uris, log,
+    }),
     cloud_b: cloudB(base('cloud_b'), cap),
   };
 }

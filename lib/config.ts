@@ -25,8 +25,10 @@ export interface AbuseConfig {
 }
 
 export interface GatewayConfig {
-  /** Base URL per route; undefined means "the built-in simulator". */
-  routes: Partial<Record<RouteName, { base_url: string; connections?: number }>>;
+  /** Base URL per route; undefined means "the built-in simulator". cloud_a's allowed_token_uris:
+   *  token endpoints an organization's service account may name besides Google's (and besides the
+   *  token_uri of managed.cloud_a's, always allowed); default none. */
+  routes: Partial<Record<RouteName, { base_url: string; connections?: number; allowed_token_uris?: string[] }>>;
   managed: Partial<Record<RouteName, { key: unknown; [k: string]: unknown }>>;
   models: ModelEntry[];
   flex_race_slots: number;

@@ -164,7 +164,7 @@ test('the Responses tap reads the same usage and tier from its picked members as
     const whole = { usage: zeroUsage(), sawUsage: false } as TapState;
     const picked = { usage: zeroUsage(), sawUsage: false } as TapState;
     responsesTap.read(JSON.parse(text), whole);
-    const data = pickMembers(text, responsesTap.pick!);
+    const data = pickMembers(text, responsesTap.idPick!);
     responsesTap.read(data, picked);
     assert.deepEqual(picked, whole, text);
     assert.equal(responsesTap.isFinal({ event: 'response.completed', data: text }, data), true);

@@ -49,6 +49,10 @@ export interface UsageTap {
    *  rewrite) takes these (json-skip.ts pickMembers) instead of parsing a frame that repeats the
    *  request's instructions and tools and the whole output (Responses). */
   pick?: MemberPick;
+  /** `pick` plus the id of what the frame describes, which read() then sets as TapState.id: taken
+   *  instead of `pick` only where the gateway records who was handed the provider's id (a managed
+   *  route holding conversation state), so other streams parse nothing more. */
+  idPick?: MemberPick;
   /** Cheap test (event name, or a substring) — true when this frame may carry usage or the tier. */
   carriesUsage(frame: SSEFrame): boolean;
   /** Parse that frame's data; merge what it says into `acc` (overwrite, never add). */
@@ -60,7 +64,9 @@ export interface UsageTap {
   isFinal(frame: SSEFrame, data: any): boolean;
 }
 
-export interface TapState { usage: IRUsage; tier?: Tier; sawUsage: boolean }
+/** What a tap read off a passthrough stream; `id`, the provider's id of the answer, when the
+ *  frame read carries it (Responses only when `idPick` was taken). */
+export interface TapState { usage: IRUsage; tier?: Tier; sawUsage: boolean; id?: string }
 
 export interface FormatCodec {
   name: FormatName;

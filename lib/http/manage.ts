@@ -7,7 +7,7 @@ import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { ApiKeyRecord, Scope } from '../store/orgs.ts';
 import { SCOPES } from '../store/orgs.ts';
-import { parseJsonObject, readBody } from './body.ts';
+import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { sendJson } from './reply.ts';
 import { parseStartWithin } from '../routing/start-within.ts';
 import { decodeParam, providerCredential, requireRoute } from './admin.ts';
@@ -19,7 +19,8 @@ export async function handleManage(
 ): Promise<void> {
   const orgId = key.orgId;
   const scopes = key.scopes.split(' ');
-  const body = async (): Promise<Record<string, any>> => parseJsonObject(await readBody(req, BODY_CAP));
+  // The body timeouts apply here as to every other body: a stalled one is a 408, not a connection held.
+  const body = async (): Promise<Record<string, any>> => parseJsonObject(await readBody(req, requestBodyLimits(svc, BODY_CAP)));
   const reply = (status: number, out: unknown): void => sendJson(res, status, JSON.stringify(out), { 'cache-control': 'no-store' });
 
   if (path === '/v1/organization') {

@@ -15,13 +15,13 @@ import { costOf } from '../catalog/catalog.ts';
 import { guard } from './auth.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { asGatewayError, sendError, type Headers } from './reply.ts';
-import { checkRequest, type CallerFormat, type CheckedRequest } from '../routing/validate.ts';
+import { checkRequest, stateNotFound, type CallerFormat, type CheckedRequest } from '../routing/validate.ts';
 import { planRequest, requestedMaxOutput, type Plan, type RoutePlan } from '../routing/plan.ts';
 import { NO_RACE, startRequest, type FlexMode, type Outcome, type RunningRequest } from '../machine/request-machine.ts';
 import type { Failure } from '../providers/types.ts';
 import { runAttempt, type Attempt } from '../stream/attempt.ts';
 import type { UpstreamTerms } from '../stream/pools.ts';
-import { respond, type Pricing, type StreamResult } from '../stream/respond.ts';
+import { respond, type IssuedIds, type Pricing, type StreamResult } from '../stream/respond.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
 import { infoLine, member, type Logger } from '../log.ts';
 
@@ -75,6 +75,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
     ctx.key = await guard(req, svc);
     await check(ctx);
     await makePlan(ctx);
+    if (ctx.checked!.pinnedBy) await checkStateOwner(ctx);
     await admit(ctx);
     await race(ctx);
     await respondStep(ctx);
@@ -119,6 +120,25 @@ async function makePlan(ctx: RequestContext): Promise<void> {
   if (checked.startWithin.kind === 'duration') {
     ctx.flex = plan.routes[0]!.mode !== 'byok' ? 'race' : (ctx.holdsSlot = await svc.flexSlots.tryAcquire(orgId)) ? 'race' : 'slots_full';
   }
+}
+
+/** Conversation state named on a managed route: the service's one provider account holds every
+ *  managed org's stored responses and interactions, so the id must have been issued to this org
+ *  (lib/store/state-owners.ts); any other is answered as the provider answers an id it never
+ *  issued, so another org's ids cannot be probed. An org's own key is its own account: no check. */
+async function checkStateOwner(ctx: RequestContext): Promise<void> {
+  const checked = ctx.checked!;
+  const route = ctx.plan!.routes[0]!;
+  if (route.mode !== 'managed') return;
+  const orgId = ctx.key!.orgId;
+  let owner: string | undefined;
+  try {
+    owner = checked.pinnedId ? await ctx.svc.store.stateOwners.ownerOf(checked.pinnedId, route.route) : undefined;
+  } catch (err) {
+    ctx.svc.log.error({ err, org: orgId }, 'state owners unreadable');
+    throw new GatewayError('store_unavailable', 'The conversation state record cannot be read right now; retry shortly.');
+  }
+  if (owner !== orgId) throw stateNotFound(checked.pinnedBy!, checked.pinnedId ?? '');
 }
 
 /** Managed routes need the ledger's admission: one atomic step, whose hold is the input size
@@ -194,6 +214,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   const headers = answerHeaders(ctx, served, outcome, winner.tier);
   // Nothing is sent upstream after commit: a long stream does not keep the prompt.
   const model = checked.body.model;
+  const issued = issuedTo(ctx, served);
   ctx.bytes = undefined;
   plan.releaseBodies();
   const result = ctx.result = await respond({
@@ -202,6 +223,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     headers,
     ctx: { id: '', model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage },
     pricing: pricing(svc, plan, served, outcome),
+    issued,
     callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
   });
   if (!result.complete && !checked.stream && !res.headersSent) {
@@ -212,16 +234,25 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier), ctx.usage);
 }
 
+/** Where the caller is handed the provider's own id of state kept on the service's account (a
+ *  managed route holding its format's conversation state, same API in and out, stored): who it
+ *  was handed to, recorded before the caller can name it. Nothing for any other answer. */
+function issuedTo(ctx: RequestContext, served: RoutePlan): IssuedIds | undefined {
+  const checked = ctx.plan!.checked;
+  if (served.mode !== 'managed' || !served.passthrough || checked.body.store === false) return undefined;
+  if (ctx.svc.codecs[checked.format].endpoint?.state?.route !== served.route) return undefined;
+  const owners = ctx.svc.store.stateOwners;
+  const orgId = ctx.key!.orgId;
+  return { record: (id) => owners.record(id, orgId, served.route), written: () => owners.written() };
+}
+
 /** A step threw: the caller gets the error in its format (a refused oversize or timed-out body is
  *  not drained: the connection closes after the answer). */
 function refuse(ctx: RequestContext, err: unknown): void {
   const { res, svc } = ctx;
   const ge = asGatewayError(err);
   if (ge.code === 'internal_error') svc.log.error({ req: ctx.id, endpoint: ctx.format, org: ctx.key?.orgId, err }, 'internal error');
-  if (!res.headersSent && !res.destroyed) {
-    sendError(res, ctx.format, ge, ge.code === 'request_too_large' || ge.code === 'request_timeout'
-      ? { 'x-request-id': ctx.id, connection: 'close' } : { 'x-request-id': ctx.id });
-  }
+  if (!res.headersSent && !res.destroyed) sendError(res, ctx.format, ge, { 'x-request-id': ctx.id });
   ctx.status = ge.status;
   ctx.errorCode = ge.code;
   if (ge.code === 'client_closed_request') ctx.clientClosed = true;

@@ -24,6 +24,9 @@ export const errorBody = (format: FormatName | 'plain', err: GatewayError): Reco
 export function sendError(res: ServerResponse, format: FormatName | 'plain', err: GatewayError, headers: Headers = {}): void {
   const withRetry: Headers = { ...headers };
   if (err.retryAfterS !== undefined) withRetry['retry-after'] = err.retryAfterS;
+  // A body refused before it was read whole (too large, too slow) leaves its rest on the socket:
+  // the connection closes after the answer, on every endpoint, instead of idling to keep-alive's end.
+  if (err.code === 'request_too_large' || err.code === 'request_timeout') withRetry.connection = 'close';
   sendJson(res, err.status, JSON.stringify(errorBody(format, err)), withRetry);
 }
 

@@ -1,14 +1,22 @@
 // cloud_a: Gemini on Vertex AI (generateContent / streamGenerateContent?alt=sse). The org's cloud
 // key is a service-account JSON; google-auth-library mints and caches the OAuth access token.
-// A service account whose token_uri is not Google's (a private endpoint, or the simulator) gets
-// its tokens there: the library's transporter is pointed at that URI.
+// The token is minted at Google's token endpoint, or at a token_uri the operator allows (the one of
+// its own cloud_a credential, such as the simulator's, and routes.cloud_a.allowed_token_uris): a
+// token_uri is where the gateway POSTs from inside its network, so an organization may not choose it.
 import { createHash } from 'node:crypto';
 import type { JWT, JWTOptions } from 'google-auth-library';
+import type { Logger } from '../log.ts';
 import type { RouteAdapter } from './types.ts';
 import { originAndBase } from './url.ts';
 import { GatewayError } from '../errors.ts';
+import { UnusableCredential } from './unusable-credential.ts';
 
 const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
+/** Google's token endpoint under the names service-account files have carried: all minted at
+ *  GOOGLE_TOKEN_URL, the library's own. */
+const GOOGLE_TOKEN_URIS: ReadonlySet<string> = new Set([
+  GOOGLE_TOKEN_URL, 'https://accounts.google.com/o/oauth2/token', 'https://www.googleapis.com/oauth2/v4/token',
+]);
 
 /** The documented shape of a cloud_a key: {"key": <service-account JSON>, "project"?, "location"?}. */
 export interface VertexCredential {
@@ -20,20 +28,54 @@ export interface VertexCredential {
 /** The fields of a Google service-account JSON the gateway reads. */
 interface ServiceAccount { client_email: string; private_key: string; project_id?: string; token_uri?: string }
 
+/** What the operator allows besides Google's token endpoint. */
+export interface CloudAOptions {
+  /** The operator's own cloud_a credential (config.managed.cloud_a): its token_uri is allowed. */
+  managed?: unknown;
+  /** routes.cloud_a.allowed_token_uris. */
+  allowedTokenUris?: readonly string[];
+  /** Where a refused credential or a failed token mint is logged (the caller never reads why). */
+  log?: Logger;
+}
+
+// Every adapter built in this process adds its operator's token URIs here, for the one check that
+// has no adapter at hand: the admin and manage handlers validate an uploaded key through
+// parseVertexCredential(body) alone. A process runs one gateway (tests run several, each allowing
+// its own simulator's endpoint); the adapter itself checks against its own list only.
+const registeredTokenUris = new Set<string>();
+
+/** The operator's allowed token URIs: its own credential's and the configured ones. */
+function operatorTokenUris(opts: CloudAOptions): Set<string> {
+  const allowed = new Set(opts.allowedTokenUris ?? []);
+  const managed = opts.managed as VertexCredential | undefined;
+  let sa: unknown;
+  try { sa = typeof managed?.key === 'string' ? JSON.parse(managed.key) : managed?.key; } catch { sa = undefined; }
+  const uri = (sa as ServiceAccount | undefined)?.token_uri;
+  if (typeof uri === 'string' && uri) allowed.add(uri);
+  return allowed;
+}
+
+// At most this many auth clients (each holds a service account's key and its cached token) are
+// kept, least recently used first out: every uploaded service account would otherwise stay forever.
+const MAX_CLIENTS = 256;
 const clients = new Map<string, JWT>();
 
 // google-auth-library and gaxios are loaded on the first cloud_a call, not at start: together
 // they are ≈ 16 MB of resident memory a gateway without cloud_a traffic never needs.
 async function jwtFor(sa: ServiceAccount): Promise<JWT> {
-  const id = createHash('sha256').update(sa.client_email + '\0' + sa.private_key + '\0' + (sa.token_uri ?? '')).digest('hex');
+  const tokenUri = sa.token_uri && !GOOGLE_TOKEN_URIS.has(sa.token_uri) ? sa.token_uri : GOOGLE_TOKEN_URL;
+  const id = createHash('sha256').update(sa.client_email + '\0' + sa.private_key + '\0' + tokenUri).digest('hex');
   let client = clients.get(id);
-  if (!client) {
+  if (client) {
+    clients.delete(id);   // re-inserted below: the Map's order is the recency order
+  } else {
     const [{ JWT }, { Gaxios }] = await Promise.all([import('google-auth-library'), import('gaxios')]);
     const transporter = new Gaxios();
-    if (sa.token_uri && sa.token_uri !== GOOGLE_TOKEN_URL) {
-      const uri = sa.token_uri;
+    if (tokenUri !== GOOGLE_TOKEN_URL) {
+      // The library always POSTs to GOOGLE_TOKEN_URL; an allowed private endpoint is reached by
+      // rewriting that one URL (checked by parseVertexCredential before this is ever built).
       transporter.interceptors.request.add({
-        resolved: async (cfg) => (String(cfg.url) === GOOGLE_TOKEN_URL ? { ...cfg, url: new URL(uri) } : cfg),
+        resolved: async (cfg) => (String(cfg.url) === GOOGLE_TOKEN_URL ? { ...cfg, url: new URL(tokenUri) } : cfg),
       });
     }
     client = new JWT({
@@ -42,12 +84,20 @@ async function jwtFor(sa: ServiceAccount): Promise<JWT> {
       scopes: ["https://www.googleapis.com/auth/cloud-platform"],
       transporter: transporter as unknown as JWTOptions["transporter"],
     });
-    clients.set(id, client);
   }
+  clients.set(id, client);
+  if (clients.size > MAX_CLIENTS) clients.delete(clients.keys().next().value!);
   return client;
 }
 
-export function parseVertexCredential(raw: unknown): { sa: ServiceAccount; project: string; location: string } {
+/** How many auth clients are cached (the bound's test reads it). */
+export const cachedAuthClients = (): number => clients.size;
+
+/** Reads a cloud_a key. `allowedTokenUris` are the operator's token endpoints besides Google's;
+ *  without them, those of every adapter built in this process (the upload check). */
+export function parseVertexCredential(
+  raw: unknown, allowedTokenUris: ReadonlySet<string> = registeredTokenUris,
+): { sa: ServiceAccount; project: string; location: string } {
   const credential = raw as VertexCredential;
   let sa: any;
   // A parse error's message quotes the text's first bytes (key material): a fixed message instead.
@@ -57,18 +107,54 @@ export function parseVertexCredential(raw: unknown): { sa: ServiceAccount; proje
   }
   const project = credential.project ?? sa.project_id;
   if (!project) throw new GatewayError('provider_key_missing', 'The cloud_a key names no project.');
+  const tokenUri: unknown = sa.token_uri;
+  if (tokenUri !== undefined && tokenUri !== null && tokenUri !== ''
+    && !(typeof tokenUri === 'string' && (GOOGLE_TOKEN_URIS.has(tokenUri) || allowedTokenUris.has(tokenUri)))) {
+    throw new GatewayError('provider_key_missing', 'The cloud_a key\'s token_uri is not Google\'s token endpoint nor one the service allows.');
+  }
   return { sa, project, location: credential.location ?? 'us-central1' };
 }
 
-export function cloudA(baseUrl: string): RouteAdapter {
+export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter {
   const { origin, base } = originAndBase(baseUrl);
+  const allowed = operatorTokenUris(opts);
+  for (const uri of allowed) registeredTokenUris.add(uri);
+
+  /** The key, checked again at use: one stored before token_uri was checked must not be used. */
+  function usable(credential: unknown): ReturnType<typeof parseVertexCredential> {
+    try {
+      return parseVertexCredential(credential, allowed);
+    } catch (err) {
+      opts.log?.warn({ route: 'cloud_a', reason: (err as Error).message }, 'cloud_a credential refused');
+      throw new UnusableCredential(false);
+    }
+  }
+
+  /** An access token, or an UnusableCredential: the token server's answer (in the library's error
+   *  message) is logged, never answered; the error object itself holds the signed grant. */
+  async function accessToken(sa: ServiceAccount): Promise<string> {
+    let failure: unknown;
+    try {
+      const { token } = await (await jwtFor(sa)).getAccessToken();
+      if (token) return token;
+    } catch (err) {
+      failure = err;
+    }
+    const err = failure as { message?: unknown; status?: unknown; response?: { status?: unknown } } | undefined;
+    opts.log?.warn({
+      route: 'cloud_a', client_email: sa.client_email, status: err?.response?.status ?? err?.status,
+      reason: err ? String(err.message).slice(0, 300) : 'no access token in the answer',
+    }, 'cloud_a access token not minted');
+    throw new UnusableCredential(true);
+  }
+
   return {
     route: 'cloud_a',
     wires: ['vertex'],
     flex: false,
     async build({ body, model, stream, credential }) {
-      const { sa, project, location } = parseVertexCredential(credential);
-      const { token } = await (await jwtFor(sa)).getAccessToken();
+      const { sa, project, location } = usable(credential);
+      const token = await accessToken(sa);
       const verb = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
       return {
         origin,

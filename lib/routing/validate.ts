@@ -42,6 +42,7 @@ export interface CheckedRequest extends CallerRequest {
   includeCost: boolean;
   stream: boolean;
   pinnedBy?: string;            // a conversation-state field: routes is its issuing route alone
+  pinnedId?: string;            // … and the id it names (a conversation object's id)
 }
 
 /** The shared rules (start_within, provider, retry, the model and its routes), then the caller
@@ -83,7 +84,7 @@ export function checkRequest(
     ownWire: true,
     body,
     betas: [],
-    ...(pinnedBy ? { pinnedBy } : {}),
+    ...(pinnedBy ? { pinnedBy, pinnedId: stateId(raw[pinnedBy]) } : {}),
   };
   endpoint.check(checked, headers);
   return checked;
@@ -91,6 +92,28 @@ export function checkRequest(
 
 function stateField(endpoint: Endpoint, raw: Record<string, any>): string | undefined {
   return endpoint.state?.fields.find((f) => raw[f] !== undefined && raw[f] !== null);
+}
+
+/** The id a state field names: a string, or an object with one (Responses `conversation`). */
+function stateId(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const id = (value as { id?: unknown } | null)?.id;
+  return typeof id === 'string' ? id : '';
+}
+
+/** What each provider answers for a state id it does not hold (the simulator's wording, that of
+ *  the real APIs). A managed route answers this, as the gateway's usual provider_rejected 404,
+ *  for an id issued to another org: the same answer as an id never issued, so none can be probed. */
+const STATE_NOT_FOUND: Readonly<Record<string, (id: string) => string>> = {
+  previous_response_id: (id) => `Previous response with id '${id}' not found.`,
+  conversation: (id) => `Conversation with id '${id}' not found.`,
+  previous_interaction_id: (id) => `Interaction '${id}' was not found.`,
+  continuation_token: () => 'The continuation token was not found.',
+};
+
+export function stateNotFound(field: string, id: string): GatewayError {
+  const message = STATE_NOT_FOUND[field]?.(id) ?? `'${field}' was not found.`;
+  return new GatewayError('provider_rejected', `The provider rejected the request: ${message}`, { status: 404 });
 }
 
 /** State held by one provider means nothing elsewhere: no flex onto another route (flex on the

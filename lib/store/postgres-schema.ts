@@ -5,6 +5,7 @@
 // (the contract suite runs the same tests against both adapters to keep them equal).
 
 import { USAGE_DDL } from '../usage/postgres.ts';
+import { STATE_OWNERS_DDL } from './postgres-state-owners.ts';
 
 export interface Migration { version: number; name: string; sql: string }
 
@@ -359,6 +360,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 3, name: 'ledger group commit: admissions and settlements in batches', sql: V3_BATCHES },
   // A hold placed before UTC midnight and still live counts against the new day's ceiling.
   { version: 4, name: 'daily ceiling: every live hold counts against today', sql: ADMIT },
+  // Which org each provider-held id issued on a managed route belongs to (lib/store/state-owners.ts).
+  { version: 5, name: 'provider state owners', sql: STATE_OWNERS_DDL },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

@@ -10,6 +10,8 @@ import { SecretBox } from './secrets.ts';
 import { CACHE_CHANNEL, postgresOrgRows } from './postgres-orgs.ts';
 import { SharedFlexSlots } from './postgres-flex-slots.ts';
 import { MIGRATIONS, MIGRATION_LOCK } from './postgres-schema.ts';
+import { StateOwners } from './state-owners.ts';
+import { postgresStateOwnerRows } from './postgres-state-owners.ts';
 import type { Store, StoreOptions } from './store.ts';
 
 /** Money, times and counts are BIGINT; every figure the gateway stores is a safe integer. */
@@ -78,13 +80,14 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
   const ledger = openPostgresLedger(pool, opts.config.ledger, { processId, instanceId, ...loggedSettleReports(log) });
   const flexSlots = new SharedFlexSlots(pool, opts.config.flex_race_slots, processId, opts.clock,
     (err) => log.warn({ err: { message: (err as Error).message } }, 'flex race slots: database unreachable'));
+  const stateOwners = new StateOwners(postgresStateOwnerRows(pool), opts.clock, log);
   const listener = listen(opts.databaseUrl, orgs, log);
   log.info({ process: processId }, 'store: PostgreSQL');
 
   return {
     kind: 'postgres',
     pool,
-    orgs, ledger, flexSlots,
+    orgs, ledger, flexSlots, stateOwners,
     async ready() {
       try {
         await pool.query({ text: 'SELECT 1', query_timeout: 1_000 } as pg.QueryConfig);
@@ -95,6 +98,7 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
     },
     async close() {
       flexSlots.stop();
+      await stateOwners.close();
       await ledger.close();
       await listener.close();
       await pool.end();

@@ -13,6 +13,8 @@ import { openDatabase, type DB } from './db.ts';
 import { OrgStore } from './orgs.ts';
 import { secretBoxFor } from './secrets.ts';
 import { sqliteOrgRows } from './sqlite-orgs.ts';
+import { StateOwners } from './state-owners.ts';
+import { sqliteStateOwnerRows } from './sqlite-state-owners.ts';
 
 export interface Store {
   kind: 'sqlite' | 'postgres';
@@ -24,6 +26,8 @@ export interface Store {
   orgs: OrgStore;
   ledger: Ledger;
   flexSlots: FlexSlotCounter;
+  /** Which org each provider-held id issued on a managed route belongs to. */
+  stateOwners: StateOwners;
   /** Whether the database answers now (`/readyz`). */
   ready(): Promise<boolean>;
   close(): Promise<void>;
@@ -53,6 +57,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 function openSqliteStore(opts: StoreOptions): Store {
   const db = openDatabase(opts.dataDir);
   const ledger = openSqliteLedger(db, opts.config.ledger, opts.owner, loggedSettleReports(opts.log));
+  const stateOwners = new StateOwners(sqliteStateOwnerRows(db), opts.clock, opts.log);
   return {
     kind: 'sqlite',
     file: db.name,
@@ -60,8 +65,10 @@ function openSqliteStore(opts: StoreOptions): Store {
     orgs: new OrgStore(sqliteOrgRows(db), secretBoxFor(opts.dataDir, opts.secret)),
     ledger,
     flexSlots: new FlexSlots(opts.config.flex_race_slots),
+    stateOwners,
     ready: async () => db.open,
     async close() {
+      await stateOwners.close();
       await ledger.close();
       db.close();
     },

@@ -3,6 +3,7 @@
 // wait the provider asked for: retry-after-ms, retry-after (seconds or HTTP date), Google RetryInfo.
 import type { Tier } from '../routes.ts';
 import type { Failure } from '../providers/types.ts';
+import { UnusableCredential } from '../providers/unusable-credential.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -46,5 +47,12 @@ export function retryAfter(headers: Headers, err: any, nowMs: number): number | 
   return undefined;
 }
 
-export const connectionFailure = (err: Error): Failure =>
-  ({ kind: 'transient', status: 502, message: `upstream connection failed: ${err.message}` });
+/** A request that was not built or not sent. An unusable credential's message is its fixed one:
+ *  a token server's answer never reaches the caller. One the gateway refused is fatal: a 400, since
+ *  the organization's key, not the provider, is at fault; a token server's refusal stays transient. */
+export function connectionFailure(err: Error): Failure {
+  if (err instanceof UnusableCredential) {
+    return err.retryable ? { kind: 'transient', status: 502, message: err.message } : { kind: 'fatal', status: 400, message: err.message };
+  }
+  return { kind: 'transient', status: 502, message: `upstream connection failed: ${err.message}` };
+}

@@ -37,7 +37,13 @@ export interface RespondArgs {
   onCallerIdle?: () => void;     // … and this is told (a metric)
   ctx: EncodeContext;
   pricing: Pricing;
+  /** Present where the gateway records who was handed the provider's id (a managed route holding
+   *  conversation state, same API in and out): record() is told that id before the bytes carrying
+   *  it are written, and the answer ends only once written() resolved (lib/store/state-owners.ts). */
+  issued?: IssuedIds;
 }
+
+export interface IssuedIds { record(id: string): void; written(): Promise<void> }
 
 export interface StreamResult {
   complete: boolean;             // the upstream finished cleanly
@@ -120,8 +126,9 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   const usageOnlyFrame = args.includeUsage ? undefined : args.caller.endpoint?.usageOnlyFrame;
   let final = false;
   let bytesOut = 0;
-  // Reading usage (no rewrite asked) takes only the members the tap reads.
-  const pick = args.includeCost ? undefined : tap.pick;
+  // Reading usage (no rewrite asked) takes only the members the tap reads (and the answer's id
+  // where it is recorded).
+  const pick = args.includeCost ? undefined : args.issued ? tap.idPick ?? tap.pick : tap.pick;
   const scanner = committed.ownFramer ? undefined : new PassthroughScanner(tap.markers, tap.markersOnce);
   /** A frame that may carry usage: read it; returns what replaces it, if anything. */
   const onUsageFrame = (frame: RawFrame): Buffer | undefined => {
@@ -132,6 +139,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     if (!tap.isFinal(frame, data)) return undefined;
     final = true;
     scanner?.found();
+    if (args.issued && tapState.id) args.issued.record(tapState.id);
     if (usageOnlyFrame?.(data)) return EMPTY;
     if (!args.includeCost) return undefined;
     const { extras } = args.pricing.price(tapState.usage, tapState.tier ?? committed.tier);
@@ -164,6 +172,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     return endBroken(args, tapState, bytesOut, (err as Error).message);
   }
   if (!final) return endBroken(args, tapState, bytesOut, 'upstream stream ended before its final event', last);
+  if (args.issued) await args.issued.written();
   res.end();
   const tier = tapState.tier ?? committed.tier;
   if (!tapState.sawUsage) return { complete: true, usage: undefined, tier, costMicroUsd: undefined, bytesOut };
@@ -253,6 +262,7 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       const ir = args.wire.decodeResponse(body);
       usage = ir.usage;
       tier = ir.tier ?? committed.tier;
+      if (args.issued && ir.id) { args.issued.record(ir.id); await args.issued.written(); }
       if (args.wire.name !== args.caller.name) { body = args.caller.encodeResponse(ir, args.ctx); raw = undefined; }
     } else {
       const decoder = args.wire.createStreamDecoder();
@@ -269,6 +279,7 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       }
       usage = ir.usage;
       tier = ir.tier;
+      if (args.issued && ir.id) { args.issued.record(ir.id); await args.issued.written(); }
       // Same API in and out: keep the provider's id, the one its stored state is found by
       // (previous_response_id, previous_interaction_id).
       body = args.caller.encodeResponse(ir, { ...args.ctx, tier, ...(args.wire.name === args.caller.name && ir.id ? { id: ir.id } : {}) });

@@ -74,6 +74,20 @@ test('a body that stops arriving is cut at the idle timeout', async () => {
   assert.equal(await metric('request_body_idle'), before + 1);
 });
 
+test('a management API body that stops arriving is cut at the idle timeout too', async () => {
+  const org = await t.newOrg();
+  const manager = (await t.admin('POST', `/admin/v1/orgs/${org.orgId}/keys`, { scopes: ['inference', 'manage'] })).json.key as string;
+  for (const [method, path] of [['POST', '/v1/organization/keys'], ['PUT', '/v1/organization/provider-keys/vendor_a']]) {
+    const { socket, answer } = rawClient(t.gw.port);
+    await once(socket, 'connect');
+    socket.write(`${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${manager}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+    const t0 = performance.now();
+    const { text, closedAt } = await answer;
+    assert.match(text, /^HTTP\/1\.1 408/, path);
+    assert.ok(closedAt - t0 < 1_200, `${path}: cut after ${(closedAt - t0).toFixed(0)} ms`);
+  }
+});
+
 test('headers that never finish are cut at the header timeout with 408', async () => {
   const before = await metric('request_headers');
   const { socket, answer } = rawClient(t.gw.port);

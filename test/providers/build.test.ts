@@ -75,7 +75,7 @@ test('vendor C: /v1/messages, x-api-key and anthropic-version, never a service_t
 });
 
 test('cloud A: the Vertex model path for project and location, an OAuth token minted at the key\'s token_uri', async () => {
-  const a = cloudA(sim.url);
+  const a = cloudA(sim.url, { managed: creds.cloud_a });   // the operator's own token_uri (the simulator's)
   const streamed = await a.build(args({ wire: 'vertex', body: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }, model: 'gemini-3.5-flash', stream: true, credential: creds.cloud_a }));
   assert.equal(streamed.path, '/v1/projects/sim-project/locations/us-central1/publishers/google/models/gemini-3.5-flash:streamGenerateContent?alt=sse');
   assert.match(streamed.headers.authorization!, /^Bearer \S+$/);

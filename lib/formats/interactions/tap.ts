@@ -21,6 +21,7 @@ export const interactionsTap: UsageTap = {
       acc.sawUsage = true;
     }
     if (interaction.service_tier) acc.tier = tierFromInteractions(interaction.service_tier);
+    if (typeof interaction.id === 'string') acc.id = interaction.id;
   },
 
   /** Adds the spec's usage.input_tokens / output_tokens (IR convention: thought tokens count as

@@ -14,6 +14,7 @@ export const responsesTap: UsageTap = {
   markers: ['response.completed', 'response.incomplete', 'response.failed'],
   markersOnce: true,
   pick: { type: true, response: { usage: true, service_tier: true } },
+  idPick: { type: true, response: { id: true, usage: true, service_tier: true } },
 
   carriesUsage(frame: SSEFrame): boolean {
     if (frame.event !== undefined) return TERMINAL.has(frame.event);
@@ -26,6 +27,7 @@ export const responsesTap: UsageTap = {
     if (!response) return;
     if (isPlainObject(response.usage)) { acc.usage = usageFromResponses(response.usage); acc.sawUsage = true; }
     if (response.service_tier) acc.tier = tierFromServiceTier(response.service_tier);
+    if (typeof response.id === 'string') acc.id = response.id;
   },
 
   isFinal(_frame: SSEFrame, data: any): boolean {
