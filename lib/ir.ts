@@ -13,7 +13,11 @@ import type { RouteName, Tier } from './routes.ts';
 /** Wire formats: the four caller formats plus Vertex generateContent (cloud_a's wire). */
 export type FormatName = 'responses' | 'chat' | 'messages' | 'interactions' | 'vertex';
 
-export type IRStopReason = 'end' | 'max_tokens' | 'tool_use' | 'refusal' | 'error';
+/** Two safety outcomes a caller's SDK tells apart: `refusal`, the model declined and said so (its
+ *  words are text blocks marked `refusal`: OpenAI's refusal field and content part);
+ *  `content_filter`, the provider's filter cut or withheld the answer (Chat content_filter,
+ *  Responses incomplete content_filter, Gemini SAFETY…, Anthropic stop_reason refusal). */
+export type IRStopReason = 'end' | 'max_tokens' | 'tool_use' | 'refusal' | 'content_filter' | 'error';
 
 export interface IRUsage {
   inputTokens: number;
@@ -31,7 +35,9 @@ export const zeroUsage = (): IRUsage => ({
 
 export type IRPart =
   | { type: 'text'; text: string }
-  | { type: 'image'; mediaType?: string; data?: string /* base64 */; url?: string }
+  /** detail: OpenAI's image detail ('low', 'high', 'original'), absent for 'auto'; only OpenAI wires
+   *  take it (the Chat endpoint refuses it on other models). */
+  | { type: 'image'; mediaType?: string; data?: string /* base64 */; url?: string; detail?: string }
   | { type: 'file'; mediaType?: string; data?: string /* base64 */; url?: string; filename?: string }
   /** Reasoning replayed from an earlier turn. signature = Anthropic thinking signature or Gemini
    *  thought_signature; encrypted = OpenAI encrypted_content. Opaque: carried, never interpreted. */
@@ -55,7 +61,7 @@ export interface IRToolDef {
 export type IRToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
 export type IRResponseFormat =
-  | { type: 'json_schema'; name?: string; schema: Record<string, unknown>; strict?: boolean }
+  | { type: 'json_schema'; name?: string; description?: string; schema: Record<string, unknown>; strict?: boolean }
   | { type: 'json_object' };
 
 export interface IRRequest {
@@ -73,19 +79,21 @@ export interface IRRequest {
   stream: boolean;
   /** Fields only the caller's own family understands (e.g. Messages top_k, Interactions
    *  generation_config extras). Encoders of that same family copy them; others ignore them
-   *  (the validator refuses them before a request for another family gets this far). */
+   *  (the validator refuses them before a request for another family gets this far), except
+   *  that the Responses encoder translates a Chat caller's (openai-shared.ts): a Chat caller on
+   *  vendor A rides the Responses wire. */
   native?: { family: FormatName; fields: Record<string, unknown> };
 }
 
 // ---------- responses and stream events ----------
 
 export type IRBlock =
-  | { kind: 'text'; text: string }
+  | { kind: 'text'; text: string; refusal?: true }
   | { kind: 'reasoning'; text: string; signature?: string; encrypted?: string }
   | { kind: 'tool_call'; id: string; name: string; arguments: string; signature?: string };
 
 export type IRBlockStart =
-  | { kind: 'text' }
+  | { kind: 'text'; refusal?: true }
   | { kind: 'reasoning' }
   | { kind: 'tool_call'; id: string; name: string };
 

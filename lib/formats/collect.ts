@@ -19,7 +19,8 @@ export class ResponseCollector {
       case 'block_start':
         this.blocks.set(ev.index, ev.block.kind === 'tool_call'
           ? { kind: 'tool_call', id: ev.block.id, name: ev.block.name, arguments: '' }
-          : ev.block.kind === 'text' ? { kind: 'text', text: '' } : { kind: 'reasoning', text: '' });
+          : ev.block.kind === 'text' ? { kind: 'text', text: '', ...(ev.block.refusal ? { refusal: true } : {}) }
+          : { kind: 'reasoning', text: '' });
         break;
       case 'text_delta': {
         const block = this.block(ev.index, 'text');

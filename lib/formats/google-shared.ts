@@ -1,5 +1,6 @@
 // What the two Google formats (Gemini Interactions and Vertex generateContent) share: the error
-// envelope, with Google's status names. A codec folder imports no other codec folder.
+// envelope, with Google's status names, and the signature for calls Gemini did not sign. A codec
+// folder imports no other codec folder.
 import type { GatewayError } from '../errors.ts';
 
 const googleStatus = (status: number): string =>
@@ -19,3 +20,9 @@ const googleStatus = (status: number): string =>
  *  Interactions error, beside error.status. */
 export const googleErrorBody = (err: GatewayError): Record<string, unknown> =>
   ({ error: { code: err.code, message: err.message, status: googleStatus(err.status) } });
+
+/** The thought signature Google documents for a function call Gemini did not sign itself: history
+ *  from another model or from a caller whose format cannot keep signatures (Chat, Responses).
+ *  Gemini 3 refuses a step whose first function call has no signature (400 "… missing a
+ *  thought_signature"); this value tells its validator to skip the check. */
+export const SKIP_SIGNATURE = 'skip_thought_signature_validator';

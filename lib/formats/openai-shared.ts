@@ -1,9 +1,10 @@
 // What the two OpenAI formats (Responses and Chat Completions) share: ids, data URLs, the tier
-// names, native fields laid over an encoded body, and the error envelope. A codec folder imports
-// no other codec folder, so what two of them share lives here.
+// names, native fields laid over an encoded body (a Chat caller's translated for Responses), and
+// the error envelope. A codec folder imports no other codec folder, so what two of them share
+// lives here.
 import { randomString } from '../random-id.ts';
 import type { Tier } from '../routes.ts';
-import type { GatewayError } from '../errors.ts';
+import { GatewayError } from '../errors.ts';
 import { isPlainObject } from '../json-util.ts';
 
 export const newId = (prefix: string): string => prefix + randomString(24, 'hex');
@@ -32,6 +33,57 @@ export function mergeNative(body: Record<string, any>, fields: Record<string, un
     else if (isPlainObject(have) && isPlainObject(value)) body[key] = { ...have, ...value };
     else body[key] = value;
   }
+}
+
+/** Chat-native parameters (spec, POST /v1/chat/completions): set to a real value, they send a Chat
+ *  body to vendor A's Chat endpoint as it is, so they are never translated. */
+export const CHAT_NATIVE = [
+  'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'seed', 'stop', 'prediction', 'audio', 'modalities',
+  'web_search_options',
+];
+
+/** A Chat-native parameter counts when set to a real value (not null/false/empty; text-only modalities do not). */
+export function isRealChatNative(key: string, value: unknown): boolean {
+  if (value === undefined || value === null || value === false) return false;
+  if (key === 'modalities') return Array.isArray(value) && value.some((m) => m !== 'text');
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === 'object') return Object.keys(value as object).length > 0;
+  return true;
+}
+
+/** Chat fields whose Responses field has the same name and shape. */
+const SAME_IN_RESPONSES = new Set([
+  'metadata', 'moderation', 'parallel_tool_calls', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention',
+  'safety_identifier', 'store', 'user',
+]);
+
+/** A Chat caller's native fields in the Responses shape, for mergeNative: a Chat caller on vendor A
+ *  rides the Responses wire and must get what calling Chat would have given it. A field Responses
+ *  cannot take is refused, never dropped. */
+export function chatFieldsAsResponses(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (SAME_IN_RESPONSES.has(key)) out[key] = value;
+    else if (key === 'reasoning_effort') out.reasoning = { effort: value }; // 'none', 'xhigh'… as sent
+    else if (key === 'verbosity') out.text = { verbosity: value };
+    else if (key === 'tool_choice' && isPlainObject(value) && value.type === 'allowed_tools') out.tool_choice = allowedTools(value);
+    else if (CHAT_NATIVE.includes(key) && !isRealChatNative(key, value)) continue; // the default (false, [], ['text']…)
+    else {
+      // Custom tools and their choices, legacy functions: their calls would come back in a form
+      // the IR cannot carry.
+      throw new GatewayError('unsupported_parameter', `'${key}' cannot be translated to the Responses API.`, { param: key });
+    }
+  }
+  return out;
+}
+
+/** Chat's {allowed_tools: {mode, tools: [{type: 'function', function: {name}}]}} → Responses' flat form. */
+function allowedTools(choice: Record<string, any>): Record<string, unknown> {
+  const { mode, tools } = choice.allowed_tools ?? {};
+  const flat = Array.isArray(tools)
+    ? tools.map((t: any) => (t?.type === 'function' && isPlainObject(t.function) ? { type: 'function', name: t.function.name } : t))
+    : tools;
+  return { type: 'allowed_tools', mode, tools: flat };
 }
 
 const openaiType = (status: number): string =>

@@ -108,6 +108,39 @@ test('Chat, non-streamed, through the canonical Responses path', async () => {
   assert.equal((data.usage as any).routing.reason, 'standard_requested');
 });
 
+test('Chat over the Responses wire: every Chat field Responses has reaches vendor A in its Responses form', async () => {
+  const adapters = t.gw.services.adapters as Record<string, any>;
+  const real = adapters.vendor_a;
+  const sent: Record<string, any>[] = [];
+  adapters.vendor_a = { ...real, build: (args: any) => { sent.push(args); return real.build(args); } };
+  try {
+    const data = await client.chat.completions.create({
+      model: 'gpt-5.4-mini', start_within: 'now',
+      messages: [{ role: 'user', content: [{ type: 'text', text: `Hi ${sim({ output_tokens: 3 })}` }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] }],
+      reasoning_effort: 'xhigh', parallel_tool_calls: false, metadata: { a: '1' }, prompt_cache_key: 'k', safety_identifier: 's', user: 'u',
+      verbosity: 'low', tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }],
+      tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'f' } }] } },
+    } as any);
+    assert.equal(data.object, 'chat.completion');
+    assert.equal(sent.length, 1);
+    assert.equal(sent[0]!.wire, 'responses');
+    const body = sent[0]!.body;
+    assert.deepEqual(body.reasoning, { effort: 'xhigh' });
+    assert.deepEqual(body.include, ['reasoning.encrypted_content']);
+    assert.equal(body.parallel_tool_calls, false);
+    assert.equal(body.store, false, 'Chat stores nothing unless asked');
+    assert.deepEqual(body.metadata, { a: '1' });
+    assert.equal(body.prompt_cache_key, 'k');
+    assert.equal(body.safety_identifier, 's');
+    assert.equal(body.user, 'u');
+    assert.deepEqual(body.text, { verbosity: 'low' });
+    assert.deepEqual(body.tool_choice, { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'f' }] });
+    assert.equal(body.input[0].content[1].detail, 'low');
+  } finally {
+    adapters.vendor_a = real;
+  }
+});
+
 test('Chat, streamed with include_usage and include_cost: the usage chunk carries cost', async () => {
   const stream = await client.chat.completions.create({
     model: 'gpt-5.4-mini', messages: [{ role: 'user', content: `Hello ${sim({ output_tokens: 7, flex_start_ms: 0 })}` }],

@@ -7,6 +7,7 @@ import { after, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { closeCodecServers, serveFixed } from '../helpers/codec-server.ts';
 import { chatCodec } from '../../lib/formats/chat/index.ts';
+import { GatewayError } from '../../lib/errors.ts';
 import { ResponseCollector } from '../../lib/formats/collect.ts';
 import { responsesCodec } from '../../lib/formats/responses/index.ts';
 import type { EncodeContext, SSEFrame } from '../../lib/formats/types.ts';
@@ -75,14 +76,59 @@ describe('Chat request → IR → Responses request', () => {
       reasoning: { effort: 'low' },
       include: ['reasoning.encrypted_content'],
       text: { format: { type: 'json_schema', name: 'w', schema: { type: 'object', properties: {} }, strict: true } },
+      store: false,
     });
   });
 
-  test('Chat-only fields stay behind (they need the Chat passthrough)', () => {
-    const body = responsesCodec.encodeRequest(chatCodec.decodeRequest({ ...chatBody, seed: 3, logit_bias: { 1: 2 } }));
-    assert.equal(body.seed, undefined);
-    assert.equal(body.logit_bias, undefined);
-    assert.equal(body.messages, undefined);
+  test('every Chat field Responses has goes in its Responses form (a direct Chat call would have sent it)', () => {
+    const translate = (extra: Record<string, unknown>): Record<string, any> =>
+      responsesCodec.encodeRequest(chatCodec.decodeRequest({ ...chatBody, ...extra }));
+    const body = translate({
+      parallel_tool_calls: false, store: true, metadata: { a: '1' }, prompt_cache_key: 'k', prompt_cache_retention: '24h',
+      prompt_cache_options: { mode: 'explicit' }, safety_identifier: 's', user: 'u', moderation: { model: 'omni-moderation-latest' },
+      verbosity: 'low',
+      tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'get_weather' } }] } },
+      response_format: { type: 'json_schema', json_schema: { name: 'w', description: 'The weather', schema: { type: 'object' } } },
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'high' } }] }],
+    });
+    assert.equal(body.parallel_tool_calls, false);
+    assert.equal(body.store, true);
+    assert.deepEqual(body.metadata, { a: '1' });
+    assert.equal(body.prompt_cache_key, 'k');
+    assert.equal(body.prompt_cache_retention, '24h');
+    assert.deepEqual(body.prompt_cache_options, { mode: 'explicit' });
+    assert.equal(body.safety_identifier, 's');
+    assert.equal(body.user, 'u');
+    assert.deepEqual(body.moderation, { model: 'omni-moderation-latest' });
+    assert.deepEqual(body.text, { format: { type: 'json_schema', name: 'w', description: 'The weather', schema: { type: 'object' } }, verbosity: 'low' });
+    assert.deepEqual(body.tool_choice, { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'get_weather' }] });
+    assert.deepEqual(body.input, [{ type: 'message', role: 'user', content: [{ type: 'input_image', detail: 'high', image_url: 'https://x/y.png' }] }]);
+    // Every effort goes as sent; reasoning other than none asks for the encrypted form to replay.
+    for (const effort of ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']) {
+      const b = translate({ reasoning_effort: effort });
+      assert.deepEqual(b.reasoning, { effort }, effort);
+      assert.deepEqual(b.include, effort === 'none' ? undefined : ['reasoning.encrypted_content'], effort);
+    }
+  });
+
+  test('Chat-native parameters at their default stay behind; set, they are refused here (they need the Chat passthrough)', () => {
+    const body = responsesCodec.encodeRequest(chatCodec.decodeRequest({ ...chatBody, logprobs: false, modalities: ['text'], seed: null }));
+    for (const k of ['logprobs', 'modalities', 'seed', 'messages']) assert.equal(body[k], undefined, k);
+    for (const extra of [{ seed: 3 }, { logit_bias: { 1: 2 } }]) {
+      assert.throws(() => responsesCodec.encodeRequest(chatCodec.decodeRequest({ ...chatBody, ...extra })),
+        (e: unknown) => e instanceof GatewayError && e.code === 'unsupported_parameter' && e.param === Object.keys(extra)[0]);
+    }
+  });
+
+  test('custom tools and choices, legacy functions: no translation, refused, not dropped', () => {
+    const custom = { type: 'custom', custom: { name: 'grep' } };
+    for (const [extra, param] of [
+      [{ tools: [...chatBody.tools, custom] }, 'tools'], [{ tool_choice: custom }, 'tool_choice'],
+      [{ functions: [{ name: 'f', parameters: {} }] }, 'functions'], [{ function_call: 'auto' }, 'function_call'],
+    ] as const) {
+      assert.throws(() => responsesCodec.encodeRequest(chatCodec.decodeRequest({ ...chatBody, ...extra })),
+        (e: unknown) => e instanceof GatewayError && e.code === 'unsupported_parameter' && e.param === param);
+    }
   });
 });
 

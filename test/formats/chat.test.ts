@@ -124,10 +124,13 @@ describe('chat stream decoder on recorded streams', recordedOnly, () => {
     assert.equal(res.usage.inputTokens, 10);
   });
 
-  test('refusal, length, error chunk', () => {
+  test('refusal, content filter, length, error chunk', () => {
     const refusal = collect(decode([chunk({ refusal: 'I cannot.' }), chunk({}, 'stop', { usage: { prompt_tokens: 1, completion_tokens: 2 } })]));
     assert.equal(refusal.stopReason, 'refusal');
-    assert.deepEqual(refusal.blocks, [{ kind: 'text', text: 'I cannot.' }]);
+    assert.deepEqual(refusal.blocks, [{ kind: 'text', text: 'I cannot.', refusal: true }]);
+    const filtered = collect(decode([chunk({ content: 'Here is' }), chunk({}, 'content_filter'), { data: '[DONE]' }]));
+    assert.equal(filtered.stopReason, 'content_filter');
+    assert.deepEqual(filtered.blocks, [{ kind: 'text', text: 'Here is' }]);
     const cut = collect(decode([chunk({ content: 'a' }), chunk({}, 'length'), { data: '[DONE]' }]));
     assert.equal(cut.stopReason, 'max_tokens');
     assert.deepEqual(cut.usage, zeroUsage()); // [DONE] without include_usage: a clean end that reports nothing
@@ -207,7 +210,7 @@ describe('chat request round trip', () => {
 
   test('IR → encodeRequest → decodeRequest', () => {
     const back = chatCodec.decodeRequest(chatCodec.encodeRequest(ir));
-    assert.deepEqual(back, { ...ir, stream: false });
+    assert.deepEqual(back, { ...ir, stream: false, native: { family: 'chat', fields: { store: false } } });
   });
 
   test('reasoning parts have no Chat form and are dropped', () => {
@@ -234,7 +237,7 @@ describe('chat request round trip', () => {
     const got = chatCodec.decodeRequest(body);
     assert.equal(got.system, 'A\n\nB');
     assert.deepEqual(got.messages, [
-      { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', mediaType: 'image/jpeg', data: IMAGE }] },
+      { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', mediaType: 'image/jpeg', data: IMAGE, detail: 'low' }] },
       { role: 'assistant', content: [{ type: 'tool_call', id: 'c1', name: 'f', arguments: '{}' }, { type: 'tool_call', id: 'c2', name: 'g', arguments: '{}' }] },
       { role: 'user', content: [{ type: 'tool_result', callId: 'c1', name: 'f', content: 'r1' }, { type: 'tool_result', callId: 'c2', name: 'g', content: 'r2' }] },
     ]);
@@ -243,9 +246,10 @@ describe('chat request round trip', () => {
     assert.deepEqual(got.responseFormat, { type: 'json_object' });
     assert.deepEqual(got.stopSequences, ['X']);
     assert.equal(got.reasoning, undefined);
-    assert.deepEqual(got.native, { family: 'chat', fields: { seed: 7, presence_penalty: 0.5, reasoning_effort: 'none' } });
+    assert.deepEqual(got.native, { family: 'chat', fields: { seed: 7, presence_penalty: 0.5, store: false, reasoning_effort: 'none' } });
     const out = chatCodec.encodeRequest(got);
     assert.equal(out.seed, 7);
+    assert.equal(out.messages[1].content[1].image_url.detail, 'low');
     assert.equal(out.reasoning_effort, 'none');
     assert.equal(out.service_tier, undefined);
     assert.equal(out.stream_options, undefined);
@@ -381,15 +385,47 @@ describe('chat stream encoder through the official SDK', () => {
     assert.deepEqual((got.usage as any).cost, EXTRAS.cost);
   });
 
-  test('finish reasons map: length, content_filter; text-only body has no tool_calls', () => {
+  test('finish reasons map: length, content_filter, a refusal in message.refusal with stop; text-only body has no tool_calls', () => {
     const base = { id: '', model: '', usage: zeroUsage(), tier: 'standard' as const };
     const cut = chatCodec.encodeResponse({ ...base, blocks: [{ kind: 'text', text: 'a' }], stopReason: 'max_tokens' }, CTX);
     assert.equal(cut.choices[0].finish_reason, 'length');
     assert.equal('tool_calls' in cut.choices[0].message, false);
     assert.equal(cut.usage.cost, undefined);
-    const refused = chatCodec.encodeResponse({ ...base, blocks: [], stopReason: 'refusal' }, CTX);
-    assert.equal(refused.choices[0].finish_reason, 'content_filter');
-    assert.equal(refused.choices[0].message.content, null);
+    const filtered = chatCodec.encodeResponse({ ...base, blocks: [{ kind: 'text', text: 'Here is' }], stopReason: 'content_filter' }, CTX);
+    assert.equal(filtered.choices[0].finish_reason, 'content_filter');
+    assert.deepEqual(filtered.choices[0].message, { role: 'assistant', content: 'Here is', refusal: null });
+    const refused = chatCodec.encodeResponse({ ...base, blocks: [{ kind: 'text', text: 'I cannot.', refusal: true }], stopReason: 'refusal' }, CTX);
+    assert.equal(refused.choices[0].finish_reason, 'stop');
+    assert.deepEqual(refused.choices[0].message, { role: 'assistant', content: null, refusal: 'I cannot.' });
+    const back = chatCodec.decodeResponse(refused);
+    assert.deepEqual([back.blocks, back.stopReason], [[{ kind: 'text', text: 'I cannot.', refusal: true }], 'refusal']);
+    assert.equal(chatCodec.decodeResponse(filtered).stopReason, 'content_filter');
+  });
+
+  test('a refusal streams as delta.refusal with finish_reason stop; the SDK stream helper returns it', async () => {
+    const events: IREvent[] = [
+      { type: 'start' },
+      { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } },
+      { type: 'text_delta', index: 0, text: "I'm sorry, " },
+      { type: 'text_delta', index: 0, text: "I can't." },
+      { type: 'block_stop', index: 0 },
+      { type: 'finish', reason: 'refusal', usage: USAGE },
+    ];
+    const text = encodeAll(events);
+    const chunks = text.split('\n\n').filter(l => l && l !== 'data: [DONE]').map(l => JSON.parse(l.slice(6)));
+    assert.deepEqual(chunks.slice(1, 3).map(c => c.choices[0].delta), [{ refusal: "I'm sorry, " }, { refusal: "I can't." }]);
+    assert.equal(chunks.at(-2).choices[0].finish_reason, 'stop');
+    const client = await serve(text, 'text/event-stream');
+    const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false };
+    const final = await client.chat.completions.stream({
+      model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'x', strict: true, schema } },
+    }).finalChatCompletion();
+    assert.equal(final.choices[0].message.refusal, "I'm sorry, I can't.");
+    assert.equal(final.choices[0].message.parsed, null);
+    assert.equal(final.choices[0].finish_reason, 'stop');
+    const decoded = collect(decode(text.split('\n\n').filter(Boolean).map(l => ({ data: l.slice(6) }))));
+    assert.deepEqual([decoded.blocks, decoded.stopReason], [[{ kind: 'text', text: "I'm sorry, I can't.", refusal: true }], 'refusal']);
   });
 });
 

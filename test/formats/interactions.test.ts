@@ -169,7 +169,8 @@ test('encodeRequest: function_result name from the earlier call; unsigned reason
   });
   assert.deepEqual(body.input, [
     { type: 'user_input', content: [{ type: 'text', text: 'go' }] },
-    { type: 'function_call', id: 'call_9', name: 'lookup', arguments: {} },
+    // an OpenAI-made call has no Gemini signature: Google's skip value stands in for it
+    { type: 'function_call', id: 'call_9', name: 'lookup', arguments: {}, signature: 'skip_thought_signature_validator' },
     { type: 'function_result', call_id: 'call_9', name: 'lookup', result: 'found', is_error: true },
   ]);
   assert.deepEqual(body.generation_config.tool_choice, { allowed_tools: { mode: 'any', tools: ['lookup'] } });
@@ -250,6 +251,20 @@ test('stream encoder: lifecycle frames, renumbered steps, function_call signatur
   assert.equal(frames[10]!.data, '[DONE]');
   const err = encode([{ type: 'start' }, { type: 'error', code: 'provider_error', message: 'boom' }]);
   assert.deepEqual(err.at(-2), { event: 'error', data: { error: { code: 'provider_error', message: 'boom' }, event_type: 'error' } });
+});
+
+test('status: a content filter is incomplete; a model refusal is a completed answer with its text', () => {
+  const statusOf = (reason: 'content_filter' | 'refusal') => encode([
+    { type: 'start' }, { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } }, { type: 'text_delta', index: 0, text: 'No.' },
+    { type: 'block_stop', index: 0 }, { type: 'finish', reason, usage: usage(3, 2, 0) },
+  ]).find((f) => f.event === 'interaction.completed')!.data.interaction.status;
+  assert.equal(statusOf('content_filter'), 'incomplete');
+  assert.equal(statusOf('refusal'), 'completed');
+  const base = { id: 'x', model: 'm', tier: 'standard' as const, usage: usage(3, 2, 0), blocks: [{ kind: 'text' as const, text: 'No.', refusal: true as const }] };
+  assert.equal(interactionsCodec.encodeResponse({ ...base, stopReason: 'content_filter' }, CTX).status, 'incomplete');
+  const refused = interactionsCodec.encodeResponse({ ...base, stopReason: 'refusal' }, CTX);
+  assert.equal(refused.status, 'completed');
+  assert.deepEqual(refused.steps.at(-1).content, [{ type: 'text', text: 'No.' }]);
 });
 
 test('encodeResponse: Interaction with thought, model_output, function_call; status; usage', () => {

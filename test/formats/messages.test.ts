@@ -72,10 +72,10 @@ test('anthropic-claude-sonnet-5-reasoning-summarized: thinking with signature, t
   assert.deepEqual(res.usage, usage(47, 373, { reasoningTokens: 62 }));
 });
 
-test('anthropic-refusal: no blocks, refusal', recordedOnly, () => {
+test('anthropic-refusal: no blocks, content filter (Anthropic\'s classifiers stopped it)', recordedOnly, () => {
   const { res } = decode(recorded('anthropic-refusal.chunks.txt'));
   assert.deepEqual(res.blocks, []);
-  assert.equal(res.stopReason, 'refusal');
+  assert.equal(res.stopReason, 'content_filter');
   assert.deepEqual(res.usage, usage(18, 5));
 });
 
@@ -315,6 +315,23 @@ test('stream encoder: cost and routing on message_delta; IR error → error even
   assert.deepEqual(err.frames.at(-1), { event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'busy' } } });
   const failed = encode([{ type: 'start' }, { type: 'finish', reason: 'error', usage: zeroUsage() }]);
   assert.equal(failed.frames.at(-1)!.event, 'error');
+});
+
+test('a model refusal and a content filter both end with stop_reason refusal; the refusal text is a text block', () => {
+  const refusal: IREvent[] = [
+    { type: 'start' }, { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } },
+    { type: 'text_delta', index: 0, text: 'No.' }, { type: 'block_stop', index: 0 }, { type: 'finish', reason: 'refusal', usage: usage(5, 2) },
+  ];
+  const streamed = encode(refusal).frames;
+  assert.deepEqual(streamed.find((f) => f.event === 'content_block_delta')!.data.delta, { type: 'text_delta', text: 'No.' });
+  assert.equal(streamed.find((f) => f.event === 'message_delta')!.data.delta.stop_reason, 'refusal');
+  const filtered = encode([{ type: 'start' }, { type: 'finish', reason: 'content_filter', usage: usage(5, 0) }]).frames;
+  assert.equal(filtered.find((f) => f.event === 'message_delta')!.data.delta.stop_reason, 'refusal');
+  const base = { id: 'x', model: 'gpt', tier: 'standard' as const, usage: usage(5, 2) };
+  const body = messagesCodec.encodeResponse({ ...base, stopReason: 'refusal', blocks: [{ kind: 'text', text: 'No.', refusal: true }] }, CTX);
+  assert.deepEqual([body.content, body.stop_reason], [[{ type: 'text', text: 'No.' }], 'refusal']);
+  assert.equal(messagesCodec.encodeResponse({ ...base, stopReason: 'content_filter', blocks: [] }, CTX).stop_reason, 'refusal');
+  assert.equal(messagesCodec.decodeResponse({ ...body, stop_reason: 'refusal' }).stopReason, 'content_filter');
 });
 
 test('encodeResponse: Message body with thinking, text, tool_use, Anthropic usage convention, tier', () => {

@@ -171,6 +171,34 @@ describe('responses stream decoder on recorded streams', recordedOnly, () => {
     assert.deepEqual(dec.end(), []);
   });
 
+  test('a refusal content part is a text block marked refusal, stop reason refusal; incomplete content_filter is content_filter', () => {
+    const item = { id: 'msg_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal: 'No.' }] };
+    const usage = { input_tokens: 5, output_tokens: 2 };
+    const streamed = [
+      { type: 'response.created', response: { id: 'resp_1', model: 'm', status: 'in_progress' } },
+      { type: 'response.output_item.added', output_index: 0, item: { ...item, status: 'in_progress', content: [] } },
+      { type: 'response.content_part.added', item_id: 'msg_1', output_index: 0, content_index: 0, part: { type: 'refusal', refusal: '' } },
+      { type: 'response.refusal.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'No.' },
+      { type: 'response.refusal.done', item_id: 'msg_1', output_index: 0, content_index: 0, refusal: 'No.' },
+      { type: 'response.content_part.done', item_id: 'msg_1', output_index: 0, content_index: 0, part: item.content[0] },
+      { type: 'response.output_item.done', output_index: 0, item },
+      { type: 'response.completed', response: { id: 'resp_1', model: 'm', status: 'completed', output: [item], usage } },
+    ].map(p => ({ event: p.type, data: JSON.stringify(p) }));
+    const { events } = decode(streamed);
+    assert.deepEqual(events.find(e => e.type === 'block_start'), { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } });
+    const res = collect(events);
+    assert.deepEqual([res.blocks, res.stopReason], [[{ kind: 'text', text: 'No.', refusal: true }], 'refusal']);
+    // A terminal event whose output never streamed, and the non-streamed body, say the same.
+    const whole = decode([streamed[0]!, streamed.at(-1)!]).events;
+    assert.deepEqual(whole.find(e => e.type === 'block_start'), { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } });
+    assert.equal(collect(whole).stopReason, 'refusal');
+    const body = responsesCodec.decodeResponse({ id: 'resp_1', model: 'm', status: 'completed', output: [item], usage });
+    assert.deepEqual([body.blocks, body.stopReason], [[{ kind: 'text', text: 'No.', refusal: true }], 'refusal']);
+    const filtered = { id: 'resp_1', model: 'm', status: 'incomplete', incomplete_details: { reason: 'content_filter' }, output: [], usage };
+    assert.equal(responsesCodec.decodeResponse(filtered).stopReason, 'content_filter');
+    assert.equal(collect(decode([streamed[0]!, { event: 'response.incomplete', data: JSON.stringify({ type: 'response.incomplete', response: filtered }) }]).events).stopReason, 'content_filter');
+  });
+
   test('end() without a terminal event and without usage emits nothing', () => {
     const dec = responsesCodec.createStreamDecoder();
     dec.push({ event: 'response.created', data: '{"type":"response.created","response":{"id":"r","model":"m"}}' });
@@ -367,8 +395,8 @@ describe('responses request round trip', () => {
   });
 
   test('native fields of another family are not copied', () => {
-    const out = responsesCodec.encodeRequest({ model: 'm', messages: [], stream: false, native: { family: 'chat', fields: { seed: 1 } } });
-    assert.equal(out.seed, undefined);
+    const out = responsesCodec.encodeRequest({ model: 'm', messages: [], stream: false, native: { family: 'messages', fields: { top_k: 1 } } });
+    assert.equal(out.top_k, undefined);
   });
 });
 
@@ -480,6 +508,49 @@ describe('responses stream encoder through the official SDK', () => {
     assert.equal((final.usage as any).cost, undefined);
   });
 
+  test('a refusal block streams as a refusal content part; the SDK final response holds it, status completed', async () => {
+    const events: IREvent[] = [
+      { type: 'start' },
+      { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } },
+      { type: 'text_delta', index: 0, text: 'No, ' },
+      { type: 'text_delta', index: 0, text: 'sorry.' },
+      { type: 'block_stop', index: 0 },
+      { type: 'finish', reason: 'refusal', usage: USAGE },
+    ];
+    const sse = encodeAll(events);
+    const types = new SSEParser().push(Buffer.from(sse)).map(f => f.event);
+    assert.deepEqual(types.filter(t => t?.includes('refusal')), ['response.refusal.delta', 'response.refusal.delta', 'response.refusal.done']);
+    assert.ok(!types.includes('response.output_text.delta'));
+    const client = await serve(sse, 'text/event-stream');
+    let deltas = '';
+    const stream = client.responses.stream({ model: 'm', input: 'hi' });
+    stream.on('response.refusal.delta', (e) => { deltas += e.delta; });
+    const final = await stream.finalResponse();
+    assert.equal(deltas, 'No, sorry.');
+    assert.equal(final.status, 'completed');
+    const message = final.output[0];
+    assert.ok(message?.type === 'message');
+    assert.deepEqual(message.content.map(({ type, refusal }: any) => ({ type, refusal })), [{ type: 'refusal', refusal: 'No, sorry.' }]);
+    const body = responsesCodec.encodeResponse(collect(events), CTX);
+    assert.deepEqual([body.status, body.output[0].content], ['completed', [{ type: 'refusal', refusal: 'No, sorry.' }]]);
+  });
+
+  test('content_filter ends with response.incomplete, incomplete_details content_filter', async () => {
+    const events: IREvent[] = [
+      { type: 'start' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'Here is' },
+      { type: 'finish', reason: 'content_filter', usage: USAGE },
+    ];
+    const client = await serve(encodeAll(events), 'text/event-stream');
+    const final = await client.responses.stream({ model: 'm', input: 'hi' }).finalResponse();
+    assert.equal(final.status, 'incomplete');
+    assert.deepEqual(final.incomplete_details, { reason: 'content_filter' });
+    assert.equal(final.output_text, 'Here is');
+    const body = responsesCodec.encodeResponse(collect(events), CTX);
+    assert.deepEqual([body.status, body.incomplete_details], ['incomplete', { reason: 'content_filter' }]);
+  });
+
   test('an IR error becomes error + response.failed, and the SDK raises APIError', async () => {
     const events: IREvent[] = [
       { type: 'start' },
@@ -555,13 +626,18 @@ describe('responses passthrough tap', () => {
           }
           const data = JSON.parse(frame.data);
           responsesCodec.tap.read(data, acc);
-          // What a passthrough that only reads usage takes (the tap's members) reads the same.
-          const picked = pickMembers(frame.data, responsesCodec.tap.pick!);
+          // What a passthrough that only reads usage takes (the tap's members, with the id where it
+          // is recorded) reads the same; without the id, all but the id.
+          const picked = pickMembers(frame.data, responsesCodec.tap.idPick!);
           const alone: TapState = { usage: zeroUsage(), sawUsage: false };
           const viaPick: TapState = { usage: zeroUsage(), sawUsage: false };
+          const viaUsagePick: TapState = { usage: zeroUsage(), sawUsage: false };
           responsesCodec.tap.read(data, alone);
           responsesCodec.tap.read(picked, viaPick);
+          responsesCodec.tap.read(pickMembers(frame.data, responsesCodec.tap.pick!), viaUsagePick);
           assert.deepEqual(viaPick, alone);
+          const { id: _id, ...withoutId } = alone;
+          assert.deepEqual(viaUsagePick, withoutId);
           assert.equal(responsesCodec.tap.isFinal(frame, picked), responsesCodec.tap.isFinal(frame, data));
           if (!responsesCodec.tap.isFinal(frame, data)) continue;
           finals++;

@@ -93,8 +93,8 @@ test('text and thought parts, signatures on text parts, whole function calls, fi
   assert.deepEqual(res.usage, usage(10, 7, 2, 4));
   assert.equal(res.tier, 'flex');
   assert.equal(decode([chunk([{ text: 'cut' }], { finishReason: 'MAX_TOKENS' })]).res.stopReason, 'max_tokens');
-  assert.equal(decode([chunk([], { finishReason: 'SAFETY' })]).res.stopReason, 'refusal');
-  assert.equal(decode([{ data: '{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":3}}' }]).res.stopReason, 'refusal');
+  assert.equal(decode([chunk([], { finishReason: 'SAFETY' })]).res.stopReason, 'content_filter');
+  assert.equal(decode([{ data: '{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":3}}' }]).res.stopReason, 'content_filter');
   assert.equal(decode([chunk([{ text: 'no finish' }])]).events.at(-1)!.type, 'error');
   assert.deepEqual(decode([{ data: '{"error":{"code":429,"message":"Quota","status":"RESOURCE_EXHAUSTED"}}' }]).events.at(-1), { type: 'error', code: 'RESOURCE_EXHAUSTED', message: 'Quota' });
 });
@@ -176,6 +176,23 @@ test('decodeRequest (best effort): reads back what encodeRequest wrote', () => {
 
 const CTX: EncodeContext = { id: 'resp_gw', model: 'gemini-gw', createdAt: 1_760_000_000, tier: 'flex' };
 const routing = { provider: 'cloud_a' as const, requested_provider: 'cloud_a' as const, tier: 'flex' as const, reason: 'primary', fallback_attempts: 0, mode: 'byok' as const };
+
+test('finishReason: a content filter is SAFETY; a model refusal is its text, ended STOP', () => {
+  const finishOf = (reason: 'content_filter' | 'refusal') => {
+    const enc = vertexCodec.createStreamEncoder(CTX);
+    const events: IREvent[] = [
+      { type: 'start' }, { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } }, { type: 'text_delta', index: 0, text: 'No.' },
+      { type: 'block_stop', index: 0 }, { type: 'finish', reason, usage: usage(3, 2, 0) },
+    ];
+    const chunks = events.map((e) => enc.push(e)).join('').split('\n\n').filter(Boolean).map((c) => JSON.parse(parseFrame(c)!.data));
+    return chunks.at(-1).candidates[0].finishReason;
+  };
+  assert.equal(finishOf('content_filter'), 'SAFETY');
+  assert.equal(finishOf('refusal'), 'STOP');
+  const base = { id: 'x', model: 'm', tier: 'standard' as const, usage: usage(3, 2, 0), blocks: [{ kind: 'text' as const, text: 'No.' }] };
+  assert.equal(vertexCodec.encodeResponse({ ...base, stopReason: 'content_filter' }, CTX).candidates[0].finishReason, 'SAFETY');
+  assert.equal(vertexCodec.encodeResponse({ ...base, stopReason: 'refusal' }, CTX).candidates[0].finishReason, 'STOP');
+});
 
 test('stream encoder: data-only chunks; the decoder reads them back', () => {
   const enc = vertexCodec.createStreamEncoder(CTX);

@@ -3,13 +3,8 @@
 // endpoint (its own wire, the body as it is).
 import { GatewayError } from '../../errors.ts';
 import type { Endpoint } from '../types.ts';
+import { CHAT_NATIVE, isRealChatNative } from '../openai-shared.ts';
 import schema from '../../../schemas/chat.json' with { type: 'json' };
-
-/** Chat-native parameters that need vendor A's Chat endpoint (spec, POST /v1/chat/completions). */
-const CHAT_NATIVE = [
-  'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'seed', 'stop', 'prediction', 'audio', 'modalities',
-  'web_search_options',
-];
 
 export const chatEndpoint: Endpoint = {
   path: '/v1/chat/completions',
@@ -21,13 +16,17 @@ export const chatEndpoint: Endpoint = {
     }
     delete body.service_tier;
     request.includeUsage = body.stream_options?.include_usage === true;
-    const native = CHAT_NATIVE.filter((k) => isRealValue(k, body[k]));
+    const native = CHAT_NATIVE.filter((k) => isRealChatNative(k, body[k]));
     request.ownWire = false;
+    if (request.model.family !== 'vendor_a') {
+      if (native.length) throw onlyVendorA(`'${native[0]}'`, native[0]!);
+      // Only OpenAI takes an image detail; another vendor's wire has no slot for it.
+      const detail = imageDetailParam(body.messages);
+      if (detail) throw onlyVendorA('An image detail', detail);
+      return;
+    }
     if (native.length === 0) return;
     const param = native[0];
-    if (request.model.family !== 'vendor_a') {
-      throw new GatewayError('unsupported_parameter', `'${param}' is only supported on vendor A models.`, { param });
-    }
     if (request.startWithin.kind === 'duration') {
       throw new GatewayError('unsupported_parameter', `'${param}' cannot be combined with a duration start_within; use "now".`, { param });
     }
@@ -41,11 +40,18 @@ export const chatEndpoint: Endpoint = {
   usageOnlyFrame: (data) => Array.isArray(data.choices) && data.choices.length === 0,
 };
 
-/** A Chat-native parameter counts when set to a real value (not null/false/empty; text-only modalities do not). */
-function isRealValue(key: string, value: unknown): boolean {
-  if (value === undefined || value === null || value === false) return false;
-  if (key === 'modalities') return Array.isArray(value) && value.some((m) => m !== 'text');
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === 'object') return Object.keys(value as object).length > 0;
-  return true;
+const onlyVendorA = (what: string, param: string): GatewayError =>
+  new GatewayError('unsupported_parameter', `${what} is only supported on vendor A models.`, { param });
+
+/** Where the first image part asks a detail other than "auto", if one does. */
+function imageDetailParam(messages: unknown): string | undefined {
+  if (!Array.isArray(messages)) return undefined;
+  for (const [i, message] of messages.entries()) {
+    if (message?.role !== 'user' || !Array.isArray(message.content)) continue;
+    for (const [j, part] of message.content.entries()) {
+      const detail = part?.type === 'image_url' ? part.image_url?.detail : undefined;
+      if (detail !== undefined && detail !== null && detail !== 'auto') return `messages[${i}].content[${j}].image_url.detail`;
+    }
+  }
+  return undefined;
 }

@@ -1,7 +1,8 @@
 // Chat Completions request body → IRRequest. System and developer messages fold into the IR's one
 // system text; role "tool" messages become tool_result parts of a user message, consecutive ones
-// sharing it. Chat-native parameters the IR cannot carry (penalties, seed, logprobs…) travel in
-// native, so only a Chat passthrough to vendor A sends them.
+// sharing it. Fields the IR cannot carry travel in native: Chat-native parameters (penalties,
+// seed, logprobs…) only a Chat passthrough to vendor A sends; the rest (store, user, verbosity…)
+// the Responses encoder translates for vendor A's Responses wire, and other vendors drop.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolDef } from '../../ir.ts';
 import { isPlainObject } from '../../json-util.ts';
@@ -24,6 +25,9 @@ export function decodeChatRequest(body: Record<string, any>): IRRequest {
     if (k === 'n' && v === 1) continue;
     native[k] = v;
   }
+  // Chat stores nothing unless asked, Responses by default: the Responses wire a Chat caller rides
+  // must be told.
+  native.store ??= false;
   const system: string[] = [];
   const ir: IRRequest = { model: body.model, messages: decodeMessages(body.messages, system), stream: body.stream === true };
   if (system.length) ir.system = system.join('\n\n');
@@ -35,12 +39,12 @@ export function decodeChatRequest(body: Record<string, any>): IRRequest {
   if (typeof body.top_p === 'number') ir.topP = body.top_p;
   if (typeof body.reasoning_effort === 'string') {
     if (EFFORTS.has(body.reasoning_effort)) ir.reasoning = { effort: body.reasoning_effort as 'minimal' | 'low' | 'medium' | 'high' };
-    else native.reasoning_effort = body.reasoning_effort; // 'none', 'xhigh'
+    else native.reasoning_effort = body.reasoning_effort; // 'none', 'xhigh', 'max': OpenAI's only
   }
   decodeResponseFormat(body.response_format, ir);
   if (typeof body.stop === 'string') ir.stopSequences = [body.stop];
   else if (Array.isArray(body.stop) && body.stop.length) ir.stopSequences = body.stop.map(String);
-  if (Object.keys(native).length) ir.native = { family: 'chat', fields: native };
+  ir.native = { family: 'chat', fields: native };
   return ir;
 }
 
@@ -110,7 +114,10 @@ function userParts(content: unknown, param: string): IRPart[] {
         const url = typeof p.image_url === 'string' ? p.image_url : p.image_url?.url;
         if (typeof url !== 'string') throw invalid(`${param}[${i}].image_url`, 'image_url needs a url.');
         const inline = parseDataUrl(url);
-        return inline ? { type: 'image', mediaType: inline.mediaType, data: inline.data } : { type: 'image', url };
+        const part: IRPart = inline ? { type: 'image', mediaType: inline.mediaType, data: inline.data } : { type: 'image', url };
+        const detail = p.image_url?.detail;
+        if (typeof detail === 'string' && detail !== 'auto') part.detail = detail;
+        return part;
       }
       case 'file': {
         const file = p.file ?? {};
@@ -175,6 +182,7 @@ function decodeResponseFormat(rf: unknown, ir: IRRequest): void {
     const js = rf.json_schema;
     const out: IRResponseFormat = { type: 'json_schema', schema: isPlainObject(js.schema) ? js.schema : {} };
     if (typeof js.name === 'string') out.name = js.name;
+    if (typeof js.description === 'string') out.description = js.description;
     if (typeof js.strict === 'boolean') out.strict = js.strict;
     ir.responseFormat = out;
     return;

@@ -32,7 +32,10 @@ export function encodeChatRequest(ir: IRRequest): Record<string, any> {
       ? { type: 'json_object' }
       : {
         type: 'json_schema',
-        json_schema: { name: rf.name ?? 'response', schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}) },
+        json_schema: {
+          name: rf.name ?? 'response', ...(rf.description !== undefined ? { description: rf.description } : {}), schema: rf.schema,
+          ...(rf.strict !== undefined ? { strict: rf.strict } : {}),
+        },
       };
   }
   if (ir.stopSequences?.length) body.stop = ir.stopSequences;
@@ -71,7 +74,12 @@ function userMessages(message: IRMessage): Record<string, unknown>[] {
         parts.push({ type: 'text', text: p.text });
         break;
       case 'image':
-        parts.push({ type: 'image_url', image_url: { url: p.data !== undefined ? dataUrl(p.mediaType, p.data) : p.url } });
+        parts.push({
+          type: 'image_url',
+          image_url: {
+            url: p.data !== undefined ? dataUrl(p.mediaType, p.data) : p.url, ...(p.detail !== undefined ? { detail: p.detail } : {}),
+          },
+        });
         break;
       case 'file': {
         if (p.data === undefined) {

@@ -7,13 +7,15 @@ import { tierOfChunk, usageFromChat, usageToChat } from './usage.ts';
 export const stopFromFinish = (finish: unknown): IRStopReason =>
   finish === 'length' ? 'max_tokens'
     : finish === 'tool_calls' || finish === 'function_call' ? 'tool_use'
-    : finish === 'content_filter' ? 'refusal'
+    : finish === 'content_filter' ? 'content_filter'
     : 'end';
 
+/** A model refusal ends with "stop", as on OpenAI's own Chat API: its words are in `refusal`, and
+ *  content_filter would make the SDK's parse helpers throw ContentFilterFinishReasonError. */
 export const finishFromStop = (stop: IRStopReason): string =>
   stop === 'max_tokens' ? 'length'
     : stop === 'tool_use' ? 'tool_calls'
-    : stop === 'refusal' ? 'content_filter'
+    : stop === 'content_filter' ? 'content_filter'
     : 'stop';
 
 export const chatId = (id: string): string =>
@@ -27,7 +29,8 @@ export function decodeChatResponse(body: any): IRResponse {
   const reasoning = msg.reasoning_content ?? msg.reasoning;
   if (typeof reasoning === 'string' && reasoning) blocks.push({ kind: 'reasoning', text: reasoning });
   if (typeof msg.content === 'string' && msg.content) blocks.push({ kind: 'text', text: msg.content });
-  if (typeof msg.refusal === 'string' && msg.refusal) blocks.push({ kind: 'text', text: msg.refusal });
+  const refused = typeof msg.refusal === 'string' && msg.refusal !== '';
+  if (refused) blocks.push({ kind: 'text', text: msg.refusal, refusal: true });
   for (const call of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
     blocks.push({
       kind: 'tool_call', id: String(call?.id ?? ''), name: String(call?.function?.name ?? ''),
@@ -35,7 +38,7 @@ export function decodeChatResponse(body: any): IRResponse {
     });
   }
   let stopReason = stopFromFinish(choice?.finish_reason);
-  if (typeof msg.refusal === 'string' && msg.refusal) stopReason = 'refusal';
+  if (refused && stopReason === 'end') stopReason = 'refusal';
   const res: IRResponse = {
     id: String(body?.id ?? ''),
     model: String(body?.model ?? ''),
@@ -55,9 +58,11 @@ export function decodeChatResponse(body: any): IRResponse {
 
 export function encodeChatResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
   let text = '';
+  let refusal = '';
   const toolCalls: Record<string, unknown>[] = [];
   for (const block of res.blocks) {
-    if (block.kind === 'text') text += block.text;
+    if (block.kind === 'text' && block.refusal) refusal += block.text;
+    else if (block.kind === 'text') text += block.text;
     else if (block.kind === 'tool_call') toolCalls.push({
       id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments },
     });
@@ -65,7 +70,7 @@ export function encodeChatResponse(res: IRResponse, ctx: EncodeContext): Record<
   }
   const message: Record<string, unknown> = { role: 'assistant', content: text || null };
   if (toolCalls.length) message.tool_calls = toolCalls;
-  message.refusal = null;
+  message.refusal = refusal || null;
   return {
     id: chatId(ctx.id),
     object: 'chat.completion',

@@ -8,7 +8,7 @@ import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { stopFromFinish } from './response.ts';
 import { tierOfChunk, usageFromChat } from './usage.ts';
 
-type Kind = 'text' | 'reasoning';
+type Kind = 'text' | 'refusal' | 'reasoning';
 
 export function createChatStreamDecoder(): StreamDecoder {
   let next = 0;
@@ -30,14 +30,15 @@ export function createChatStreamDecoder(): StreamDecoder {
     if (current) stop(out, current.index);
     const index = next++;
     open.add(index);
-    out.push({ type: 'block_start', index, block: { kind } });
+    out.push({ type: 'block_start', index, block: kind === 'refusal' ? { kind: 'text', refusal: true } : { kind } });
     current = { index, kind };
     return index;
   };
   const finish = (out: IREvent[]): void => {
     for (const index of [...open]) stop(out, index);
     ended = true;
-    const ev: IREvent = { type: 'finish', reason: refused && reason === 'end' ? 'refusal' : reason ?? 'end', usage: usage ?? zeroUsage() };
+    const stopped = reason ?? 'end';
+    const ev: IREvent = { type: 'finish', reason: refused && stopped === 'end' ? 'refusal' : stopped, usage: usage ?? zeroUsage() };
     if (tier) ev.tier = tier;
     out.push(ev);
   };
@@ -79,7 +80,7 @@ export function createChatStreamDecoder(): StreamDecoder {
       }
       if (typeof delta.refusal === 'string' && delta.refusal) {
         refused = true;
-        out.push({ type: 'text_delta', index: switchTo(out, 'text'), text: delta.refusal });
+        out.push({ type: 'text_delta', index: switchTo(out, 'refusal'), text: delta.refusal });
       }
       for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) toolCall(out, call);
     }

@@ -17,6 +17,7 @@ export function createChatStreamEncoder(ctx: EncodeContext): StreamEncoder {
     `${head}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`}}]${tail}`;
 
   const calls = new Map<number, number>(); // IR block index → Chat tool call ordinal
+  const refusals = new Set<number>(); // IR text blocks whose text goes out as delta.refusal
   let started = false;
   let done = false;
 
@@ -36,8 +37,10 @@ export function createChatStreamEncoder(ctx: EncodeContext): StreamEncoder {
         case 'start':
           return start();
         case 'text_delta':
-          return ev.text ? start() + choice(`{"content":${JSON.stringify(ev.text)}}`) : '';
+          if (!ev.text) return '';
+          return start() + choice(`{"${refusals.has(ev.index) ? 'refusal' : 'content'}":${JSON.stringify(ev.text)}}`);
         case 'block_start': {
+          if (ev.block.kind === 'text' && ev.block.refusal) refusals.add(ev.index);
           if (ev.block.kind !== 'tool_call' || calls.has(ev.index)) return '';
           const ordinal = calls.size;
           calls.set(ev.index, ordinal);

@@ -3,6 +3,7 @@
 // function_call (its Gemini signature carried as `signature`) and function_result (which needs
 // the function's name, found from the earlier call with the same id).
 import { GatewayError } from '../../errors.ts';
+import { SKIP_SIGNATURE } from '../google-shared.ts';
 import type { IRMessage, IRPart, IRRequest, IRToolChoice } from '../../ir.ts';
 import { argumentsObject } from '../tool-args.ts';
 
@@ -94,7 +95,25 @@ export function encodeSteps(messages: IRMessage[]): Item[] {
     }
   }
   flush();
+  signFirstCalls(steps);
   return steps;
+}
+
+/** Gemini 3 wants the first call of each model step signed: by a thought step before it (how
+ *  Gemini sends it) or on the call. A call replayed by a caller whose format has no field for it
+ *  (Chat, Responses) or made by another model has neither: it gets the documented skip value. A
+ *  model step runs from one user_input or function_result step to the next. */
+function signFirstCalls(steps: Item[]): void {
+  let open = true; // no call yet in this model step
+  let signed = false; // a signed thought came first in this model step
+  for (const step of steps) {
+    if (step.type === 'user_input' || step.type === 'function_result') { open = true; signed = false; }
+    else if (step.type === 'thought') signed = true; // kept only with its signature
+    else if (step.type === 'function_call' && open) {
+      if (!signed && !step.signature) step.signature = SKIP_SIGNATURE;
+      open = false;
+    }
+  }
 }
 
 function mediaItem(p: Extract<IRPart, { type: 'image' | 'file' }>): Item {

@@ -12,8 +12,10 @@ export function stopFromStatus(status: unknown, sawToolCall: boolean): IRStopRea
   }
 }
 
+/** A filtered answer is `incomplete`, the status for an answer cut short (Interactions has no
+ *  safety status); a model refusal is a completed answer whose text says so. */
 export function statusFromStop(reason: IRStopReason, hasToolCall: boolean): string {
   if (reason === 'error') return 'failed';
-  if (reason === 'max_tokens') return 'incomplete';
+  if (reason === 'max_tokens' || reason === 'content_filter') return 'incomplete';
   return reason === 'tool_use' || hasToolCall ? 'requires_action' : 'completed';
 }

@@ -8,8 +8,8 @@ export function stopFromAnthropic(reason: unknown): IRStopReason {
       return 'max_tokens';
     case 'tool_use':
       return 'tool_use';
-    case 'refusal':
-      return 'refusal';
+    case 'refusal': // Anthropic's streaming classifiers stopped the answer: a filter, not refusal text
+      return 'content_filter';
     default: // end_turn, stop_sequence, pause_turn
       return 'end';
   }
@@ -19,7 +19,8 @@ export function stopToAnthropic(reason: IRStopReason): string {
   switch (reason) {
     case 'max_tokens': return 'max_tokens';
     case 'tool_use': return 'tool_use';
-    case 'refusal': return 'refusal';
+    case 'refusal': // the refusal's words stay an ordinary text block: Anthropic has no refusal field
+    case 'content_filter': return 'refusal';
     default: return 'end_turn';
   }
 }

@@ -4,7 +4,7 @@
 // reasoning item so the model keeps its chain of thought across tool calls.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest } from '../../ir.ts';
-import { dataUrl, mergeNative } from '../openai-shared.ts';
+import { chatFieldsAsResponses, dataUrl, mergeNative } from '../openai-shared.ts';
 
 export function encodeResponsesRequest(ir: IRRequest): Record<string, any> {
   const body: Record<string, any> = { model: ir.model };
@@ -33,7 +33,8 @@ export function encodeResponsesRequest(ir: IRRequest): Record<string, any> {
       ? { format: { type: 'json_object' } }
       : {
         format: {
-          type: 'json_schema', name: rf.name ?? 'response', schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}),
+          type: 'json_schema', name: rf.name ?? 'response', ...(rf.description !== undefined ? { description: rf.description } : {}),
+          schema: rf.schema, ...(rf.strict !== undefined ? { strict: rf.strict } : {}),
         },
       };
   }
@@ -41,10 +42,11 @@ export function encodeResponsesRequest(ir: IRRequest): Record<string, any> {
     throw new GatewayError('unsupported_parameter', 'Stop sequences are not supported by the Responses API.', { param: 'stop' });
   }
   if (ir.native?.family === 'responses') mergeNative(body, ir.native.fields);
-  else if (ir.reasoning) {
+  else {
+    if (ir.native?.family === 'chat') mergeNative(body, chatFieldsAsResponses(ir.native.fields));
     // A caller of another format replays reasoning as a signature; ask for the encrypted form so
     // the next turn can send it back (Responses callers choose their own `include`).
-    body.include = ['reasoning.encrypted_content'];
+    if (body.reasoning && body.reasoning.effort !== 'none') body.include = ['reasoning.encrypted_content'];
   }
   return body;
 }
@@ -74,7 +76,10 @@ function contentPart(part: IRPart, role: IRMessage['role']): Record<string, unkn
       return role === 'assistant' ? { type: 'output_text', text: part.text, annotations: [] } : { type: 'input_text', text: part.text };
     case 'image':
       if (role === 'assistant') return undefined;
-      return { type: 'input_image', detail: 'auto', image_url: part.data !== undefined ? dataUrl(part.mediaType, part.data) : part.url };
+      return {
+        type: 'input_image', detail: part.detail ?? 'auto',
+        image_url: part.data !== undefined ? dataUrl(part.mediaType, part.data) : part.url,
+      };
     case 'file': {
       if (role === 'assistant') return undefined;
       const filePart: Record<string, unknown> = { type: 'input_file' };

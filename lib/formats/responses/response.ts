@@ -21,12 +21,19 @@ export function decodeResponsesResponse(body: any): IRResponse {
         break;
       }
       case 'message': {
-        let text = '';
+        // Output text parts in a row join into one text block; refusal parts into one marked refusal.
+        let block: Extract<IRBlock, { kind: 'text' }> | undefined;
         for (const part of Array.isArray(item.content) ? item.content : []) {
-          if (part?.type === 'output_text') text += String(part.text ?? '');
-          else if (part?.type === 'refusal') { text += String(part.refusal ?? ''); sawRefusal = true; }
+          const refusal = part?.type === 'refusal';
+          if (!refusal && part?.type !== 'output_text') continue;
+          if (!block || (block.refusal ?? false) !== refusal) {
+            block = refusal ? { kind: 'text', text: '', refusal: true } : { kind: 'text', text: '' };
+            blocks.push(block);
+          }
+          block.text += String((refusal ? part.refusal : part.text) ?? '');
+          sawRefusal ||= refusal;
         }
-        blocks.push({ kind: 'text', text });
+        if (!block) blocks.push({ kind: 'text', text: '' });
         break;
       }
       case 'function_call':
@@ -56,7 +63,7 @@ export function decodeResponsesResponse(body: any): IRResponse {
 
 export function stopReasonOf(status: unknown, incompleteReason: unknown, sawToolCall: boolean, sawRefusal: boolean): IRStopReason {
   if (status === 'failed' || status === 'cancelled') return 'error';
-  if (status === 'incomplete') return incompleteReason === 'content_filter' ? 'refusal' : 'max_tokens';
+  if (status === 'incomplete') return incompleteReason === 'content_filter' ? 'content_filter' : 'max_tokens';
   if (sawToolCall) return 'tool_use';
   return sawRefusal ? 'refusal' : 'end';
 }
@@ -64,14 +71,18 @@ export function stopReasonOf(status: unknown, incompleteReason: unknown, sawTool
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
 export const statusOf = (res: Pick<IRResponse, 'stopReason' | 'error'>): ResponseStatus =>
-  res.error || res.stopReason === 'error' ? 'failed' : res.stopReason === 'max_tokens' ? 'incomplete' : 'completed';
+  res.error || res.stopReason === 'error' ? 'failed'
+    : res.stopReason === 'max_tokens' || res.stopReason === 'content_filter' ? 'incomplete'
+    : 'completed';
 
 export function encodeResponsesResponse(res: IRResponse, ctx: EncodeContext): Record<string, any> {
   const id = responseId(ctx.id);
   const status = statusOf(res);
   const body = responseShell(id, ctx, status);
   if (status === 'failed') body.error = { code: res.error?.code ?? 'server_error', message: res.error?.message ?? 'The response failed.' };
-  if (status === 'incomplete') body.incomplete_details = { reason: 'max_output_tokens' };
+  if (status === 'incomplete') {
+    body.incomplete_details = { reason: res.stopReason === 'content_filter' ? 'content_filter' : 'max_output_tokens' };
+  }
   body.output = res.blocks.map((block, i) => outputItem(block, id, i));
   body.usage = usageToResponses(res.usage, res.extras);
   return body;
@@ -114,7 +125,7 @@ export function outputItem(block: IRBlock, respId: string, outputIndex: number):
     case 'text':
       return {
         id: itemId('msg_', respId, outputIndex), type: 'message', status: 'completed', role: 'assistant',
-        content: [{ type: 'output_text', text: block.text, annotations: [] }],
+        content: [block.refusal ? { type: 'refusal', refusal: block.text } : { type: 'output_text', text: block.text, annotations: [] }],
       };
     case 'reasoning': {
       const item: Record<string, unknown> = {

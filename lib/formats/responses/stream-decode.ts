@@ -3,7 +3,7 @@
 // message item is one text block. The terminal response.completed / response.incomplete carries
 // the usage and the tier that served; response.failed and `error` become one IR error.
 import { pickMembers, withoutBulk, withoutString, type MemberPick } from '../../json-skip.ts';
-import { type IREvent, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
+import { type IRBlock, type IREvent, type IRStopReason, type IRUsage, zeroUsage } from '../../ir.ts';
 import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { decodeResponsesResponse, stopReasonOf } from './response.ts';
 import { usageFromResponses } from './usage.ts';
@@ -41,8 +41,10 @@ export function createResponsesStreamDecoder(): StreamDecoder {
   const close = (out: IREvent[], openBlock: OpenBlock | undefined): void => {
     if (openBlock?.open) { openBlock.open = false; out.push({ type: 'block_stop', index: openBlock.index }); }
   };
-  const textBlock = (out: IREvent[], ev: any): OpenBlock =>
-    blocks.get(`${ev.output_index}:${ev.content_index ?? 0}`) ?? open(out, `${ev.output_index}:${ev.content_index ?? 0}`, { kind: 'text' });
+  /** The text block of a content part; a refusal part's block is marked so encoders write it as one. */
+  const textBlock = (out: IREvent[], ev: any, refusal = false): OpenBlock =>
+    blocks.get(`${ev.output_index}:${ev.content_index ?? 0}`)
+      ?? open(out, `${ev.output_index}:${ev.content_index ?? 0}`, refusal ? { kind: 'text', refusal: true } : { kind: 'text' });
   // The text block the last delta went to: the next delta almost always goes there too.
   let last: { output: number; content: number; block: OpenBlock } | undefined;
 
@@ -92,13 +94,14 @@ export function createResponsesStreamDecoder(): StreamDecoder {
         break; // message items open their blocks per content part
       }
       case 'response.content_part.added':
-        if (ev.part?.type === 'output_text' || ev.part?.type === 'refusal') textBlock(out, ev);
+        if (ev.part?.type === 'output_text' || ev.part?.type === 'refusal') textBlock(out, ev, ev.part.type === 'refusal');
         break;
       case 'response.output_text.delta':
       case 'response.refusal.delta': {
-        if (type === 'response.refusal.delta') sawRefusal = true;
+        const refusal = type === 'response.refusal.delta';
+        sawRefusal ||= refusal;
         if (!ev.delta) break;
-        const openBlock = textBlock(out, ev);
+        const openBlock = textBlock(out, ev, refusal);
         openBlock.streamed = true;
         out.push({ type: 'text_delta', index: openBlock.index, text: String(ev.delta) });
         break;
@@ -107,7 +110,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       case 'response.refusal.done': {
         // A stream that skipped the deltas still delivers the text once (parsed whole for it: the
         // repeat was cut from what was parsed above).
-        const openBlock = textBlock(out, ev);
+        const openBlock = textBlock(out, ev, type === 'response.refusal.done');
         if (openBlock.streamed) break;
         const whole = data === frame.data ? ev : JSON.parse(frame.data);
         const text = type === 'response.output_text.done' ? whole.text : whole.refusal;
@@ -215,8 +218,10 @@ export function createResponsesStreamDecoder(): StreamDecoder {
   function finish(out: IREvent[], r: any, status: unknown): void {
     for (const openBlock of blocks.values()) close(out, openBlock);
     if (next === 0 && Array.isArray(r?.output) && r.output.length) {
-      next = replayBlocks(out, r, next);
-      sawToolCall ||= r.output.some((item: any) => item?.type === 'function_call');
+      const replayed = decodeResponsesResponse(r).blocks;
+      next = replayBlocks(out, replayed, next);
+      sawToolCall ||= replayed.some(block => block.kind === 'tool_call');
+      sawRefusal ||= replayed.some(block => block.kind === 'text' && block.refusal === true);
     }
     if (r?.usage) usage = usageFromResponses(r.usage);
     const reason: IRStopReason = stopReasonOf(status, r?.incomplete_details?.reason, sawToolCall, sawRefusal);
@@ -233,7 +238,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
       const out: IREvent[] = [];
       for (const openBlock of blocks.values()) close(out, openBlock);
       ended = true;
-      out.push({ type: 'finish', reason: sawToolCall ? 'tool_use' : 'end', usage });
+      out.push({ type: 'finish', reason: stopReasonOf(undefined, undefined, sawToolCall, sawRefusal), usage });
       return out;
     },
   };
@@ -296,12 +301,14 @@ function echoPick(frame: SSEFrame, next: number): MemberPick | undefined {
 }
 
 /** Blocks of a terminal response whose items never streamed (a body relayed as one event). */
-function replayBlocks(out: IREvent[], r: any, first: number): number {
+function replayBlocks(out: IREvent[], replayed: IRBlock[], first: number): number {
   let index = first;
-  for (const openBlock of decodeResponsesResponse(r).blocks) {
+  for (const openBlock of replayed) {
     out.push({
       type: 'block_start', index,
-      block: openBlock.kind === 'tool_call' ? { kind: 'tool_call', id: openBlock.id, name: openBlock.name } : { kind: openBlock.kind },
+      block: openBlock.kind === 'tool_call' ? { kind: 'tool_call', id: openBlock.id, name: openBlock.name }
+        : openBlock.kind === 'text' && openBlock.refusal ? { kind: 'text', refusal: true }
+        : { kind: openBlock.kind },
     });
     if (openBlock.kind === 'text' && openBlock.text) out.push({ type: 'text_delta', index, text: openBlock.text });
     if (openBlock.kind === 'reasoning' && openBlock.text) out.push({ type: 'reasoning_delta', index, text: openBlock.text });

@@ -15,14 +15,18 @@ interface Item {
   block: IRBlock;            // grows as deltas arrive; becomes the output item at the end
   open: boolean;
   summaryOpen: boolean;      // reasoning: summary part 0 announced
+  deltaType: string;         // the event type of this item's deltas
   deltaTail: string;         // `,"item_id":…,"delta":` for this item's delta events
 }
 
-const DELTA_EVENT = {
-  text: 'response.output_text.delta',
-  reasoning: 'response.reasoning_summary_text.delta',
-  tool_call: 'response.function_call_arguments.delta',
-} as const;
+const deltaEvent = (block: IRBlock): string =>
+  block.kind === 'text' ? (block.refusal ? 'response.refusal.delta' : 'response.output_text.delta')
+    : block.kind === 'reasoning' ? 'response.reasoning_summary_text.delta'
+    : 'response.function_call_arguments.delta';
+
+/** The content part a text item holds: a refusal part for a model refusal, output text otherwise. */
+const textPart = (block: Extract<IRBlock, { kind: 'text' }>, text: string): Record<string, unknown> =>
+  block.refusal ? { type: 'refusal', refusal: text } : { type: 'output_text', annotations: [], text };
 
 /** The part index a delta event names for its item: content_index for text, summary_index for reasoning. */
 const partIndexField = (kind: IRBlock['kind']): string =>
@@ -42,7 +46,7 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     formatFrame(JSON.stringify({ type, sequence_number: seq++, ...payload }), type);
 
   const deltaFrame = (item: Item, delta: string): string => {
-    const type = DELTA_EVENT[item.block.kind];
+    const type = item.deltaType;
     return `event: ${type}\ndata: {"type":"${type}","sequence_number":${seq++}${item.deltaTail}${JSON.stringify(delta)}}\n\n`;
   };
 
@@ -58,7 +62,7 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     const prefix = block.kind === 'text' ? 'msg_' : block.kind === 'reasoning' ? 'rs_' : 'fc_';
     const itemIdText = itemId(prefix, id, outputIndex);
     const item: Item = {
-      outputIndex, id: itemIdText, block, open: true, summaryOpen: false,
+      outputIndex, id: itemIdText, block, open: true, summaryOpen: false, deltaType: deltaEvent(block),
       deltaTail: `,"item_id":${JSON.stringify(itemIdText)},"output_index":${outputIndex}${partIndexField(block.kind)},"delta":`,
     };
     items.set(index, item);
@@ -72,7 +76,7 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
         )
           + frame(
             'response.content_part.added',
-            { item_id: item.id, ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } },
+            { item_id: item.id, ...at, content_index: 0, part: textPart(block, '') },
           );
       case 'reasoning':
         return frame('response.output_item.added', { ...at, item: { id: item.id, type: 'reasoning', summary: [] } });
@@ -98,10 +102,10 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     const at = { item_id: item.id, output_index: item.outputIndex };
     let out = '';
     if (block.kind === 'text') {
-      out += frame('response.output_text.done', { ...at, content_index: 0, text: block.text, logprobs: [] })
-        + frame(
-          'response.content_part.done', { ...at, content_index: 0, part: { type: 'output_text', annotations: [], text: block.text } },
-        );
+      out += (block.refusal
+        ? frame('response.refusal.done', { ...at, content_index: 0, refusal: block.text })
+        : frame('response.output_text.done', { ...at, content_index: 0, text: block.text, logprobs: [] }))
+        + frame('response.content_part.done', { ...at, content_index: 0, part: textPart(block, block.text) });
     } else if (block.kind === 'reasoning' && item.summaryOpen) {
       out += frame('response.reasoning_summary_text.done', { ...at, summary_index: 0, text: block.text })
         + frame('response.reasoning_summary_part.done', { ...at, summary_index: 0, part: { type: 'summary_text', text: block.text } });
@@ -133,7 +137,8 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
           if (!items.has(ev.index)) {
             out += openItem(ev.index, ev.block.kind === 'tool_call'
               ? { kind: 'tool_call', id: ev.block.id, name: ev.block.name, arguments: '' }
-              : ev.block.kind === 'text' ? { kind: 'text', text: '' } : { kind: 'reasoning', text: '' });
+              : ev.block.kind === 'text' ? { kind: 'text', text: '', ...(ev.block.refusal ? { refusal: true } : {}) }
+              : { kind: 'reasoning', text: '' });
           }
           break;
         case 'text_delta': {

@@ -1,6 +1,7 @@
 // IR → Vertex generateContent body (no model: it lives in the URL the adapter builds).
 import type { IRRequest, IRToolChoice } from '../../ir.ts';
 import { encodeParts, type VertexPart } from './parts-encode.ts';
+import { SKIP_SIGNATURE } from '../google-shared.ts';
 
 export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
   const contents: { role: 'user' | 'model'; parts: VertexPart[] }[] = [];
@@ -13,6 +14,7 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
     if (last?.role === role) last.parts.push(...parts);
     else contents.push({ role, parts });
   }
+  for (const content of contents) if (content.role === 'model') signFirstCall(content.parts);
   const body: Record<string, any> = { contents };
   if (ir.system) body.systemInstruction = { parts: [{ text: ir.system }] };
   if (ir.tools?.length) {
@@ -48,6 +50,16 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
     }
   }
   return body;
+}
+
+/** Gemini 3 wants a thoughtSignature on the first functionCall part of every model step (parallel
+ *  calls after it carry none). A call replayed by a caller whose format has no field for it (Chat,
+ *  Responses) or made by another model has none of Gemini's: it gets the documented skip value.
+ *  A call that kept its own signature keeps it. Only a request gets this: a response body shows
+ *  what Gemini sent. */
+function signFirstCall(parts: VertexPart[]): void {
+  const call = parts.find((p) => p.functionCall);
+  if (call && !call.thoughtSignature) call.thoughtSignature = SKIP_SIGNATURE;
 }
 
 function encodeToolChoice(choice: IRToolChoice): Record<string, unknown> {

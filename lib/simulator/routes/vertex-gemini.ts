@@ -3,7 +3,9 @@
 //   POST …:streamGenerateContent?alt=sse   (data-only SSE, no terminator)
 // Auth is a Bearer token this simulator issued at POST /token. Flex is the header
 // `X-Vertex-AI-LLM-Shared-Request-Type: flex`; the tier used shows in usageMetadata.trafficType
-// (ON_DEMAND_FLEX | ON_DEMAND). A full flex queue answers 429 RESOURCE_EXHAUSTED.
+// (ON_DEMAND_FLEX | ON_DEMAND). A full flex queue answers 429 RESOURCE_EXHAUSTED. A gemini-3*
+// model signs its function calls and, as Gemini 3 does, answers 400 to a current-turn call sent
+// back without its thoughtSignature.
 import { vertexJsonOutput } from '../structured-output.ts';
 import type { Answer } from '../answer.ts';
 import { sseData, sseRaw, SSE_CONTENT_TYPE, type Frame } from '../frames.ts';
@@ -47,6 +49,8 @@ function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
   if (!isRecord(body)) return invalid('Invalid JSON payload received.');
   const contents = asArray(body.contents);
   if (!contents.length) return invalid('contents is not specified');
+  const unsigned = signsCalls(info.params.model!) ? unsignedCall(contents) : undefined;
+  if (unsigned) return invalid(unsigned);
 
   let text = '';
   for (const p of partsOf(body.systemInstruction)) if (isRecord(p)) text += asString(p.text) ?? '';
@@ -97,16 +101,44 @@ function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
   return { ok: true, value };
 }
 
+/** Gemini 3 signs the first functionCall part of each model step and wants it back. */
+const signsCalls = (model: string): boolean => model.startsWith('gemini-3');
+
+/** Gemini 3's check: in the current turn (the model steps after the last user content that is not
+ *  only functionResponse parts), the first functionCall part of each model content must carry a
+ *  thoughtSignature. Earlier turns are not checked. The message is Vertex's. */
+function unsignedCall(contents: unknown[]): string | undefined {
+  let start = -1;
+  contents.forEach((c, i) => {
+    if (isRecord(c) && c.role !== 'model' && asArray(c.parts).some((p) => isRecord(p) && !isRecord(p.functionResponse))) start = i;
+  });
+  for (let i = start + 1; i < contents.length; i++) {
+    const c = contents[i];
+    if (!isRecord(c) || c.role !== 'model') continue;
+    const call = asArray(c.parts).find((p): p is Record<string, unknown> => isRecord(p) && isRecord(p.functionCall));
+    if (call && !(typeof call.thoughtSignature === 'string' && call.thoughtSignature)) {
+      const name = (call.functionCall as Record<string, unknown>).name;
+      return `Unable to submit request because function call \`${String(name)}\` in the ${i + 1}. content block is missing a \`thought_signature\`.`
+        + ' Learn more: https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures';
+    }
+  }
+  return undefined;
+}
+
 function partsOf(content: unknown): unknown[] {
   return isRecord(content) ? asArray(content.parts) : [];
 }
 
 type Part = Record<string, unknown>;
 
+/** The signature a Gemini 3 function call carries (Gemini 2.5 signs only when thinking). */
+const callSignature = (answer: Answer): Part =>
+  (signsCalls(answer.model) ? { thoughtSignature: Buffer.from(`sim-call-${answer.uid}`).toString('base64') } : {});
+
 function allParts(answer: Answer): Part[] {
   const parts: Part[] = [];
   if (answer.reasoning) parts.push({ text: answer.reasoning.tokens.text(), thought: true, thoughtSignature: answer.reasoning.signature });
-  if (answer.toolCall) parts.push({ functionCall: { name: answer.toolCall.name, args: JSON.parse(answer.toolCall.args) } });
+  if (answer.toolCall) parts.push({ functionCall: { name: answer.toolCall.name, args: JSON.parse(answer.toolCall.args) }, ...callSignature(answer) });
   if (answer.text) parts.push({ text: answer.text.tokens.text() });
   return parts;
 }
@@ -148,7 +180,7 @@ function vertexStream(answer: Answer, decoded: Decoded): StreamEncoding {
     }
     // Vertex sends a function call whole ({name, args}); its tokens are one frame.
     const call = answer.toolCall;
-    if (call) yield [{ functionCall: { name: call.name, args: JSON.parse(call.args) } }, answer.usage.output - answer.usage.reasoning];
+    if (call) yield [{ functionCall: { name: call.name, args: JSON.parse(call.args) }, ...callSignature(answer) }, answer.usage.output - answer.usage.reasoning];
     for (const token of answer.text?.tokens ?? []) yield [{ text: token }, 1];
   }
   function* frames(): Generator<Frame> {
