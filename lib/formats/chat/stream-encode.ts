@@ -38,7 +38,7 @@ export function createChatStreamEncoder(ctx: EncodeContext): StreamEncoder {
           return start();
         case 'text_delta':
           if (!ev.text) return '';
-          return start() + choice(`{"${refusals.has(ev.index) ? 'refusal' : 'content'}":${JSON.stringify(ev.text)}}`);
+          return start() + choice(`{"${refusals.size && refusals.has(ev.index) ? 'refusal' : 'content'}":${JSON.stringify(ev.text)}}`);
         case 'block_start': {
           if (ev.block.kind === 'text' && ev.block.refusal) refusals.add(ev.index);
           if (ev.block.kind !== 'tool_call' || calls.has(ev.index)) return '';
