@@ -32,7 +32,10 @@ export async function handleCountTokens(req: IncomingMessage, res: ServerRespons
         const why = `vendor C refused the count (${status}): ${text.slice(0, 300)}`;
         throw new GatewayError(status >= 500 ? 'provider_error' : 'provider_rejected', why, status < 500 ? { status } : {});
       }
-      const counted = JSON.parse(text) as Record<string, unknown>;
+      let counted: Record<string, unknown>;
+      try { counted = JSON.parse(text) as Record<string, unknown>; } catch {
+        throw new GatewayError('provider_error', 'vendor C answered the count with a body that is not JSON.');
+      }
       return sendJson(res, 200, JSON.stringify({ ...counted, counted_by: 'vendor_c' }), { 'x-service-served-provider': 'vendor_c' });
     }
     sendJson(res, 200, JSON.stringify({ input_tokens: Math.ceil(bytes.length / 4), counted_by: 'gateway_estimate' }));

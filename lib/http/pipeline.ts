@@ -197,10 +197,10 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   const winner = outcome.winner;
   if (ctx.clientClosed) return;
   if (!winner) {
-    const err = failureError(outcome.failure);
+    const last = ctx.routes[outcome.routeIndex]!;
+    const err = failureError(outcome.failure, last.mode === 'managed');
     ctx.status = err.status;
     ctx.errorCode = err.code;
-    const last = ctx.routes[outcome.routeIndex]!;
     sendError(res, checked.format, err, answerHeaders(ctx, last, outcome, 'standard'));
     return;
   }
@@ -333,13 +333,16 @@ function servedRoute(ctx: RequestContext): RoutePlan | undefined {
 
 /** Nothing committed: the caller's error from the last failure (a gateway-side refusal such as a
  *  full route keeps its own code; a provider's 4xx is passed on; anything else is provider_error). */
-function failureError(f: Failure | undefined): GatewayError {
+function failureError(f: Failure | undefined, managed: boolean): GatewayError {
+  if (f?.callerError) return f.callerError;
   if (f?.gatewayCode) return new GatewayError(f.gatewayCode, undefined, { retryAfterS: Math.ceil((f.retryAfterMs ?? 1_000) / 1000) });
   if (f?.kind === 'fatal') {
     const status = f.status >= 400 && f.status < 500 ? f.status : 400;
     return new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status });
   }
-  return new GatewayError('provider_error', f ? `The provider failed (${f.status}): ${f.message}` : undefined);
+  // A provider's own failure on the service's account (a managed route) describes that account (a
+  // 429 names its organization and quota): the caller gets the status, not the provider's words.
+  return new GatewayError('provider_error', f ? `The provider failed (${f.status})${managed ? '.' : `: ${f.message}`}` : undefined);
 }
 
 const summaryLoggers = new WeakMap<Logger, Logger>();

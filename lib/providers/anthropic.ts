@@ -1,7 +1,7 @@
 // vendor_c: the Anthropic Messages API. x-api-key + anthropic-version; no flex tier.
 import type { RouteAdapter } from './types.ts';
 import { originAndBase } from './url.ts';
-import { jsonBody } from './json-body.ts';
+import { jsonBody, upstreamJson } from './json-body.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -36,7 +36,7 @@ export function vendorC(baseUrl: string, defaultMaxTokens: number): RouteAdapter
         origin,
         path: `${base}/v1/messages/count_tokens`,
         headers: { ...headers(credential, betas), accept: 'application/json' },
-        body: JSON.stringify(body),
+        body: upstreamJson(body),
       };
     },
   };

@@ -9,6 +9,7 @@ import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import type { Framer, RouteAdapter } from './types.ts';
 import { originAndBase } from './url.ts';
+import { upstreamJson } from './json-body.ts';
 import { formatFrame, type RawFrame } from '../sse.ts';
 import { GatewayError } from '../errors.ts';
 import { MESSAGES_BETAS } from '../formats/messages/betas.ts';
@@ -46,7 +47,7 @@ export function cloudB(baseUrl: string, defaultMaxTokens: number): RouteAdapter 
       const bedrockBetas = betas?.filter((beta) => MESSAGES_BETAS[beta]?.bedrock) ?? [];
       if (bedrockBetas.length) out.anthropic_beta = bedrockBetas;   // Bedrock takes betas in the body
       const path = `${base}/model/${encodeURIComponent(model)}/${stream ? 'invoke-with-response-stream' : 'invoke'}`;
-      const payload = JSON.stringify(out);
+      const payload = upstreamJson(out);
       const signer = new SignatureV4({
         service: 'bedrock', region, sha256: Sha256,
         credentials: { accessKeyId: keys.access_key_id, secretAccessKey: keys.secret_access_key, sessionToken: keys.session_token },

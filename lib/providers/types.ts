@@ -4,6 +4,7 @@
 // One file per provider API, named after the API it speaks (openai, gemini, anthropic, vertex,
 // bedrock); each exports the adapter of the route that speaks it (vendorA, vendorB, vendorC,
 // cloudA, cloudB).
+import type { GatewayError } from '../errors.ts';
 import type { FormatName } from '../ir.ts';
 import type { RouteName, Tier } from '../routes.ts';
 import type { RawFrame, SSEFrame } from '../sse.ts';
@@ -52,4 +53,7 @@ export interface Failure {
   upstreamCode?: string;
   /** Set when the gateway itself refused (capacity): the error code to answer if nothing else serves. */
   gatewayCode?: 'rate_limit_exceeded' | 'upstream_capacity_exceeded';
+  /** Set when the caller's request could not be built for the provider (nothing was sent): the
+   *  caller's own error, answered as it is. */
+  callerError?: GatewayError;
 }

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { JWT, JWTOptions } from 'google-auth-library';
 import type { Logger } from '../log.ts';
 import type { RouteAdapter } from './types.ts';
+import { upstreamJson } from './json-body.ts';
 import { originAndBase } from './url.ts';
 import { GatewayError } from '../errors.ts';
 import { UnusableCredential } from './unusable-credential.ts';
@@ -161,7 +162,7 @@ export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter 
         path: `${base}/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}`
           + `/publishers/google/models/${encodeURIComponent(model)}:${verb}`,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify(body),
+        body: upstreamJson(body),
       };
     },
   };

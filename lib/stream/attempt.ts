@@ -15,6 +15,7 @@ import { headersOf, type Pools, type ResponseHeaders, type UpstreamHandler, type
 import { CapacityRefused, capacityFailure } from '../providers/capacity.ts';
 import { frameTooLarge, MAX_FRAME_BYTES, parseFrame, SSEParser, type RawFrame, type SSEFrame } from '../sse.ts';
 import { classify, connectionFailure } from './failure.ts';
+import { GatewayError } from '../errors.ts';
 import { frameEndAfter, PendingBytes } from './sse-scan.ts';
 
 export class AttemptFailed extends Error {
@@ -83,7 +84,8 @@ const NO_RAW_HEADERS: Buffer[] = [];
 export function runAttempt(spec: AttemptSpec, pools: Pools, now: () => number): Attempt {
   const call = new UpstreamCall(spec, now);
   const committed = new Promise<Committed>((resolve, reject) => { call.resolve = resolve; call.reject = reject; });
-  const built = spec.request();
+  let built: ReturnType<AttemptSpec['request']>;
+  try { built = spec.request(); } catch (err) { call.fail(err as Error); return { committed, abort: () => call.abort() }; }
   if (built instanceof Promise) built.then((req) => call.dispatch(pools, req), (err) => call.fail(err as Error));
   else call.dispatch(pools, built);
   return { committed, abort: () => call.abort() };
@@ -175,7 +177,9 @@ class UpstreamCall implements UpstreamHandler, Committed {
     const before = this.phase;
     this.phase = 'ended';
     if (before === 'committed') { this.finish(err); return; }
-    this.reject(this.aborted ? STOPPED : new AttemptFailed(err instanceof CapacityRefused ? capacityFailure(err) : connectionFailure(err)));
+    this.reject(this.aborted ? STOPPED : new AttemptFailed(err instanceof CapacityRefused ? capacityFailure(err)
+      : err instanceof GatewayError ? { kind: 'fatal', status: err.status, message: err.message, callerError: err }
+      : connectionFailure(err)));
   }
 
   // undici's handler calls (UpstreamHandler)

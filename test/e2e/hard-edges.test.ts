@@ -316,3 +316,52 @@ test('clientIpResolver: CIDRs, IPv4-mapped peers, and no header without trust', 
   assert.throws(() => clientIpResolver(['10.0.0.0/33']), /trust_proxy/);
   assert.throws(() => clientIpResolver(['proxy.local']), /trust_proxy/);
 });
+
+test('a body nested thousands of levels deep is the caller\'s 400 invalid_request on every path that serializes it upstream, and the process lives', async () => {
+  const t = await startTestGateway({ config: { abuse_limits: NO_LIMITS } });
+  try {
+    const own = await t.newOrg({ ownKeys: ['vendor_a', 'vendor_c', 'cloud_a'] });
+    const managed = await t.newOrg({ balance: 5_000_000 });
+    const deep = '{"a":'.repeat(5_000) + '1' + '}'.repeat(5_000);
+    const send = (key: string, path: string, body: string): Promise<Response> =>
+      fetch(t.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+    const cases: Array<[string, string, string]> = [
+      [own.key, '/v1/messages/count_tokens', `{"model":"claude-haiku-4-5","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":${deep}}]}`],
+      [own.key, '/v1/messages', `{"model":"gpt-5.4-mini","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"start_within":"now","tools":[{"name":"f","input_schema":${deep}}]}`],
+      [own.key, '/v1/chat/completions', `{"model":"gemini-2.5-flash","messages":[{"role":"user","content":"hi"}],"start_within":"now","provider":["cloud_a"],"tools":[{"type":"function","function":{"name":"f","parameters":${deep}}}]}`],
+    ];
+    for (const [key, path, body] of cases) {
+      const res = await send(key, path, body);
+      const text = await res.text();
+      assert.equal(res.status, 400, `${path}: ${text.slice(0, 300)}`);
+      assert.match(text, /invalid_request/, path);
+      assert.match(text, /nested too deeply/, path);
+      assert.equal(res.headers.get('x-service-retries') ?? '0', '0', `${path}: not retried`);
+    }
+    assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
+    const limits = await (await fetch(`${t.url}/v1/limits`, { headers: { authorization: `Bearer ${managed.key}` } })).json() as any;
+    assert.equal(limits.managed.balance.remaining_micro_usd, 5_000_000, 'nothing charged');
+  } finally { await t.close(); }
+});
+
+test('a provider failure on a managed route reaches the caller as its status without the provider\'s words (they describe the service\'s account); on an own key they are kept', async () => {
+  const t = await startTestGateway({ config: { abuse_limits: NO_LIMITS } });
+  try {
+    const own = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const managed = await t.newOrg({ balance: 5_000_000 });
+    const answer = async (key: string, id: string): Promise<any> => {
+      const res = await fetch(`${t.url}/v1/responses`, {
+        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-5.4-mini', input: `x ${sim({ fail: [500], id })}`, start_within: 'now' }),
+      });
+      assert.equal(res.status, 502);
+      return (await res.json() as any).error;
+    };
+    const mine = await answer(own.key, 'edge-own-500');
+    const theirs = await answer(managed.key, 'edge-managed-500');
+    assert.equal(mine.code, 'provider_error');
+    assert.equal(theirs.code, 'provider_error');
+    assert.match(mine.message, /^The provider failed \(500\): ./);
+    assert.equal(theirs.message, 'The provider failed (500).');
+  } finally { await t.close(); }
+});
