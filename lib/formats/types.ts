@@ -59,7 +59,7 @@ export interface UsageTap {
   read(data: any, acc: TapState): void;
   /** Frame data with usage.cost / usage.routing added (and input/output token names the spec
    *  asks for), serialised; only called on the frame that carries the final usage. */
-  inject(data: any, extras: CostExtras): string;
+  inject(data: any, extras: CostExtras, acc?: TapState): string;
   /** True when this frame is the final usage frame (the one inject() rewrites). */
   isFinal(frame: SSEFrame, data: any): boolean;
 }

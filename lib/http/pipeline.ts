@@ -273,13 +273,14 @@ async function finish(ctx: RequestContext): Promise<void> {
   // The balance pays only for what a managed route served; an own-key route's cost is the org's own.
   const mode = servedRoute(ctx)?.mode;
   const cost = ctx.costMicroUsd;
-  if (ctx.admitted) await settle(ctx, mode === 'managed' ? cost : 0);
+  // One instant for the settlement and the record: both land on the same UTC day.
+  const now = svc.clock.now();
+  if (ctx.admitted) await settle(ctx, mode === 'managed' ? cost : 0, now);
   if (ctx.inflight) svc.inflight.delete(ctx.inflight);
   if (mode && cost) svc.metrics.spendBy(mode).inc(cost);
   svc.metrics.requestsBy(ctx.format, ctx.status).inc();
   const checked = ctx.checked;
   const tier = result?.tier ?? outcome?.winner?.tier;
-  const now = svc.clock.now();
   if (key) {
     svc.usage.push({
       id: ctx.id, orgId: key.orgId, keyId: key.id, startedAt: ctx.t0, endedAt: now, format: ctx.format,
@@ -408,11 +409,11 @@ async function admitToLedger(svc: Services, orgId: string, route: RouteName, hol
   return r;
 }
 
-async function settle(ctx: RequestContext, cost: number): Promise<void> {
+async function settle(ctx: RequestContext, cost: number, nowMs: number): Promise<void> {
   const { svc } = ctx;
   const holdId = ctx.admitted!.holdId;
   try {
-    await svc.ledger.settle(holdId, cost, svc.clock.now());
+    await svc.ledger.settle(holdId, cost, nowMs);
   } catch (err) {
     // The hold stays and its lease expiry releases it; the cost is logged for reconciliation.
     svc.log.error({ req: ctx.id, org: ctx.key?.orgId, err, hold: holdId, cost_micro_usd: cost }, 'settlement failed');

@@ -192,8 +192,10 @@ export const requestMachine = setup({
       context.attempts.standard = null;
       context.standard = 'backoff';
       context.retriesOnRoute++;
-      context.retries++;
     },
+    // Counted when the retry runs, not when it is scheduled: a flex commit during the backoff
+    // cancels it, and x-service-retries reports retries performed.
+    countRetry: ({ context }) => { context.retries++; },
     nextRoute: ({ context }) => {
       if (context.flex === 'racing') context.flex = 'stopped';
       stopAttempt(context.attempts, 'flex');
@@ -223,7 +225,7 @@ export const requestMachine = setup({
       entry: 'begin',
       on: {
         hedge: { guard: 'standardIdle', actions: 'askHedge' },
-        retry: { actions: 'launchStandard' },
+        retry: { actions: ['countRetry', 'launchStandard'] },
         'attempt.committed': [
           { guard: 'untimed', target: 'committed', actions: 'win' },   // no timer was ever set
           { target: 'committed', actions: ['win', 'cancelHedge', 'cancelRetry'] },
@@ -397,7 +399,10 @@ class RequestRun implements RunningRequest {
   private settle(): void {
     if (this.settledOnce) return;
     this.settledOnce = true;
-    const { winner, reason, routeIndex, retries, fallbacks, failure } = this.context;
+    const { winner, routeIndex, retries, fallbacks, failure } = this.context;
+    // A race that ends with nothing served did not have flex serve it: its reason is not the
+    // flex_committed it started from (the answer's header and the usage record carry it).
+    const reason = winner || this.context.input.flex !== 'race' ? this.context.reason : routeIndex > 0 ? 'fallback' : 'flex_unavailable';
     this.resolve({ winner, reason, routeIndex, retries, fallbacks, failure });
   }
 }

@@ -143,7 +143,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     if (usageOnlyFrame?.(data)) return EMPTY;
     if (!args.includeCost) return undefined;
     const { extras } = args.pricing.price(tapState.usage, tapState.tier ?? committed.tier);
-    return Buffer.from(formatFrame(tap.inject(data, extras!), frame.event));
+    return Buffer.from(formatFrame(tap.inject(data, extras!, tapState), frame.event));
   };
   // Only whole frames go out (one write per upstream chunk), so a stream that breaks later ends
   // with a clean error event, never one spliced into half a frame.
@@ -188,7 +188,9 @@ function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number, why:
   if (own !== undefined) why = `the provider's error event: ${own}`;
   if (!args.res.destroyed) args.res.end(own === undefined ? args.caller.errorFrame('provider_error', `The provider stream failed: ${why}`) : undefined);
   const tier = tapState.tier ?? args.committed.tier;
-  return { complete: false, usage: tapState.sawUsage ? tapState.usage : undefined, tier, bytesOut, error: why };
+  // What the tap read before the break is not the provider's final usage (Messages' message_start
+  // says 1 output token): the request is charged the estimate of what reached the caller.
+  return { complete: false, usage: undefined, tier, bytesOut, error: why };
 }
 
 /** The message of the provider's error event when `bytes` (whole frames) end with one, as the

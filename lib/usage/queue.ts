@@ -28,6 +28,10 @@ export class UsageQueue {
   constructor(private readonly store: UsageStore, private readonly opts: UsageQueueOptions,
     private readonly metrics: UsageQueueMetrics, private readonly log: Logger) {
     this.ring = new Array(opts.capacity);
+    // The depth is read when the gauge is scraped: set on every push it would be prom-client work on
+    // the request path, and set only after a batch (as it was) it always read 0.
+    // (prom-client runs a metric's `collect` before each read; its typings only name it in the options.)
+    (metrics.depth as Gauge & { collect?: () => void }).collect = () => { metrics.depth.set(this.size); };
     this.timer = setInterval(() => { void this.flush(); }, opts.flushIntervalMs);
     this.timer.unref();
   }
@@ -80,7 +84,6 @@ export class UsageQueue {
         this.metrics.dropped.inc(count);
         this.log.error({ err, dropped: count }, 'usage records could not be written: dropped');
       }
-      this.metrics.depth.set(this.size);
     }
   }
 

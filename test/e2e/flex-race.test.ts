@@ -74,6 +74,16 @@ test('without retry a transient failure is the caller\'s 502 provider_error, wit
   );
 });
 
+test('a race where flex and standard both fail says flex_unavailable, not flex_committed, in its header and usage record', async () => {
+  let headers: Headers | undefined;
+  await assert.rejects(
+    client.responses.create({ model: 'gpt-5.4', input: sim({ fail: [500, 500], id: 'race-all-fail' }), start_within: '00h-00m-10s' } as any),
+    (err: any) => { headers = err.headers; return err.status === 502; },
+  );
+  assert.equal(headers!.get('x-service-flex-reason'), 'flex_unavailable');
+  assert.equal(headers!.get('x-service-flex-applied'), 'false');
+});
+
 test('flex race slots per organization: past the limit the request runs standard (flex_slots_full)', async () => {
   const t2 = await startTestGateway({ config: { flex_race_slots: 1 } });
   try {

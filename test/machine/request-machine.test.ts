@@ -240,3 +240,27 @@ test('a launch that throws on arrival fails the request with its message', async
   assert.equal(out.winner, undefined);
   assert.deepEqual(out.failure, { kind: 'transient', status: 502, message: 'no adapter' });
 });
+
+test('a retry scheduled but cancelled by a flex commit during its backoff is not counted as performed', async () => {
+  const { launched, run, clock } = harness({ retry: { count: 2, backoff: 'exponential', jitter: false } });
+  clock.increment(8_000); await flush();                          // the hedge: standard at deadline − lead
+  assert.equal(launched[1]!.tier, 'standard');
+  launched[1]!.reject(fail('transient', 503)); await flush();     // → a 250 ms backoff
+  clock.increment(100); await flush();
+  launched[0]!.resolve(committed('vendor_a', 'flex'));            // flex starts during the backoff
+  const out = await run.outcome;
+  clock.increment(10_000); await flush();
+  assert.equal(launched.filter((l) => l.tier === 'standard').length, 1, 'no retry ran');
+  assert.equal(out.retries, 0);
+  run.stop();
+});
+
+test('a race that ends with nothing served reports flex_unavailable, not the flex_committed it started from', async () => {
+  const { launched, run } = harness();
+  launched[0]!.reject(fail('capacity', 429));                     // flex refused → standard at once
+  await flush();
+  launched[1]!.reject(fail('transient', 503));                    // standard fails, nothing left
+  const out = await run.outcome;
+  assert.equal(out.winner, undefined);
+  assert.equal(out.reason, 'flex_unavailable');
+});

@@ -28,8 +28,12 @@ export const messagesTap: UsageTap = {
     acc.sawUsage = true;
   },
 
-  inject(data, extras: CostExtras) {
-    return JSON.stringify({ ...data, usage: addCostExtras({ ...data.usage }, extras) });
+  // message_delta carries the output side; the input count the spec wants beside the cost came in
+  // message_start (Anthropic's meaning: the uncached input), kept by read().
+  inject(data, extras: CostExtras, acc?: TapState) {
+    const usage = { ...data.usage };
+    if (acc?.sawUsage) usage.input_tokens ??= countersFromIR(acc.usage).input;
+    return JSON.stringify({ ...data, usage: addCostExtras(usage, extras) });
   },
 
   isFinal(frame, data) {
