@@ -104,10 +104,13 @@ test('Chat-native parameters: vendor B/C model → unsupported_parameter; with a
   assert.equal((ok as any).object, 'chat.completion');
 });
 
-test('Chat fields with no translation → 400 unsupported_parameter, never dropped', async () => {
+test('Chat and Responses fields with no translation → 400 unsupported_parameter, never dropped', async () => {
   const image = { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] };
   await expectError(chat({ model: 'claude-haiku-4-5', start_within: 'now', messages: [image] }), 400, 'unsupported_parameter', 'messages[0].content[0].image_url.detail');
   await expectError(chat({ model: 'gemini-3.5-flash', start_within: 'now', messages: [image] }), 400, 'unsupported_parameter', 'messages[0].content[0].image_url.detail');
+  const input = [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png', detail: 'low' }] }];
+  await expectError(responses({ model: 'claude-haiku-4-5', start_within: 'now', input }), 400, 'unsupported_parameter', 'input[0].content[0].detail');
+  await expectError(responses({ model: 'gemini-3.5-flash', start_within: 'now', input }), 400, 'unsupported_parameter', 'input[0].content[0].detail');
   await expectError(chat({ start_within: 'now', functions: [{ name: 'f', parameters: {} }] }), 400, 'unsupported_parameter', 'functions');
   await expectError(chat({ start_within: 'now', tools: [{ type: 'custom', custom: { name: 'grep' } }] }), 400, 'unsupported_parameter', 'tools');
 });
