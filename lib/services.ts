@@ -29,8 +29,9 @@ export class InFlight {
   constructor(readonly abort: () => void, readonly holdId: string | undefined) {}
 }
 
-/** The requests in flight. A request leaves it when it has finished (its hold settled); shutdown
- *  waits for it to empty, with one promise for all of them rather than one per request.
+/** The requests in flight (racing or streaming). A request leaves it when it has finished (its
+ *  hold settled); shutdown aborts those still there after its drain time (OpenRequests says when
+ *  every request has ended).
  *
  *  A list linked through its entries, not a Set: a Set that lives as long as the process, with an
  *  entry added and deleted per request, kept every request's whole graph alive until the next full
@@ -44,7 +45,6 @@ export class InFlightSet {
   private head: InFlight | undefined = undefined;
   private tail: InFlight | undefined = undefined;
   private count = 0;
-  private emptied: (() => void)[] = [];
 
   get size(): number { return this.count; }
 
@@ -70,15 +70,7 @@ export class InFlightSet {
     if (entry.prev) entry.prev.next = entry.next; else this.head = entry.next;
     if (entry.next) entry.next.prev = entry.prev; else this.tail = entry.prev;
     entry.prev = entry.next = undefined;
-    if (--this.count || !this.emptied.length) return;
-    const waiting = this.emptied;
-    this.emptied = [];
-    for (const resolve of waiting) resolve();
-  }
-
-  /** Resolves when no request is in flight (at once when none is). */
-  whenEmpty(): Promise<void> {
-    return this.count ? new Promise((resolve) => { this.emptied.push(resolve); }) : Promise.resolve();
+    this.count--;
   }
 }
 

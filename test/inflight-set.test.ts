@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
-import { InFlight, InFlightSet } from '../lib/services.ts';
+import { InFlight, InFlightSet, OpenRequests } from '../lib/services.ts';
 import { gc } from './helpers/gc.ts';
 
 const entry = (holdId?: string): InFlight => new InFlight(() => {}, holdId);
@@ -46,21 +46,19 @@ test('a walk goes on when the entry it stands on leaves (shutdown aborts each re
   assert.equal(set.size, 0);
 });
 
-test('whenEmpty resolves at once when empty, else when the last entry leaves', async () => {
-  const set = new InFlightSet();
-  await set.whenEmpty();
-  const a = entry('a');
-  const b = entry('b');
-  set.add(a);
-  set.add(b);
-  let emptied = false;
-  const waiting = set.whenEmpty().then(() => { emptied = true; });
-  set.delete(a);
+test('OpenRequests.whenNone resolves at once when none is open, else when the last one ends', async () => {
+  const open = new OpenRequests();
+  await open.whenNone();
+  open.begin();
+  open.begin();
+  let none = false;
+  const waiting = open.whenNone().then(() => { none = true; });
+  open.end();
   await Promise.resolve();
-  assert.equal(emptied, false);
-  set.delete(b);
+  assert.equal(none, false);
+  open.end();
   await waiting;
-  assert.equal(emptied, true);
+  assert.equal(none, true);
 });
 
 test('an entry that left is young garbage: churning the set does not promote what it held', () => {

@@ -84,10 +84,14 @@ const NO_RAW_HEADERS: Buffer[] = [];
 export function runAttempt(spec: AttemptSpec, pools: Pools, now: () => number): Attempt {
   const call = new UpstreamCall(spec, now);
   const committed = new Promise<Committed>((resolve, reject) => { call.resolve = resolve; call.reject = reject; });
-  let built: ReturnType<AttemptSpec['request']>;
-  try { built = spec.request(); } catch (err) { call.fail(err as Error); return { committed, abort: () => call.abort() }; }
-  if (built instanceof Promise) built.then((req) => call.dispatch(pools, req), (err) => call.fail(err as Error));
-  else call.dispatch(pools, built);
+  // A request that cannot be built (a body too deep to serialize) fails the attempt, sync or async.
+  try {
+    const built = spec.request();
+    if (built instanceof Promise) built.then((req) => call.dispatch(pools, req), (err) => call.fail(err as Error));
+    else call.dispatch(pools, built);
+  } catch (err) {
+    call.fail(err as Error);
+  }
   return { committed, abort: () => call.abort() };
 }
 
