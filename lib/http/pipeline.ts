@@ -343,7 +343,9 @@ function failureError(f: Failure | undefined, managed: boolean): GatewayError {
   }
   // A provider's own failure on the service's account (a managed route) describes that account (a
   // 429 names its organization and quota): the caller gets the status, not the provider's words.
-  return new GatewayError('provider_error', f ? `The provider failed (${f.status})${managed ? '.' : `: ${f.message}`}` : undefined);
+  // Its Retry-After (a 429's, a 503's) is passed on: the caller's SDK waits as the provider asked.
+  return new GatewayError('provider_error', f ? `The provider failed (${f.status})${managed ? '.' : `: ${f.message}`}` : undefined,
+    { retryAfterS: f?.retryAfterMs === undefined ? undefined : Math.ceil(f.retryAfterMs / 1000) });
 }
 
 const summaryLoggers = new WeakMap<Logger, Logger>();

@@ -27,7 +27,7 @@ import { and, cancel, raise, setup, type ActorSystem, type AnyActorRef, type Sna
 import type { RouteName, Tier } from '../routes.ts';
 import type { Failure } from '../providers/types.ts';
 import { AttemptFailed, type Attempt, type Committed } from '../stream/attempt.ts';
-import { backoffDelay, type RetryPolicy } from './backoff.ts';
+import { backoffDelay, MAX_DELAY_MS, type RetryPolicy } from './backoff.ts';
 
 export type FlexMode = 'race' | 'slots_full' | 'off';
 
@@ -161,6 +161,13 @@ export const requestMachine = setup({
     flexFailed: ({ event }) => event.type === 'attempt.failed' && event.tier === 'flex',
     fatal: ({ event }) => event.type === 'attempt.failed' && event.failure.kind === 'fatal',
     retriesLeft: ({ context }) => !!context.input.retry && context.retriesOnRoute < context.input.retry.count,
+    // A provider that asks for a longer wait than the backoff's own ceiling and than the time left
+    // to the deadline has, for this request, spent its route: the next route (or the caller's
+    // error, carrying the provider's Retry-After) instead of an hour's sleep.
+    waitAcceptable: ({ context, event }) => {
+      const after = event.type === 'attempt.failed' ? event.failure.retryAfterMs : undefined;
+      return after === undefined || after <= Math.max(MAX_DELAY_MS, context.input.deadlineAt - context.input.now());
+    },
     routesLeft: ({ context }) => context.routeIndex + 1 < context.input.routes.length,
     flexStillRacing: ({ context }) => context.flex === 'racing',
   },
@@ -238,7 +245,7 @@ export const requestMachine = setup({
           { guard: 'flexFailed', actions: ['flexFailed', 'cancelHedge'] },
           { guard: 'fatal', target: 'failed', actions: ['recordFailure', 'stopAll', 'cancelHedge', 'cancelRetry'] },
           // transient standard failure with retries left on this route: back off, then again
-          { guard: 'retriesLeft', actions: ['recordFailure', 'backOff', 'scheduleRetry'] },
+          { guard: and(['retriesLeft', 'waitAcceptable']), actions: ['recordFailure', 'backOff', 'scheduleRetry'] },
           // the route is spent: the next element of provider, standard tier
           { guard: 'routesLeft', actions: ['recordFailure', 'cancelHedge', 'nextRoute', 'launchStandard'] },
           // nothing left but a flex attempt still racing: let it try

@@ -67,6 +67,17 @@ test('retries honour Retry-After and are counted in x-service-retries', async ()
   assert.equal(response.headers.get('x-service-retries'), '1');
 });
 
+test('a provider asking for a wait longer than the deadline allows is not waited for: the caller gets 502 with its Retry-After', async () => {
+  const before = stats().requests;
+  await assert.rejects(
+    client.responses.create({
+      model: 'gpt-5.4', input: sim({ fail: [429, 429], retry_after_s: 600, id: 'retry-long' }), start_within: 'now', retry: { count: 2 },
+    } as any),
+    (err: any) => err.status === 502 && err.code === 'provider_error' && err.headers.get('retry-after') === '600',
+  );
+  assert.equal(stats().requests, before + 1, 'one attempt, no retry scheduled ten minutes out');
+});
+
 test('without retry a transient failure is the caller\'s 502 provider_error, with routing headers', async () => {
   await assert.rejects(
     client.responses.create({ model: 'gpt-5.4', input: sim({ fail: [503], id: 'no-retry-1' }), start_within: 'now' } as any),

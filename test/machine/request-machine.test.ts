@@ -115,6 +115,43 @@ test('retries honour Retry-After and count', async () => {
   run.stop();
 });
 
+test('a Retry-After longer than the backoff ceiling and the time to the deadline spends the route: the next route at once', async () => {
+  const { launched, run } = harness({ routes: ['vendor_b', 'cloud_a'], flex: 'off', retry: { count: 3, backoff: 'exponential', jitter: false } });
+  launched[0]!.reject(fail('transient', 429, 3_600_000));
+  await flush();
+  assert.equal(launched.length, 2, 'no hour-long sleep on vendor_b');
+  assert.equal(launched[1]!.route, 'cloud_a');
+  launched[1]!.resolve(committed('cloud_a', 'standard'));
+  const out = await run.outcome;
+  assert.equal(out.reason, 'fallback');
+  assert.equal(out.retries, 0);
+  run.stop();
+});
+
+test('a Retry-After past the deadline and the ceiling with nothing left fails at once, with the provider\'s wait in the failure', async () => {
+  const { launched, run } = harness({ flex: 'off', retry: { count: 3, backoff: 'exponential', jitter: false } });
+  launched[0]!.reject(fail('transient', 429, 60_000));
+  const out = await run.outcome;
+  assert.equal(out.winner, undefined);
+  assert.equal(out.failure!.retryAfterMs, 60_000);
+  assert.equal(launched.length, 1);
+});
+
+test('a Retry-After within the time left to the deadline is waited for, even past the backoff ceiling', async () => {
+  const { launched, run, clock } = harness({ flex: 'off', deadlineAt: 1_000_000 + 120_000, retry: { count: 1, backoff: 'exponential', jitter: false } });
+  launched[0]!.reject(fail('transient', 503, 30_000));
+  await flush();
+  clock.increment(29_999);
+  await flush();
+  assert.equal(launched.length, 1);
+  clock.increment(1);
+  await flush();
+  assert.equal(launched.length, 2);
+  launched[1]!.resolve(committed('vendor_a', 'standard'));
+  assert.equal((await run.outcome).retries, 1);
+  run.stop();
+});
+
 test('fallback to the next route after the retries of the first', async () => {
   const { launched, run } = harness({ routes: ['vendor_b', 'cloud_a'], flex: 'off' });
   launched[0]!.reject(fail('transient', 500));
