@@ -255,5 +255,17 @@ export function spliceMembers(buf: Buffer, keep: (key: string) => boolean, set: 
   return Buffer.concat(parts);
 }
 
+/** The object's bytes with `"key": value` added last in its top-level member `into`, itself an
+ *  object (the rest byte for byte); undefined when there is no such member or it is no object. */
+export function withMemberIn(buf: Buffer, into: string, key: string, value: unknown): Buffer | undefined {
+  const member = topLevelMembersOf(buf).find((m) => m.key === into);
+  if (!member || buf[member.end - 1] !== 0x7d) return undefined;
+  const close = member.end - 1;
+  let i = close - 1;
+  while (isSpace(buf[i]!)) i--;
+  const added = Buffer.from(`${buf[i] === 0x7b ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(value)}`);
+  return Buffer.concat([buf.subarray(0, close), added, buf.subarray(close)]);
+}
+
 const OPEN = Buffer.from('{');
 const COMMA = Buffer.from(',');

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { RECORDED, recordedFiles, recordedOnly } from './helpers/recorded.ts';
-import { endOfJsonValue, pickMembers, withoutBulk, withoutString, type MemberPick } from '../lib/json-skip.ts';
+import { endOfJsonValue, pickMembers, withMemberIn, withoutBulk, withoutString, type MemberPick } from '../lib/json-skip.ts';
 import { responsesTap } from '../lib/formats/responses/tap.ts';
 import { zeroUsage } from '../lib/ir.ts';
 import type { TapState } from '../lib/formats/types.ts';
@@ -185,4 +185,14 @@ test('pickMembers reads every recorded Responses event as JSON.parse does', reco
     }
   }
   assert.ok(seen >= 5, `only ${seen} events found`);
+});
+
+test('withMemberIn adds a member last in a top-level object member, every other byte as it was', () => {
+  const body = '{"id":"r_1","output":[{"text":"\\"usage\\": {}"}],"usage":{"input_tokens":3, "output_tokens":5 } ,"user":null}';
+  const out = withMemberIn(Buffer.from(body), 'usage', 'cost', { total_micro_usd: 12, currency: 'USD' })!.toString();
+  assert.equal(out, body.replace('"output_tokens":5 }', '"output_tokens":5 ,"cost":{"total_micro_usd":12,"currency":"USD"}}'));
+  assert.deepEqual(JSON.parse(out).usage.cost, { total_micro_usd: 12, currency: 'USD' });
+  assert.equal(withMemberIn(Buffer.from('{"usage":{ }}'), 'usage', 'cost', 1)!.toString(), '{"usage":{ "cost":1}}');
+  assert.equal(withMemberIn(Buffer.from('{"usage":null}'), 'usage', 'cost', 1), undefined, 'not an object');
+  assert.equal(withMemberIn(Buffer.from('{"meta":{"usage":{}}}'), 'usage', 'cost', 1), undefined, 'only a top-level member');
 });

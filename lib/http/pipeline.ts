@@ -230,7 +230,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     ctx.status = 502;
     sendError(res, checked.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
   }
-  ctx.usage = result.usage ?? unpricedUsage(result.bytesOut, ctx.estimate!, perToken);
+  ctx.usage = result.usage ?? unpricedUsage(result.wireBytes ?? result.bytesOut, ctx.estimate!, perToken, result.reported);
   ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier), ctx.usage);
 }
 
@@ -435,13 +435,17 @@ function deliveredCost(
   return () => costOf(price, unpricedUsage((socket?.bytesWritten ?? base) - base, est, bytesPerToken));
 }
 
-/** A committed request that ended without the provider's usage (client gone, upstream broke): the
- *  provider bills the prompt once generation started, so charge the estimated input plus the
- *  output the bytes that reached the caller hold at most (the wire's fewest bytes per token,
- *  FormatCodec.bytesPerOutputToken), capped by the hold's output cap. */
-function unpricedUsage(bytesOut: number, est: { inputTokens: number; maxOutput: number }, bytesPerToken: number): IRUsage {
-  const outputTokens = Math.min(est.maxOutput, Math.ceil(bytesOut / bytesPerToken));
-  return { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 };
+/** A committed request that ended without the provider's final usage (client gone, upstream
+ *  broke): the provider bills the prompt once generation started, so charge the input it reported
+ *  (else the estimate) plus the output the provider's bytes behind what reached the caller hold
+ *  at most (the wire's fewest bytes per token, FormatCodec.bytesPerOutputToken), never less than
+ *  the output it reported, capped by the hold's output cap. */
+function unpricedUsage(
+  wireBytes: number, est: { inputTokens: number; maxOutput: number }, bytesPerToken: number, reported?: IRUsage,
+): IRUsage {
+  const outputTokens = Math.min(est.maxOutput, Math.max(reported?.outputTokens ?? 0, Math.ceil(wireBytes / bytesPerToken)));
+  if (!reported?.inputTokens) return { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 };
+  return { ...reported, reasoningTokens: Math.min(reported.reasoningTokens, outputTokens), outputTokens };
 }
 
 function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome): Pricing {

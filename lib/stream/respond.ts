@@ -14,7 +14,7 @@ import type { RawFrame, SSEFrame } from '../sse.ts';
 import type { Framer } from '../providers/types.ts';
 import { formatFrame, SSEParser } from '../sse.ts';
 import { PassthroughScanner } from './sse-scan.ts';
-import { pickMembers } from '../json-skip.ts';
+import { pickMembers, withMemberIn } from '../json-skip.ts';
 import type { Headers } from '../headers.ts';
 import { addCostExtras } from '../formats/cost-extras.ts';
 
@@ -51,6 +51,12 @@ export interface StreamResult {
   tier: Tier;                    // tier that served (provider-reported when it says)
   costMicroUsd?: number;
   bytesOut: number;
+  /** A translated stream: the provider's bytes behind what went out (the wire's own measure, which
+   *  FormatCodec.bytesPerOutputToken is about); a passthrough's are bytesOut. */
+  wireBytes?: number;
+  /** A stream that broke: what the provider had reported by then (Anthropic's message_start input
+   *  count, the output so far), the floor of what it bills. */
+  reported?: IRUsage;
   error?: string;
 }
 
@@ -189,8 +195,9 @@ function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number, why:
   if (!args.res.destroyed) args.res.end(own === undefined ? args.caller.errorFrame('provider_error', `The provider stream failed: ${why}`) : undefined);
   const tier = tapState.tier ?? args.committed.tier;
   // What the tap read before the break is not the provider's final usage (Messages' message_start
-  // says 1 output token): the request is charged the estimate of what reached the caller.
-  return { complete: false, usage: undefined, tier, bytesOut, error: why };
+  // says 1 output token): the request is charged the estimate of what reached the caller, on top
+  // of what the provider had reported.
+  return { complete: false, usage: undefined, tier, bytesOut, reported: tapState.sawUsage ? tapState.usage : undefined, error: why };
 }
 
 /** The message of the provider's error event when `bytes` (whole frames) end with one, as the
@@ -209,6 +216,8 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   let finish: Extract<IREvent, { type: 'finish' }> | undefined;
   let failed: string | undefined;
   let bytesOut = 0;
+  let wireBytes = 0;
+  let reported: IRUsage | undefined;
   let costMicroUsd: number | undefined;
   // What one upstream chunk's frames encode to goes out in one write (one HTTP chunk), not one
   // write per event.
@@ -222,6 +231,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
         if (args.includeCost) ev.extras = price.extras;
         finish = { ...ev, tier };
       } else if (ev.type === 'error') failed = ev.message;
+      else if (ev.type === 'usage') reported = { ...(reported ?? zeroUsage()), ...ev.usage };
       pending += encoder.push(ev);
     }
   };
@@ -233,7 +243,10 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   };
   startStream(args);
   try {
-    await drainFrames(committed, committed.framer, committed.frames, res, (frames) => { for (const frame of frames) emit(decoder.push(frame)); flush(); }, args);
+    await drainFrames(committed, committed.framer, committed.frames, res, (frames) => {
+      for (const frame of frames) { wireBytes += sseSize(frame); emit(decoder.push(frame)); }
+      flush();
+    }, args);
     emit(decoder.end());
   } catch (err) {
     failed = (err as Error).message;
@@ -242,12 +255,17 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   if (failed && !finish) {
     const message = `The provider stream failed: ${failed}`;
     if (!res.destroyed) res.end(pending + encoder.push({ type: 'error', code: 'provider_error', message }));
-    return { complete: false, tier: committed.tier, bytesOut, error: failed };
+    return { complete: false, tier: committed.tier, bytesOut, wireBytes, reported, error: failed };
   }
   bytesOut += Buffer.byteLength(pending);
   res.end(pending);
   return { complete: !failed, usage: finish!.usage, tier: finish!.tier!, costMicroUsd, bytesOut, error: failed };
 }
+
+/** A frame's size as an SSE event of the wire (`event: …\ndata: …\n\n`, ASCII JSON counted a
+ *  character a byte): what bytesPerOutputToken measures, whatever framing carried it (Bedrock's
+ *  binary event stream wraps the same events in base64). */
+const sseSize = (frame: SSEFrame): number => frame.data.length + (frame.event ? frame.event.length + 8 : 0) + 8;
 
 async function assemble(args: RespondArgs): Promise<StreamResult> {
   const { committed } = args;
@@ -299,6 +317,13 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
     const tokens = { input: own.input_tokens ?? usage.inputTokens, output: own.output_tokens ?? usage.outputTokens };
     body.usage = addCostExtras({ ...own }, extras, tokens);
     raw = undefined;
+  } else if (extras?.cost) {
+    // A non-streamed answer always reports its cost in usage.cost, as in x-service-cost (the
+    // spec's "Cost inside a stream", 1): spliced into the provider's own bytes where they go out
+    // as they came; the routing block and token names stay include_cost's.
+    const spliced = raw && withMemberIn(raw, 'usage', 'cost', extras.cost);
+    if (spliced) raw = spliced;
+    else { body.usage = { ...(body.usage ?? {}), cost: extras.cost }; raw = undefined; }
   }
   const out = raw ?? Buffer.from(JSON.stringify(body));
   args.res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length, ...headers });

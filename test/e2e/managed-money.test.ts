@@ -337,3 +337,31 @@ test('an upstream failure before commit (no retry): 502 provider_error, hold rel
   assert.equal(all.length, 3);
   assert.ok(all.every((e) => e.amount_micro_usd === 0));
 });
+
+test('a broken translated stream is charged by the provider\'s bytes, as a passthrough of the same upstream is, and its input as the provider reported it', async () => {
+  const org = await t.newOrg({ balance: 10_000_000 });
+  const directive = sim({ output_tokens: 600, reset_after_tokens: 300 });
+  const charges: Record<string, number> = {};
+  const streams: Record<string, string> = {};
+  for (const [path, body] of [
+    ['/v1/messages', { max_tokens: 4_096, messages: [{ role: 'user', content: `hello ${directive}` }] }],
+    ['/v1/chat/completions', { max_tokens: 4_096, messages: [{ role: 'user', content: `hello ${directive}` }] }],
+    ['/v1/responses', { max_output_tokens: 4_096, input: `hello ${directive}` }],
+  ] as const) {
+    const before = (await ledgerOf(org.orgId)).snapshot.cashMicroUsd;
+    streams[path] = await (await post(org.key, JSON.stringify({ model: 'claude-haiku-4-5', start_within: 'now', stream: true, ...body }), undefined, path)).text();
+    charges[path] = before - (await assertNothingHeld(org.orgId)).cashMicroUsd;
+  }
+  assert.match(streams['/v1/messages']!, /The provider stream failed/);
+  // The same upstream bytes stand behind each caller's stream: the same charge, whatever the
+  // caller's format makes of them (a Chat stream is 2–3 times the bytes of the Messages one).
+  assert.ok(Buffer.byteLength(streams['/v1/chat/completions']!) > 1.5 * Buffer.byteLength(streams['/v1/messages']!));
+  assert.equal(charges['/v1/chat/completions'], charges['/v1/messages'], JSON.stringify(charges));
+  assert.equal(charges['/v1/responses'], charges['/v1/messages'], JSON.stringify(charges));
+  // The input as message_start reported it (not the request's bytes / 4), the output as the
+  // Anthropic wire's bytes hold at most (12 a token).
+  const text = streams['/v1/messages']!;
+  const input = Number(/"input_tokens":(\d+)/.exec(text)![1]);
+  const output = Math.ceil(Buffer.byteLength(text.slice(0, text.lastIndexOf('event: error\n'))) / 12);
+  assert.equal(charges['/v1/messages'], part(input, 1_000_000) + part(output, 5_000_000), 'claude-haiku-4-5: $1 / $5 per million');
+});

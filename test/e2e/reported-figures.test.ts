@@ -107,3 +107,26 @@ test('include_cost on a Messages stream: the usage frame carries input_tokens be
     assert.equal(typeof usage.cost.total_micro_usd, 'number', model);
   }
 });
+
+test('a non-streamed answer reports usage.cost without include_cost, equal to x-service-cost, in every caller format; the routing block stays include_cost\'s', async () => {
+  const org = await t.newOrg({ balance: 10_000_000 });
+  const user = `hi ${sim({ output_tokens: 7 })}`;
+  const bodies: Array<[string, string, Record<string, unknown>]> = [
+    ['/v1/responses', 'gpt-5.4-mini', { input: user }],                                          // passthrough
+    ['/v1/responses', 'claude-haiku-4-5', { input: user }],                                      // translated
+    ['/v1/chat/completions', 'gpt-5.4-mini', { messages: [{ role: 'user', content: user }] }],
+    ['/v1/messages', 'claude-haiku-4-5', { max_tokens: 100, messages: [{ role: 'user', content: user }] }],
+    ['/v1/messages', 'gpt-5.4-mini', { max_tokens: 100, messages: [{ role: 'user', content: user }] }],
+    ['/v1/interactions', 'gemini-3.5-flash', { input: user }],
+  ];
+  for (const [path, model, body] of bodies) {
+    const res = await post(org.key, path, { model, start_within: 'now', ...body });
+    const text = await res.text();
+    assert.equal(res.status, 200, `${path} ${model}: ${text}`);
+    const json = JSON.parse(text);
+    const cost = Number(res.headers.get('x-service-cost'));
+    assert.ok(cost > 0, `${path} ${model}`);
+    assert.deepEqual(json.usage.cost, { total_micro_usd: cost, currency: 'USD' }, `${path} ${model}`);
+    assert.equal(json.usage.routing, undefined, `${path} ${model}: routing only with include_cost`);
+  }
+});
