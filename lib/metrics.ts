@@ -79,9 +79,10 @@ export function createMetrics() {
       labels: { route: string; model: string; tier: string; reason: string }, ms: number, race: boolean, missed: boolean,
     ): void {
       timeToCommitBy(labels.route, labels.model, labels.tier, labels.reason).observe(ms / 1000);
-      if (!race) return;
-      flexRaces.by(labels.route, labels.model, labels.tier).inc();
+      // A deadline missed counts whether or not flex raced (a request sent to standard at once
+      // because its org's race slots were full has a deadline too).
       if (missed) deadlineMisses.by(labels.route, labels.model, labels.reason).inc();
+      if (race) flexRaces.by(labels.route, labels.model, labels.tier).inc();
     },
   };
 }

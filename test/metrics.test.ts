@@ -34,12 +34,15 @@ test('a scrape shows each increment made before it once, and the next scrape add
   assert.deepEqual(values.map((v) => [v.labels.mode, v.value]), [['managed', 4_000]]);
 });
 
-test('a flex race counts its tier, and a missed deadline, under its route and model', async () => {
+test('a flex race counts its tier, and a missed deadline (raced or not), under its route and model', async () => {
   const m = createMetrics();
   const labels = { route: 'vendor_a', model: 'gpt-5.4', tier: 'standard', reason: 'flex_lost_race' };
   m.observeCommit(labels, 1_200, true, true);
   m.observeCommit({ ...labels, tier: 'flex', reason: 'flex_committed' }, 300, true, false);
   m.observeCommit(labels, 40, false, false);          // no race: neither counter moves
+  // slots full: no race, but its deadline was missed
+  m.observeCommit({ ...labels, reason: 'flex_slots_full' }, 9_000, false, true);
+  assert.equal(await series(m, 'gateway_deadline_misses_total{route="vendor_a",model="gpt-5.4",reason="flex_slots_full"}'), 1);
   assert.equal(await series(m, 'gateway_flex_races_total{route="vendor_a",model="gpt-5.4",tier="standard"}'), 1);
   assert.equal(await series(m, 'gateway_flex_races_total{route="vendor_a",model="gpt-5.4",tier="flex"}'), 1);
   assert.equal(await series(m, 'gateway_deadline_misses_total{route="vendor_a",model="gpt-5.4",reason="flex_lost_race"}'), 1);

@@ -320,7 +320,8 @@ function countCommit(ctx: RequestContext): void {
   const outcome = ctx.outcome!;
   const winner = outcome.winner!;
   const labels = { route: winner.route, model: ctx.plan!.checked.model.id, tier: winner.tier, reason: outcome.reason };
-  svc.metrics.observeCommit(labels, winner.committedAt - ctx.t0, ctx.flex === 'race', winner.committedAt > ctx.deadlineAt);
+  // A "now" request (flex off) has no deadline to miss: its deadline is its arrival.
+  svc.metrics.observeCommit(labels, winner.committedAt - ctx.t0, ctx.flex === 'race', ctx.flex !== 'off' && winner.committedAt > ctx.deadlineAt);
   svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
   if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
   if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
