@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ERRORS } from '../../lib/errors.ts';
 import { startTestGateway, sim, ADMIN_TOKEN } from '../helpers/gateway.ts';
-import { clientIpResolver } from '../../lib/http/client-ip.ts';
+import { clientIpResolver, subnet64 } from '../../lib/http/client-ip.ts';
 
 const NO_LIMITS = { organization_requests: null, api_key_requests: null, client_ip_requests: null, failed_authentications: null, publish: false };
 
@@ -302,6 +302,30 @@ test('trust_proxy: X-Forwarded-For names the client only through trusted proxies
   }
 });
 
+test('an IPv6 caller is one caller across its /64: every address in it shares the lockout, the next /64 does not', async () => {
+  const limits = { ...NO_LIMITS, failed_authentications: 3 };
+  const t = await startTestGateway({ config: { abuse_limits: limits, trust_proxy: ['127.0.0.0/8', '::1'] } });
+  const bad = (xff: string) => fetch(`${t.url}/v1/responses`, {
+    method: 'POST', headers: { authorization: 'Bearer flex_live_wrong', 'content-type': 'application/json', 'x-forwarded-for': xff }, body: '{}',
+  }).then(async (r) => { await r.arrayBuffer(); return r.status; });
+  try {
+    for (const a of ['2001:db8:1:2::1', '2001:db8:1:2:ffff::9', '2001:0db8:0001:0002:aaaa:bbbb:cccc:dddd']) assert.equal(await bad(a), 401);
+    assert.equal(await bad('2001:db8:1:2:1234::77'), 429, 'a fourth address of the same /64 is locked out');
+    assert.equal(await bad('2001:db8:1:3::1'), 401, 'the neighbouring /64 is another caller');
+  } finally {
+    await t.close();
+  }
+});
+
+test('subnet64 reads every IPv6 spelling', () => {
+  assert.equal(subnet64('::1'), '0:0:0:0::/64');
+  assert.equal(subnet64('2001:DB8::'), '2001:db8:0:0::/64');
+  assert.equal(subnet64('fe80::1%eth0'), 'fe80:0:0:0::/64');
+  assert.equal(subnet64('2001:db8:a:b:c:d:e:f'), '2001:db8:a:b::/64');
+  assert.equal(subnet64('2001:db8:a::1.2.3.4'), '2001:db8:a:0::/64');
+  assert.equal(subnet64('0001:0002:0003:0000::'), '1:2:3:0::/64');
+});
+
 test('clientIpResolver: CIDRs, IPv4-mapped peers, and no header without trust', () => {
   const req = (peer: string, xff?: string) => ({ socket: { remoteAddress: peer }, headers: xff ? { 'x-forwarded-for': xff } : {} }) as any;
   const none = clientIpResolver([]);
@@ -309,7 +333,7 @@ test('clientIpResolver: CIDRs, IPv4-mapped peers, and no header without trust', 
   const lb = clientIpResolver(['10.0.0.0/8', 'fd00::/8']);
   assert.equal(lb(req('10.9.9.9', '1.2.3.4')), '1.2.3.4');
   assert.equal(lb(req('::ffff:10.9.9.9', '1.2.3.4, 10.0.0.5')), '1.2.3.4');
-  assert.equal(lb(req('fd00::1', '2001:db8::7')), '2001:db8::7');
+  assert.equal(lb(req('fd00::1', '2001:db8::7')), '2001:db8:0:0::/64', 'an IPv6 caller is counted by its /64');
   assert.equal(lb(req('192.0.2.1', '1.2.3.4')), '192.0.2.1', 'an untrusted peer\'s header is ignored');
   assert.equal(lb(req('10.9.9.9')), '10.9.9.9', 'no header: the proxy itself');
   assert.equal(lb(req('10.9.9.9', '10.1.1.1')), '10.1.1.1', 'all trusted: the farthest hop');
