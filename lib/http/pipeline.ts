@@ -206,7 +206,10 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   }
   const served = servedRoute(ctx)!;
   const perToken = svc.codecs[winner.wire].bytesPerOutputToken;
-  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, res, ctx.estimate!, perToken);
+  // A translated stream's delivered output is measured in the provider's bytes (the wire's
+  // bytesPerOutputToken is about them), a passthrough's in the bytes written to the caller.
+  const wireMeter = served.passthrough ? undefined : { bytes: 0 };
+  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, res, ctx.estimate!, perToken, wireMeter);
   // The race ended at commit: its slot is free for the org's next race while this answer streams.
   if (ctx.holdsSlot) { ctx.holdsSlot = false; void svc.flexSlots.release(ctx.key!.orgId); }
   // Counted in the loop's check phase, after this turn has written the answer's first bytes.
@@ -223,7 +226,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     headers,
     ctx: { id: '', model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage },
     pricing: pricing(svc, plan, served, outcome),
-    issued,
+    issued, wireMeter,
     callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
   });
   if (!result.complete && !checked.stream && !res.headersSent) {
@@ -426,14 +429,17 @@ async function settle(ctx: RequestContext, cost: number, nowMs: number): Promise
 /** What the output that reached the caller so far costs, for the lease renewal (a crash is then
  *  charged this by whichever process releases the hold): the same estimate as a committed request
  *  that ended without the provider's usage, from the bytes this response has written to its
- *  socket (headers included, a few tokens' worth). */
+ *  socket (headers included, a few tokens' worth), or for a translated stream the provider's
+ *  bytes behind them (`wireMeter`). */
 function deliveredCost(
   svc: Services, checked: CheckedRequest, tier: Tier, res: ServerResponse, est: HoldEstimate, bytesPerToken: number,
+  wireMeter: { bytes: number } | undefined,
 ): () => number {
   const socket = res.socket;
   const base = socket?.bytesWritten ?? 0;
   const price = svc.catalog.priceOf(checked.model, tier);
-  return () => costOf(price, unpricedUsage((socket?.bytesWritten ?? base) - base, est, bytesPerToken));
+  const delivered = wireMeter ? () => wireMeter.bytes : () => (socket?.bytesWritten ?? base) - base;
+  return () => costOf(price, unpricedUsage(delivered(), est, bytesPerToken));
 }
 
 /** A committed request that ended without the provider's final usage (client gone, upstream

@@ -37,6 +37,9 @@ export interface RespondArgs {
   onCallerIdle?: () => void;     // … and this is told (a metric)
   ctx: EncodeContext;
   pricing: Pricing;
+  /** A translated stream counts here, as it goes, the provider's bytes behind what went out (the
+   *  measure of StreamResult.wireBytes), for whoever estimates a crash's delivered cost meanwhile. */
+  wireMeter?: { bytes: number };
   /** Present where the gateway records who was handed the provider's id (a managed route holding
    *  conversation state, same API in and out): record() is told that id before the bytes carrying
    *  it are written, and the answer ends only once written() resolved (lib/store/state-owners.ts). */
@@ -216,7 +219,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   let finish: Extract<IREvent, { type: 'finish' }> | undefined;
   let failed: string | undefined;
   let bytesOut = 0;
-  let wireBytes = 0;
+  const meter = args.wireMeter ?? { bytes: 0 };
   let reported: IRUsage | undefined;
   let costMicroUsd: number | undefined;
   // What one upstream chunk's frames encode to goes out in one write (one HTTP chunk), not one
@@ -244,7 +247,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   startStream(args);
   try {
     await drainFrames(committed, committed.framer, committed.frames, res, (frames) => {
-      for (const frame of frames) { wireBytes += sseSize(frame); emit(decoder.push(frame)); }
+      for (const frame of frames) { meter.bytes += sseSize(frame); emit(decoder.push(frame)); }
       flush();
     }, args);
     emit(decoder.end());
@@ -255,7 +258,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   if (failed && !finish) {
     const message = `The provider stream failed: ${failed}`;
     if (!res.destroyed) res.end(pending + encoder.push({ type: 'error', code: 'provider_error', message }));
-    return { complete: false, tier: committed.tier, bytesOut, wireBytes, reported, error: failed };
+    return { complete: false, tier: committed.tier, bytesOut, wireBytes: meter.bytes, reported, error: failed };
   }
   bytesOut += Buffer.byteLength(pending);
   res.end(pending);

@@ -365,3 +365,30 @@ test('a broken translated stream is charged by the provider\'s bytes, as a passt
   const output = Math.ceil(Buffer.byteLength(text.slice(0, text.lastIndexOf('event: error\n'))) / 12);
   assert.equal(charges['/v1/messages'], part(input, 1_000_000) + part(output, 5_000_000), 'claude-haiku-4-5: $1 / $5 per million');
 });
+
+test('while a translated stream runs, its delivered cost (what a crash is charged) follows the provider\'s bytes, not the caller\'s longer ones', async () => {
+  const org = await t.newOrg({ balance: 10_000_000 });
+  const body = JSON.stringify({
+    model: 'claude-haiku-4-5', start_within: 'now', stream: true, max_tokens: 4_096,
+    messages: [{ role: 'user', content: `hello ${sim({ output_tokens: 2_000, tokens_per_s: 40 })}` }],
+  });
+  const ac = new AbortController();
+  const res = await post(org.key, body, ac.signal, '/v1/chat/completions');
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let text = '';
+  while (text.split('"delta":{"content"').length <= 40) text += dec.decode((await reader.read()).value);
+  const [entry] = [...t.gw.services.inflight];
+  const delivered = entry!.delivered!();
+  ac.abort();
+  await assertNothingHeld(org.orgId);
+  // claude-haiku-4-5: $1 / $5 per million; the input is the request's estimate; the output is
+  // what the delivered bytes hold at 12 a token (the Anthropic wire's), so the bytes it implies:
+  const outputPart = delivered - part(Math.ceil(Buffer.byteLength(body) / 4), 1_000_000);
+  const impliedBytes = (outputPart / 5) * 12;
+  // Counted in the caller's Chat chunks (before), they were at least what the client read; the
+  // provider's Messages events behind them are well under half of it.
+  const read = Buffer.byteLength(text);
+  assert.ok(impliedBytes < 0.75 * read, `delivered ${delivered} µUSD implies ${impliedBytes} bytes; the client read ${read}`);
+  assert.ok(impliedBytes > 0.2 * read, `delivered ${delivered} µUSD implies ${impliedBytes} bytes; the client read ${read}`);
+});
