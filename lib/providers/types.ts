@@ -30,7 +30,14 @@ export interface BuildArgs {
 }
 
 /** Cuts a body into frames: an SSE parser's (decoded only) or a route's own (with their bytes). */
-export interface Framer<F extends SSEFrame = RawFrame> { push(chunk: Buffer): F[]; end(): F[] }
+export interface Framer<F extends SSEFrame = RawFrame> {
+  push(chunk: Buffer): F[];
+  end(): F[];
+  /** A frame a provider sends in place of an answer inside a 200 stream (cloud_b's exception
+   *  messages): as the stream's first frame it fails the attempt with this failure, before commit,
+   *  so it is retried or fallen back from; after commit it is an ordinary error frame. */
+  refusal?(frame: F): Failure | undefined;
+}
 
 export interface RouteAdapter {
   route: RouteName;

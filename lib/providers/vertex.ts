@@ -94,10 +94,14 @@ async function jwtFor(sa: ServiceAccount): Promise<JWT> {
 /** How many auth clients are cached (the bound's test reads it). */
 export const cachedAuthClients = (): number => clients.size;
 
+/** A Vertex AI location name (us-central1, europe-west4, global, us): it becomes part of a host name. */
+const LOCATION = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
 /** Reads a cloud_a key. `allowedTokenUris` are the operator's token endpoints besides Google's;
- *  without them, those of every adapter built in this process (the upload check). */
+ *  without them, those of every adapter built in this process (the upload check).
+ *  `defaultLocation`: the location of a key that names none. */
 export function parseVertexCredential(
-  raw: unknown, allowedTokenUris: ReadonlySet<string> = registeredTokenUris,
+  raw: unknown, allowedTokenUris: ReadonlySet<string> = registeredTokenUris, defaultLocation = 'us-central1',
 ): { sa: ServiceAccount; project: string; location: string } {
   const credential = raw as VertexCredential;
   let sa: any;
@@ -113,18 +117,60 @@ export function parseVertexCredential(
     && !(typeof tokenUri === 'string' && (GOOGLE_TOKEN_URIS.has(tokenUri) || allowedTokenUris.has(tokenUri)))) {
     throw new GatewayError('provider_key_missing', 'The cloud_a key\'s token_uri is not Google\'s token endpoint nor one the service allows.');
   }
-  return { sa, project, location: credential.location ?? 'us-central1' };
+  const location = credential.location ?? defaultLocation;
+  if (typeof location !== 'string' || location.length > 64 || !LOCATION.test(location)) {
+    throw new GatewayError('provider_key_missing', 'The cloud_a key\'s location is not a Vertex AI location name.');
+  }
+  return { sa, project, location };
+}
+
+/** Vertex AI's public endpoints: {location}-aiplatform.googleapis.com, aiplatform.googleapis.com
+ *  (global) and aiplatform.{us|eu}.rep.googleapis.com (multi-region). */
+const REGIONAL_HOST = /^([a-z0-9-]+)-aiplatform\.googleapis\.com$/;
+const MULTI_REGION_HOST = /^aiplatform\.(us|eu)\.rep\.googleapis\.com$/;
+const GLOBAL_HOST = 'aiplatform.googleapis.com';
+
+/** The public endpoint's host for a location. */
+export function vertexHost(location: string): string {
+  if (location === 'global') return GLOBAL_HOST;
+  if (location === 'us' || location === 'eu') return `aiplatform.${location}.rep.googleapis.com`;
+  return `${location}-aiplatform.googleapis.com`;
+}
+
+/** Where a request for `location` goes. A base URL on Vertex AI's public endpoint names one
+ *  location's host, and a location is served at its own: the request goes to the key's location's
+ *  host (the configured one's location is the default of a key that names none). Any other base
+ *  URL (a proxy, a Private Service Connect endpoint, the simulator) is where every request goes. */
+export function vertexEndpoint(baseUrl: string): { defaultLocation: string; originFor(location: string): string } {
+  const { origin, base } = originAndBase(baseUrl);
+  const url = new URL(origin);
+  const host = url.protocol === 'https:' && !url.port && !base ? url.hostname : '';
+  const configured = host === GLOBAL_HOST ? 'global' : REGIONAL_HOST.exec(host)?.[1] ?? MULTI_REGION_HOST.exec(host)?.[1];
+  if (configured === undefined) return { defaultLocation: 'us-central1', originFor: () => origin };
+  const origins = new Map<string, string>();
+  return {
+    defaultLocation: configured,
+    originFor(location) {
+      let regional = origins.get(location);
+      if (regional === undefined) {
+        regional = `https://${vertexHost(location)}`;
+        if (origins.size < 128) origins.set(location, regional);   // Google has a few dozen locations
+      }
+      return regional;
+    },
+  };
 }
 
 export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter {
-  const { origin, base } = originAndBase(baseUrl);
+  const { base } = originAndBase(baseUrl);
+  const endpoint = vertexEndpoint(baseUrl);
   const allowed = operatorTokenUris(opts);
   for (const uri of allowed) registeredTokenUris.add(uri);
 
   /** The key, checked again at use: one stored before token_uri was checked must not be used. */
   function usable(credential: unknown): ReturnType<typeof parseVertexCredential> {
     try {
-      return parseVertexCredential(credential, allowed);
+      return parseVertexCredential(credential, allowed, endpoint.defaultLocation);
     } catch (err) {
       opts.log?.warn({ route: 'cloud_a', reason: (err as Error).message }, 'cloud_a credential refused');
       throw new UnusableCredential(false);
@@ -158,7 +204,7 @@ export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter 
       const token = await accessToken(sa);
       const verb = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
       return {
-        origin,
+        origin: endpoint.originFor(location),
         path: `${base}/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}`
           + `/publishers/google/models/${encodeURIComponent(model)}:${verb}`,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },

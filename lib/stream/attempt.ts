@@ -1,6 +1,8 @@
 // One upstream attempt: send the request through the origin's pool and wait for the commit point
 // (a 200 and the first complete event: from then on the caller has bytes and nothing can be retried). Before commit a failure is classified
-// for retry/fallback; at commit the attempt hands over a Committed stream the responder drains.
+// for retry/fallback; at commit the attempt hands over a Committed stream the responder drains. A
+// first event that is the provider's refusal inside a 200 (Framer.refusal: Bedrock's exception
+// messages) is such a failure, not a commit.
 //
 // The attempt is an undici dispatch handler, not a `request()` with a Readable body: chunks arrive
 // as callbacks and go to the responder's sink as they are, with no stream object, async iterator
@@ -215,7 +217,10 @@ class UpstreamCall implements UpstreamHandler, Committed {
       case 'precommit':
         if (this.ownFramer) {
           for (const f of this.ownFramer.push(chunk)) this.frames.push(f);
-          if (this.frames.length) this.commit();
+          if (this.frames.length) {
+            if (this.refusedAtFirstFrame()) return false;
+            this.commit();
+          }
         } else {
           const scanned = this.head.length;
           if (scanned + chunk.length > MAX_FRAME_BYTES) {
@@ -254,6 +259,7 @@ class UpstreamCall implements UpstreamHandler, Committed {
       case 'precommit': {
         this.phase = 'ended';
         if (this.ownFramer) for (const f of this.ownFramer.end()) this.frames.push(f);
+        if (this.frames.length && this.refusedAtFirstFrame()) return;
         const started = this.ownFramer ? this.frames.length > 0 : parseFrame(this.head.toString('utf8', this.searched)) !== undefined;
         if (!started) { this.reject(new AttemptFailed(connectionFailure(new Error('stream ended before its first event')))); return; }
         this.commitAt();
@@ -300,6 +306,18 @@ class UpstreamCall implements UpstreamHandler, Committed {
       this.searched = end;
       if (frame) return true;
     }
+  }
+
+  /** Is the first frame the provider's refusal (Framer.refusal)? Then the attempt fails as a
+   *  refused status would, and the rest of the body is not read: the upstream is aborted. */
+  private refusedAtFirstFrame(): boolean {
+    const failure = this.ownFramer!.refusal?.(this.frames[0]!);
+    if (!failure) return false;
+    this.phase = 'ended';
+    this.frames.length = 0;
+    this.reject(new AttemptFailed(failure));
+    this.abortUpstream?.(STOPPED);
+    return true;
   }
 
   private commit(): void {

@@ -1,7 +1,14 @@
 // Rebuilds function-call arguments that Vertex streams as partialArgs: {jsonPath, stringValue |
 // numberValue | boolValue | nullValue, willContinue}. A string whose part had willContinue goes on
 // in the next part for the same path, so those pieces are appended.
+//
+// The paths name the model's own argument keys, and a model may name one "__proto__",
+// "constructor" or "prototype" (a prompt can ask it to). Every object here is made with no
+// prototype, so such a key is an ordinary own key of the arguments, and no path reaches
+// Object.prototype (a write there once changed every object of the process). Arrays take only
+// index keys.
 type Key = string | number;
+type Container = Record<string, unknown> | unknown[];
 
 export class PartialArgs {
   private readonly root: Record<string, unknown>;
@@ -9,7 +16,7 @@ export class PartialArgs {
 
   constructor(initial?: unknown) {
     const isObject = initial && typeof initial === 'object' && !Array.isArray(initial);
-    this.root = isObject ? structuredClone(initial as Record<string, unknown>) : {};
+    this.root = isObject ? ownCopy(initial) as Record<string, unknown> : Object.create(null);
   }
 
   apply(partials: unknown): void {
@@ -49,19 +56,43 @@ export function parsePath(path: string): Key[] | undefined {
   return keys;
 }
 
-function get(root: unknown, path: Key[]): unknown {
-  let cur: any = root;
-  for (const k of path) { if (cur === null || typeof cur !== 'object') return undefined; cur = cur[k]; }
+/** A JSON value with every object in it rebuilt without a prototype (arrays stay arrays). */
+function ownCopy(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(ownCopy);
+  const out: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) out[key] = ownCopy((value as Record<string, unknown>)[key]);
+  return out;
+}
+
+/** Can `key` be read or written on `container`? An array takes an index up to its length (an
+ *  element or the next one: Vertex streams elements in order, and a far index would make a
+ *  sparse array whose JSON is that many nulls); an object any key, its own. */
+function fits(container: Container, key: Key): boolean {
+  return Array.isArray(container) ? typeof key === 'number' && key <= container.length : true;
+}
+
+function get(root: Container, path: Key[]): unknown {
+  let cur: unknown = root;
+  for (const k of path) {
+    if (cur === null || typeof cur !== 'object' || !fits(cur as Container, k)) return undefined;
+    cur = (cur as Record<Key, unknown>)[k];
+  }
   return cur;
 }
 
-function set(root: Record<string, unknown>, path: Key[], value: unknown): void {
+/** Writes `value` at `path`, making the objects and arrays on the way; a path that does not fit
+ *  what is there (a name on an array) is left out. */
+function set(root: Container, path: Key[], value: unknown): void {
   if (!path.length) return;
-  let cur: any = root;
+  let cur = root as Record<Key, unknown>;
   for (let i = 0; i < path.length - 1; i++) {
     const k = path[i]!;
-    if (cur[k] === null || typeof cur[k] !== 'object') cur[k] = typeof path[i + 1] === 'number' ? [] : {};
-    cur = cur[k];
+    if (!fits(cur, k)) return;
+    let next = cur[k];
+    if (next === null || typeof next !== 'object') next = cur[k] = typeof path[i + 1] === 'number' ? [] : Object.create(null);
+    cur = next as Record<Key, unknown>;
   }
-  cur[path[path.length - 1]!] = value;
+  const last = path[path.length - 1]!;
+  if (fits(cur, last)) cur[last] = value;
 }
