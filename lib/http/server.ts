@@ -106,15 +106,20 @@ function orgKey(req: IncomingMessage, svc: Services): Promise<ApiKeyRecord> {
 /** GET /v1/limits: read the record that admits requests, never a cached figure (spec). The abuse
  *  limits apply as on inference: the client IP's rate and failed-authentication lockout before the
  *  key is read (else this endpoint's 401/200 would be an unlimited key-guessing oracle), then the
- *  organization and key rates. */
+ *  organization and key rates. The managed block lists the routes served on the service for this
+ *  organization: the configured managed routes it has no own key for (the planner runs a route on
+ *  the org's own key when there is one), and is null when none is left. */
 async function limits(req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
   const key = await orgKey(req, svc);
   const now = svc.clock.now();
-  const providers = Object.keys(svc.config.managed);
+  const managedRoutes = Object.keys(svc.config.managed);
+  let providers: string[] = [];
   let snapshot = null;
-  if (providers.length) {
+  if (managedRoutes.length) {
     try {
-      snapshot = await svc.ledger.snapshot(key.orgId, now);
+      const own = new Set<string>((await svc.orgs.listProviderKeys(key.orgId)).map((k) => k.route));
+      providers = managedRoutes.filter((route) => !own.has(route));
+      if (providers.length) snapshot = await svc.ledger.snapshot(key.orgId, now);
     } catch (err) {
       svc.log.error({ err, org: key.orgId }, 'limits record unreadable');
       throw new GatewayError('limits_unavailable');

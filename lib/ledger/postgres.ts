@@ -16,7 +16,7 @@ import { retryingSettlements, type SettleReports, type Settlement } from './sett
 
 const EXPIRED_HOLD_RETENTION_MS = 7 * 86_400_000;
 
-interface SpendAndHoldsRow { settled_today: number; reserved: number; in_flight: number }
+interface SpendAndHoldsRow { settled_today: number; reserved: number; in_flight: number; lapsed_charge: number }
 interface PoolRow { pool: string; window_start_ms: number; admitted: number }
 interface ReleasedRow { hold_id: string; org_id: string; amount_micro_usd: number; charged_micro_usd: number }
 interface EntryInput {
@@ -24,19 +24,23 @@ interface EntryInput {
 }
 
 
-// One statement: the org, its live holds and today's spend, and every pool's window.
+// One statement: the org, its live holds and today's spend, what its lapsed holds will be charged
+// when admission releases them (ledger_release_hold charges delivered_micro_usd), and every pool's
+// window.
 const SNAPSHOT_SQL = `
   SELECT o.cash_micro_usd, o.credit_micro_usd, o.exempt, o.first_topup_at_ms, o.override_concurrency,
          o.override_daily_spend_micro_usd, o.paused_reason, o.paused_day, o.paused_daily_limit_micro_usd,
          COALESCE((SELECT spent_micro_usd FROM ledger_daily_spend WHERE org_id = o.org_id AND day = $2), 0)
            AS settled_today,
-         h.in_flight, h.reserved,
+         h.in_flight, h.reserved, h.lapsed_charge,
          (SELECT COALESCE(json_agg(json_build_object('pool', pool, 'window_start_ms', window_start_ms, 'admitted', admitted)),
                           '[]')
             FROM ledger_pool_windows) AS pools
   FROM ledger_orgs o,
-       LATERAL (SELECT count(*) AS in_flight, COALESCE(sum(amount_micro_usd), 0)::BIGINT AS reserved
-                FROM ledger_holds WHERE org_id = o.org_id AND expired_at_ms IS NULL AND lease_expires_at_ms > $3) h
+       LATERAL (SELECT count(*) FILTER (WHERE lease_expires_at_ms > $3) AS in_flight,
+                       COALESCE(sum(amount_micro_usd) FILTER (WHERE lease_expires_at_ms > $3), 0)::BIGINT AS reserved,
+                       COALESCE(sum(delivered_micro_usd) FILTER (WHERE lease_expires_at_ms <= $3), 0)::BIGINT AS lapsed_charge
+                FROM ledger_holds WHERE org_id = o.org_id AND expired_at_ms IS NULL) h
   WHERE o.org_id = $1`;
 
 interface AdmitItem { org: string; hold: string; amount: number; now: number; pools: string[]; limits: number[] }
@@ -114,7 +118,8 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     return orgRecordOf(result.rows[0]);
   };
 
-  const readSnapshot = async (client: Pool | PoolClient, orgId: string, nowMs: number): Promise<Snapshot> => {
+  /** The org's figures and its standing (rules.ts assess), in one statement. */
+  const readStanding = async (client: Pool | PoolClient, orgId: string, nowMs: number) => {
     const result = await client.query<OrgRow & SpendAndHoldsRow & { pools: PoolRow[] }>({
       name: 'ledger_snapshot', text: SNAPSHOT_SQL, values: [orgId, utcDay(nowMs), nowMs],
     });
@@ -122,11 +127,16 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     if (!row) throw new Error(`ledger: unknown organization "${orgId}"`);
     const org = orgRecordOf(row);
     const spendAndHolds: SpendAndHolds = {
-      settledToday: row.settled_today, reserved: row.reserved, inFlight: row.in_flight,
+      settledToday: row.settled_today, reserved: row.reserved, inFlight: row.in_flight, lapsedCharge: row.lapsed_charge,
     };
-    const windows = new Map(row.pools.map((poolWindow) => [poolWindow.pool, poolWindow]));
+    return { org, spendAndHolds, standing: assess(org, spendAndHolds, ramp, nowMs), pools: row.pools };
+  };
+
+  const readSnapshot = async (client: Pool | PoolClient, orgId: string, nowMs: number): Promise<Snapshot> => {
+    const { org, spendAndHolds, standing, pools } = await readStanding(client, orgId, nowMs);
+    const windows = new Map(pools.map((poolWindow) => [poolWindow.pool, poolWindow]));
     const rates = poolRatesAt(config.pools, (name) => windows.get(name), nowMs);
-    return buildSnapshot(org, spendAndHolds, assess(org, spendAndHolds, ramp, nowMs), nowMs, rates);
+    return buildSnapshot(org, spendAndHolds, standing, nowMs, rates);
   };
 
   /** Appends to the organization's ledger entries (the audit trail the admin API shows). */
@@ -145,12 +155,15 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
       WHERE org_id = $5`,
     [reason, nowMs, day, limit, orgId]);
 
-  /** Persists a pause whose lifting condition now holds (as admission would), inside `client`'s transaction. */
+  /** Persists a pause whose lifting condition now holds (as admission would), inside `client`'s
+   *  transaction. It asks the stored pause's own rule (standing.pause), not the snapshot's, which
+   *  also shows a pause not stored yet: a repaired balance lifts insufficient_balance even when
+   *  the daily ceiling is reached, as admission would, which then stores spend_velocity_exceeded. */
   const refreshPause = async (client: PoolClient, orgId: string, nowMs: number): Promise<void> => {
     const org = await readOrg(client, orgId, false);
     if (org.pausedReason === null) return;
-    const snapshot = await readSnapshot(client, orgId, nowMs);
-    if (snapshot.pausedReason === null) {
+    const { standing } = await readStanding(client, orgId, nowMs);
+    if (standing.pause === null) {
       await setPause(client, orgId, null, null, null, null);
       await addEntry(client, { org: orgId, at: nowMs, kind: 'unpause', reason: org.pausedReason });
     }

@@ -1,9 +1,10 @@
 // The rules of managed admission that do not depend on storage: the UTC day, the ramp week, the
-// ceilings in force, when a pause lifts by itself, and the spend-remaining figure. The admission
-// step and the snapshot both go through `assess`, so the limits report can never disagree with
-// what admission would do at the same instant. Both adapters (SQLite, PostgreSQL) use this file;
-// the PostgreSQL admission function (postgres-schema.ts) restates `assess` in SQL so that admission
-// stays one round trip, and the same contract suite runs against both.
+// ceilings in force, when a pause lifts by itself, when one is due, and the spend-remaining figure.
+// The admission step and the snapshot both go through `assess` and `pauseDue`, so the limits
+// report can never disagree with what admission would do at the same instant. Both adapters
+// (SQLite, PostgreSQL) use this file; the PostgreSQL admission function (postgres-schema.ts)
+// restates `assess` and `pauseDue` in SQL so that admission stays one round trip, and the same
+// contract suite (test/ledger/report-agreement.test.ts among it) runs against both.
 import type { LedgerConfig, PauseReason, RampStep, SharedPool, Snapshot } from './types.ts';
 
 export const DAY_MS = 86_400_000;
@@ -111,6 +112,11 @@ export interface SpendAndHolds {
   settledToday: number;
   reserved: number;    // all live holds, whatever day they were placed
   inFlight: number;    // count of live holds
+  /** What the holds whose lease ran out but that nobody has released yet will be charged (their
+   *  last renewal's delivered output). Admission releases them before it compares anything, so
+   *  this money is already gone from the balance and in today's spend for the request after; a
+   *  read that does not release them (the snapshot) counts it so, and admission reads 0 here. */
+  lapsedCharge: number;
 }
 
 export interface Standing {
@@ -128,11 +134,13 @@ export interface Standing {
 }
 
 export function assess(org: OrgRecord, spendAndHolds: SpendAndHolds, sortedRamp: readonly RampStep[], nowMs: number): Standing {
-  const balance = org.cash + org.credit;
+  // A lapse charge moves money out of cash + credit and into today's spend, whatever part it
+  // takes from which (rules.ts debit), so the sums are exact without applying it part by part.
+  const balance = org.cash + org.credit - spendAndHolds.lapsedCharge;
   // Every live hold counts against today's ceiling, also one placed before midnight: it is in
   // flight today and settles into today's spend. Counting it against the day it was placed let
   // the holds open at midnight count on no day at admission and then settle past the ceiling.
-  const dailyUsed = spendAndHolds.settledToday + spendAndHolds.reserved;
+  const dailyUsed = spendAndHolds.settledToday + spendAndHolds.lapsedCharge + spendAndHolds.reserved;
   let week: number | null = null;
   let defaults: Standing['defaults'] = null;
   let overrideInForce: Standing['overrideInForce'] = null;
@@ -150,6 +158,27 @@ export function assess(org: OrgRecord, spendAndHolds: SpendAndHolds, sortedRamp:
   const spendRemaining = org.exempt ? balance : Math.min(balance, dailyLimit - dailyUsed);
   return { balance, dailyLimit, dailyUsed, concurrency, week, defaults, overrideInForce, pause, spendRemaining };
 }
+
+/** The pause admission sets when no stored pause is in force (spec "Managed serving state"):
+ *  a balance at or below zero, then, unless exempt, a daily ceiling reached. Admission
+ *  (sqlite.ts, and its SQL restatement `ledger_admit`) stores it and refuses with it; the snapshot
+ *  shows it before any request has been refused, so the report never shows room admission refuses.
+ *  Daily ceiling: refused once today's settled spend plus the live holds has reached the ceiling
+ *  (used >= limit), before adding the new request's hold. At used == limit nothing is left, so any
+ *  request would overspend; this mirrors the balance rule ("at or below zero") and means a refused
+ *  request never followed a header that promised room. Not counting the new hold keeps a request
+ *  that starts with room from pausing the org for the rest of the day; the overshoot is bounded by
+ *  the last admitted hold (and its settlement). */
+export function pauseDue(exempt: boolean, standing: Pick<Standing, 'balance' | 'dailyLimit' | 'dailyUsed'>): PauseReason | null {
+  if (standing.balance <= 0) return 'insufficient_balance';
+  if (!exempt && standing.dailyUsed >= standing.dailyLimit) return 'spend_velocity_exceeded';
+  return null;
+}
+
+/** What the next managed request is refused with, in admission's order: the stored pause in
+ *  force (a review over everything), else the pause admission would set now. */
+export const pauseAhead = (exempt: boolean, standing: Standing): PauseReason | null =>
+  standing.pause ?? pauseDue(exempt, standing);
 
 /** The stored pause, unless its own lifting condition now holds (spec "Managed serving state"). */
 function pauseInForce(org: OrgRecord, nowMs: number, balance: number, dailyLimit: number, dailyUsed: number): PauseReason | null {
@@ -173,23 +202,27 @@ function pauseInForce(org: OrgRecord, nowMs: number, balance: number, dailyLimit
   }
 }
 
-/** The snapshot every adapter reports, from the same figures admission reads. */
+/** The snapshot every adapter reports, from the same figures admission reads. The pause shown is
+ *  the one the next managed request would be refused with (pauseAhead), stored or not yet stored. */
 export function buildSnapshot(
   org: OrgRecord, spendAndHolds: SpendAndHolds, standing: Standing, nowMs: number, rates: Snapshot['rates'],
 ): Snapshot {
-  const paused = standing.pause !== null;
+  const pause = pauseAhead(org.exempt, standing);
+  const paused = pause !== null;
   const balanceBinds = standing.balance <= standing.dailyLimit - standing.dailyUsed;
+  // Cash and credit as admission will find them once it has released the lapsed holds.
+  const money = spendAndHolds.lapsedCharge > 0 ? debit(org.cash, org.credit, spendAndHolds.lapsedCharge) : org;
   return {
     asOfMs: nowMs,
     serving: paused ? 'paused' : 'ok',
-    pausedReason: standing.pause,
+    pausedReason: pause,
     // A pause shows as the binding ceiling even for an exempt org: the spec wants the pause shown
     // "rather than a positive figure that could read as permission to send".
     binding: paused ? 'paused' : org.exempt ? 'exempt' : balanceBinds ? 'balance' : 'daily_spend',
     // Paused: no request would be admitted, so no positive figure is reported.
     spendRemainingMicroUsd: paused ? Math.min(standing.spendRemaining, 0) : standing.spendRemaining,
-    cashMicroUsd: org.cash,
-    creditMicroUsd: org.credit,
+    cashMicroUsd: money.cash,
+    creditMicroUsd: money.credit,
     reservedMicroUsd: spendAndHolds.reserved,
     dailyLimitMicroUsd: standing.dailyLimit,
     dailyUsedMicroUsd: standing.dailyUsed,

@@ -13,7 +13,7 @@ import type {
 import { migrateLedger } from './sqlite-schema.ts';
 import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 import {
-  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, orgRecordOf, poolRatesAt, utcDay, POOL_WINDOW_MS,
+  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, orgRecordOf, pauseDue, poolRatesAt, utcDay, POOL_WINDOW_MS,
   type EntryRow, type OrgRecord, type OrgRow, type Standing, type SpendAndHolds,
 } from './rules.ts';
 
@@ -27,6 +27,7 @@ interface HoldRow {
   delivered_micro_usd: number; charged_micro_usd: number;
 }
 interface HoldTotals { in_flight: number; reserved: number }
+interface LapsedTotals extends HoldTotals { delivered: number }
 interface EntryInput {
   org: string; at: number; kind: string; hold?: string | null; amount?: number | null;
   cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
@@ -71,8 +72,9 @@ export function openSqliteLedger(
     liveHolds: db.prepare<[string], HoldTotals>(`
       SELECT COALESCE(SUM(holds), 0) AS in_flight, COALESCE(SUM(reserved_micro_usd), 0) AS reserved
       FROM ledger_live_holds WHERE org_id = ?`),
-    lapsedHolds: db.prepare<[string, number], HoldTotals>(`
-      SELECT COUNT(*) AS in_flight, COALESCE(SUM(amount_micro_usd), 0) AS reserved
+    lapsedHolds: db.prepare<[string, number], LapsedTotals>(`
+      SELECT COUNT(*) AS in_flight, COALESCE(SUM(amount_micro_usd), 0) AS reserved,
+             COALESCE(SUM(delivered_micro_usd), 0) AS delivered
       FROM ledger_holds WHERE org_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms <= ?`),
     forgetIdleDays: db.prepare<[number]>('DELETE FROM ledger_live_holds WHERE holds = 0 AND day < ?'),
     spent: db.prepare<[string, number], number>(
@@ -139,7 +141,8 @@ export function openSqliteLedger(
   };
 
   /** Today's spend and the live holds. `lapsedReleased`: the caller has just marked expired the
-   *  organization's holds whose lease ran out, so none is left to subtract. */
+   *  organization's holds whose lease ran out, so none is left to subtract; else they are left
+   *  out of the holds and their lapse charge counted, as admission will release them. */
   const readSpendAndHolds = (orgId: string, nowMs: number, lapsedReleased = false): SpendAndHolds => {
     const live = statements.liveHolds.get(orgId)!;
     const lapsed = lapsedReleased ? null : statements.lapsedHolds.get(orgId, nowMs)!;
@@ -147,6 +150,7 @@ export function openSqliteLedger(
       settledToday: statements.spent.get(orgId, utcDay(nowMs)) ?? 0,
       reserved: live.reserved - (lapsed?.reserved ?? 0),
       inFlight: live.in_flight - (lapsed?.in_flight ?? 0),
+      lapsedCharge: lapsed?.delivered ?? 0,
     };
   };
 
@@ -232,23 +236,13 @@ export function openSqliteLedger(
     const { org, spendAndHolds, standing } = readStanding(orgId, nowMs, true);
     if (standing.pause !== null) return { ok: false, code: standing.pause };
 
-    if (standing.balance <= 0) {
-      setPause(orgId, 'insufficient_balance', nowMs, standing);
-      return { ok: false, code: 'insufficient_balance' };
+    // Balance, then the daily ceiling (rules.ts pauseDue, the rule the limits report shows).
+    const due = pauseDue(org.exempt, standing);
+    if (due !== null) {
+      setPause(orgId, due, nowMs, standing);
+      return { ok: false, code: due };
     }
-    if (!org.exempt) {
-      // Daily ceiling: refuse once today's settled spend plus the live holds has reached the
-      // ceiling (used >= limit), before adding this request's hold. At used == limit nothing is
-      // left, so any request would overspend; this mirrors the balance rule ("at or below zero")
-      // and means a refused request never followed a header that promised room. Not counting the
-      // new hold keeps a request that starts with room from pausing the org for the rest of the
-      // day; the overshoot is bounded by the last admitted hold (and its settlement).
-      if (standing.dailyUsed >= standing.dailyLimit) {
-        setPause(orgId, 'spend_velocity_exceeded', nowMs, standing);
-        return { ok: false, code: 'spend_velocity_exceeded' };
-      }
-      if (spendAndHolds.inFlight >= standing.concurrency) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 };
-    }
+    if (!org.exempt && spendAndHolds.inFlight >= standing.concurrency) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 };
     const poolWait = fullPoolWait(route, nowMs);
     if (poolWait !== null) return { ok: false, code: 'rate_limit_exceeded', retryAfterS: poolWait };
 

@@ -47,6 +47,8 @@ export type AdmitResult =
 export interface Snapshot {
   asOfMs: number;
   serving: 'ok' | 'paused';
+  /** The pause the next managed request is refused with: the stored one in force, else the one
+   *  admission would set now (rules.ts pauseAhead), so a pause shows before any refusal. */
   pausedReason: PauseReason | null;
   binding: 'balance' | 'daily_spend' | 'paused' | 'exempt';
   spendRemainingMicroUsd: number;

@@ -51,7 +51,8 @@ export interface ManagedLimits {
 export interface LimitsReportInput {
   nowMs: number;
   flexRaceSlots: number;
-  /** Routes served on the service's own keys for this organization; empty → managed is null. */
+  /** Routes this organization is served on the service's keys: the managed routes it has no own
+   *  key for (the planner prefers an own key). Empty → managed is null. */
   managedProviders: string[];
   /** The ledger's snapshot; null when no balance was read. */
   snapshot: Snapshot | null;
@@ -96,6 +97,7 @@ export function buildLimitsReport(input: LimitsReportInput): LimitsReport {
  *  (Number.MAX_SAFE_INTEGER): the schema's integer type is kept, the figure never binds, and
  *  binding = "exempt" with ramp_week / ramp_defaults / override_in_force null says why. */
 function managedLimits(providers: string[], snapshot: Snapshot): ManagedLimits {
+  const dailyRemaining = snapshot.dailyLimitMicroUsd - snapshot.dailyUsedMicroUsd;
   return {
     providers: [...providers],
     serving: snapshot.serving,
@@ -112,7 +114,9 @@ function managedLimits(providers: string[], snapshot: Snapshot): ManagedLimits {
     daily_spend: {
       limit_micro_usd: snapshot.dailyLimitMicroUsd,
       used_micro_usd: snapshot.dailyUsedMicroUsd,
-      remaining_micro_usd: snapshot.dailyLimitMicroUsd - snapshot.dailyUsedMicroUsd,
+      // Paused: no positive figure that could read as room to send (spec "Limits report"), as for
+      // spend_remaining. The balance keeps its figure: it is the money fact a top-up is judged by.
+      remaining_micro_usd: snapshot.serving === 'paused' ? Math.min(dailyRemaining, 0) : dailyRemaining,
       window: 'utc_day',
       resets_at: snapshot.dailyResetsAtS,
     },

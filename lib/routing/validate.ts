@@ -55,7 +55,9 @@ export function checkRequest(
     throw new GatewayError('missing_start_within', undefined, { param: 'start_within' });
   }
   if (!endpoint.validate(raw)) throw schemaError(endpoint.validate.errors![0]!);
-  const startWithin = parseStartWithin(raw.start_within ?? defaultStartWithin);
+  // Only an absent field takes the key's default: an explicit null is a value, and not a valid one
+  // (the schema already refused it as invalid_start_within).
+  const startWithin = parseStartWithin(raw.start_within === undefined ? defaultStartWithin : raw.start_within);
   const retry = parseRetry(raw.retry);
   const model = catalog.get(raw.model);
   if (!model) throw new GatewayError('model_not_found', `The model '${raw.model}' is not in the catalog.`, { param: 'model' });
@@ -168,6 +170,9 @@ function schemaError(error: ErrorObject): GatewayError {
     return new GatewayError('unsupported_parameter', `Unknown parameter '${param}'.`, { param });
   }
   const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : String(error.params.missingProperty ?? '');
+  // start_within that is not a string (null, a number, an object…) is not "HHh-MMm-SSs" or "now":
+  // the code for that is invalid_start_within, whichever check saw it first.
+  if (where === 'start_within') return new GatewayError('invalid_start_within', undefined, { param: 'start_within' });
   if (where === 'model' || error.params.missingProperty === 'model') {
     return new GatewayError('invalid_request', `model ${error.message}.`, { param: 'model' });
   }

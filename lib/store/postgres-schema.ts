@@ -113,7 +113,8 @@ BEGIN
 END $$;
 `;
 
-// pause → balance → daily ceiling → concurrency → pool → hold, under the organization's row lock
+// pause → balance → daily ceiling (rules.ts pauseDue, which the limits report shows before any
+// request is refused) → concurrency → pool → hold, under the organization's row lock
 // (every admission and settlement of an org takes it first, so nothing can interleave), then the
 // pool rows in their configured order. Returns code 'ok' with the hold placed, or the refusal.
 // Its current definition: version 1 created it, version 4 replaced it (a fresh database runs both,

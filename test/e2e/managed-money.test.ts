@@ -211,7 +211,8 @@ test('30 parallel requests against the concurrency limit and a balance smaller t
   assert.ok(total > 500);
   const s = await assertNothingHeld(org.orgId);
   assert.equal(s.cashMicroUsd, 500 - total);
-  assert.equal(s.serving, 'ok', 'a concurrency refusal does not pause');
+  // The 429s stored no pause; the owed balance itself is shown as the pause the next request meets.
+  assert.equal(s.pausedReason, 'insufficient_balance', 'the report shows the owed balance before the next request');
   const next = await post(org.key, mini({ output_tokens: 1 }));
   assert.equal(next.status, 402);
   assert.equal(((await next.json()) as any).error.code, 'insufficient_balance');

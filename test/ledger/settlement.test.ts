@@ -45,9 +45,11 @@ for (const adapter of await adapters('settlement')) describe(adapter.name, () =>
     await f.ledger.settle(h, 3_250_000, now);
     const s = await f.ledger.snapshot('o', now);
     assert.deepEqual([s.cashMicroUsd, s.creditMicroUsd], [-1_250_000, 0]);
-    assert.equal(s.serving, 'ok', 'the pause happens at admission');
+    // Admission stores the pause; the snapshot shows it already, before any request is refused.
+    assert.equal(s.serving, 'paused');
+    assert.equal(s.pausedReason, 'insufficient_balance');
     assert.equal(s.spendRemainingMicroUsd, -1_250_000);
-    assert.equal(s.binding, 'balance');
+    assert.equal(s.binding, 'paused');
     assert.deepEqual(await admit(f, 'o', 1), { ok: false, code: 'insufficient_balance' });
     assert.equal((await f.ledger.snapshot('o', now)).serving, 'paused');
   });

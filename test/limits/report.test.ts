@@ -104,6 +104,42 @@ test('paused: serving paused, binding paused, reason shown, no positive figure',
   assert.equal(v.managed!.daily_spend.remaining_micro_usd, 0);
 });
 
+test('paused: daily_spend.remaining is never positive (min(x, 0)); a negative figure stays as it is; the balance stays the money fact', async () => {
+  await fundedOrg(f, 'o', 100 * USD);
+  await f.ledger.startReview('o', f.clock.now());             // 10 USD of room today, but paused
+  const r = report(await f.ledger.snapshot('o', f.clock.now()));
+  assert.equal(r.managed!.serving, 'paused');
+  assert.equal(r.managed!.daily_spend.remaining_micro_usd, 0);
+  assert.equal(r.managed!.daily_spend.limit_micro_usd, 10 * USD);
+  assert.equal(r.managed!.daily_spend.used_micro_usd, 0);
+  assert.equal(r.managed!.balance.remaining_micro_usd, 100 * USD);
+
+  await f.ledger.endReview('o', f.clock.now());
+  await f.ledger.settle(okHold(await admit(f, 'o', 1)), 12 * USD, f.clock.now()); // 2 USD past the ceiling
+  const over = report(await f.ledger.snapshot('o', f.clock.now()));
+  assert.equal(over.managed!.paused_reason, 'spend_velocity_exceeded');
+  assert.equal(over.managed!.daily_spend.remaining_micro_usd, -2 * USD, 'an overshoot is shown signed');
+
+  const ok = report({ ...(await f.ledger.snapshot('o', f.clock.now())), serving: 'ok', pausedReason: null, binding: 'daily_spend' });
+  assert.equal(ok.managed!.daily_spend.remaining_micro_usd, -2 * USD, 'not paused: the figure as it is');
+  await f.ledger.setOverrides('o', { daily_spend_micro_usd: 15 * USD }, f.clock.now());
+  assert.equal(report(await f.ledger.snapshot('o', f.clock.now())).managed!.daily_spend.remaining_micro_usd, 3 * USD);
+});
+
+test('a balance taken to zero or below by a settlement, or a ceiling reached, shows the pause before any request is refused', async () => {
+  await fundedOrg(f, 'o', 1 * USD);
+  await f.ledger.settle(okHold(await admit(f, 'o', 1)), 1 * USD, f.clock.now());
+  const broke = report(await f.ledger.snapshot('o', f.clock.now())).managed!;
+  assert.deepEqual([broke.serving, broke.paused_reason, broke.binding, broke.spend_remaining_micro_usd], ['paused', 'insufficient_balance', 'paused', 0]);
+
+  await fundedOrg(f, 'p', 100 * USD);
+  await f.ledger.settle(okHold(await admit(f, 'p', 1)), 10 * USD, f.clock.now());
+  const spent = report(await f.ledger.snapshot('p', f.clock.now())).managed!;
+  assert.deepEqual([spent.serving, spent.paused_reason, spent.binding, spent.spend_remaining_micro_usd, spent.daily_spend.remaining_micro_usd],
+    ['paused', 'spend_velocity_exceeded', 'paused', 0, 0]);
+  assert.equal(spent.balance.remaining_micro_usd, 90 * USD);
+});
+
 test('a negative balance is reported signed', async () => {
   await fundedOrg(f, 'o', 1 * USD);
   await f.ledger.settle(okHold(await admit(f, 'o', 1)), 3 * USD, f.clock.now());

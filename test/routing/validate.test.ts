@@ -32,6 +32,23 @@ test('start_within: required unless the key has a default; the default applies o
   refused(() => check('responses', responses({ start_within: '1 minute' })), 'invalid_start_within', 'start_within');
 });
 
+test('start_within that is not a string (null, a number, a boolean, an object, an array) is invalid_start_within in every caller format, with or without a key default', () => {
+  const bodies = { responses, chat, messages, interactions } as const;
+  for (const [format, body] of Object.entries(bodies) as Array<[CallerFormat, (extra?: Record<string, any>) => Record<string, any>]>) {
+    for (const value of [null, 30, 0, true, {}, ['now']]) {
+      for (const fallback of [null, 'now']) {
+        // An explicit null is a value, not an absent field: the key's default does not stand in for it.
+        refused(() => check(format, body({ start_within: value }), { default: fallback }), 'invalid_start_within', 'start_within');
+      }
+    }
+    const { start_within: _, ...absent } = body();
+    refused(() => check(format, absent), 'missing_start_within', 'start_within');
+    assert.deepEqual(check(format, absent, { default: 'now' }).startWithin, { kind: 'now' }, `${format}: absent takes the default`);
+  }
+  // Another field's schema failure keeps its own code.
+  refused(() => check('responses', responses({ stream: 'yes' })), 'invalid_request', 'stream');
+});
+
 test('the gateway\'s fields leave the body; the rest stays; flags are read from it', () => {
   const c = check('chat', chat({ include_cost: true, provider: ['vendor_a'], retry: { count: 2 }, stream: true, stream_options: { include_usage: true }, temperature: 0.5 }));
   assert.deepEqual(Object.keys(c.body).sort(), ['messages', 'model', 'stream', 'stream_options', 'temperature']);
