@@ -40,8 +40,11 @@ export type IRPart =
   | { type: 'image'; mediaType?: string; data?: string /* base64 */; url?: string; detail?: string }
   | { type: 'file'; mediaType?: string; data?: string /* base64 */; url?: string; filename?: string }
   /** Reasoning replayed from an earlier turn. signature = Anthropic thinking signature or Gemini
-   *  thought_signature; encrypted = OpenAI encrypted_content. Opaque: carried, never interpreted. */
-  | { type: 'reasoning'; text?: string; signature?: string; encrypted?: string; id?: string }
+   *  thought_signature; encrypted = OpenAI encrypted_content. Opaque: carried, never interpreted
+   *  (a caller's format that carries another vendor's value tags it: formats/reasoning-tags.ts).
+   *  anthropic: the signature is known to be Anthropic's (a Responses caller's tagged
+   *  encrypted_content); the Gemini encoders leave it out. */
+  | { type: 'reasoning'; text?: string; signature?: string; encrypted?: string; id?: string; anthropic?: true }
   | { type: 'tool_call'; id: string; name: string; arguments: string /* JSON text */; signature?: string }
   | { type: 'tool_result'; callId: string; name?: string; content: string; isError?: boolean };
 
@@ -76,6 +79,9 @@ export interface IRRequest {
   reasoning?: { effort: 'minimal' | 'low' | 'medium' | 'high'; budgetTokens?: number };
   responseFormat?: IRResponseFormat;
   stopSequences?: string[];
+  /** false: at most one tool call per turn (OpenAI parallel_tool_calls, Anthropic
+   *  tool_choice.disable_parallel_tool_use); absent: the provider's default. Gemini has no switch. */
+  parallelToolCalls?: boolean;
   stream: boolean;
   /** Fields only the caller's own family understands (e.g. Messages top_k, Interactions
    *  generation_config extras). Encoders of that same family copy them; others ignore them
@@ -89,7 +95,9 @@ export interface IRRequest {
 
 export type IRBlock =
   | { kind: 'text'; text: string; refusal?: true }
-  | { kind: 'reasoning'; text: string; signature?: string; encrypted?: string }
+  /** anthropic: the signature is an Anthropic thinking signature (a Responses caller keeps it in
+   *  encrypted_content; Gemini's have no field there). */
+  | { kind: 'reasoning'; text: string; signature?: string; encrypted?: string; anthropic?: true }
   | { kind: 'tool_call'; id: string; name: string; arguments: string; signature?: string };
 
 export type IRBlockStart =
@@ -110,9 +118,10 @@ export type IREvent =
   | { type: 'block_start'; index: number; block: IRBlockStart }
   | { type: 'text_delta'; index: number; text: string }
   | { type: 'reasoning_delta'; index: number; text: string }
-  /** Anthropic signature_delta, Gemini thought_signature, OpenAI encrypted_content (on a
-   *  reasoning block), or a Gemini thoughtSignature on a function call block. */
-  | { type: 'signature'; index: number; signature: string; encrypted?: boolean }
+  /** Anthropic signature_delta (anthropic: true), Gemini thought_signature, OpenAI
+   *  encrypted_content (encrypted: true; on a reasoning block), or a Gemini thoughtSignature on a
+   *  function call block. */
+  | { type: 'signature'; index: number; signature: string; encrypted?: boolean; anthropic?: true }
   | { type: 'args_delta'; index: number; json: string }
   | { type: 'block_stop'; index: number }
   /** Usage seen mid-stream (Anthropic message_start); later values overwrite earlier ones. */

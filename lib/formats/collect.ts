@@ -37,6 +37,7 @@ export class ResponseCollector {
         if (block.kind === 'reasoning') {
           if (ev.encrypted) block.encrypted = ev.signature;
           else block.signature = (block.signature ?? '') + ev.signature;
+          if (ev.anthropic) block.anthropic = true;
         } else if (block.kind === 'tool_call') block.signature = ev.signature;
         break;
       }

@@ -2,6 +2,7 @@
 import type { RouteAdapter } from './types.ts';
 import { originAndBase } from './url.ts';
 import { jsonBody, upstreamJson } from './json-body.ts';
+import { maxTokensFor } from '../formats/messages/thinking.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -22,8 +23,9 @@ export function vendorC(baseUrl: string, defaultMaxTokens: number): RouteAdapter
       const { body, model, stream, credential, translated, betas } = args;
       const set: Record<string, unknown> = { model, stream, service_tier: undefined };
       // The API requires max_tokens. A Messages caller's body is forwarded as sent (no default is
-      // synthesised for it, spec); a body translated from another format gets the configured cap.
-      if (body.max_tokens === undefined && translated) set.max_tokens = defaultMaxTokens;
+      // synthesised for it, spec); a body translated from another format gets the configured cap
+      // (above its thinking budget, which must be below max_tokens).
+      if (body.max_tokens === undefined && translated) set.max_tokens = maxTokensFor(body, defaultMaxTokens);
       return {
         origin,
         path: `${base}/v1/messages`,

@@ -13,6 +13,7 @@ import { upstreamJson } from './json-body.ts';
 import { formatFrame, MAX_FRAME_BYTES, type RawFrame } from '../sse.ts';
 import { GatewayError } from '../errors.ts';
 import { MESSAGES_BETAS } from '../formats/messages/betas.ts';
+import { maxTokensFor } from '../formats/messages/thinking.ts';
 
 /** The documented shape of a cloud_b key. */
 export interface BedrockCredential {
@@ -81,7 +82,7 @@ export function cloudB(baseUrl: string, defaultMaxTokens: number): RouteAdapter 
       const { origin, url } = endpoint.at(region);
       const { model: _m, stream: _s, service_tier: _t, ...rest } = body;
       const out: Record<string, unknown> = {
-        ...rest, anthropic_version: 'bedrock-2023-05-31', max_tokens: rest.max_tokens ?? defaultMaxTokens,
+        ...rest, anthropic_version: 'bedrock-2023-05-31', max_tokens: rest.max_tokens ?? maxTokensFor(rest, defaultMaxTokens),
       };
       const bedrockBetas = betas?.filter((beta) => MESSAGES_BETAS[beta]?.bedrock) ?? [];
       if (bedrockBetas.length) out.anthropic_beta = bedrockBetas;   // Bedrock takes betas in the body

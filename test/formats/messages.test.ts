@@ -119,7 +119,8 @@ test('error events become IR errors; a stream cut before message_delta is an err
     { event: 'message_start', data: '{"type":"message_start","message":{"id":"msg_x","usage":{"input_tokens":1,"output_tokens":1}}}' },
     { event: 'error', data: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' },
   ]);
-  assert.deepEqual(err.events.at(-1), { type: 'error', code: 'overloaded_error', message: 'Overloaded' });
+  // The provider's type is its own word: the gateway's provider_error, the type kept in the message.
+  assert.deepEqual(err.events.at(-1), { type: 'error', code: 'provider_error', message: 'overloaded_error: Overloaded' });
   const cut = decode([{ event: 'message_start', data: '{"type":"message_start","message":{"id":"msg_x","usage":{"input_tokens":1,"output_tokens":1}}}' }]);
   assert.equal(cut.events.at(-1)!.type, 'error');
 });
@@ -154,7 +155,8 @@ function fullIR(): IRRequest {
       { role: 'user', content: [{ type: 'tool_result', callId: 'toolu_02', content: 'no data', isError: true }] },
     ],
     tools: [{ name: 'get_weather', description: 'Weather by city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
-    toolChoice: { name: 'get_weather' },
+    toolChoice: 'auto', // a forced choice would leave thinking out (Anthropic refuses the two together)
+    parallelToolCalls: false,
     maxOutputTokens: 20000,
     temperature: 1,
     topP: 0.9,
@@ -173,7 +175,7 @@ test('round trip IR → encodeRequest → decodeRequest keeps tools, results, si
   assert.equal(body.stream, undefined);
   assert.equal(body.service_tier, undefined);
   assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 4096 });
-  assert.deepEqual(body.tool_choice, { type: 'tool', name: 'get_weather' });
+  assert.deepEqual(body.tool_choice, { type: 'auto', disable_parallel_tool_use: true });
   assert.deepEqual(body.output_config, { format: { type: 'json_schema', schema: ir.responseFormat!.type === 'json_schema' ? ir.responseFormat!.schema : {} } });
   // tool_result blocks lead their user turn; the redacted thinking goes back as redacted_thinking
   assert.equal(body.messages[2].content[0].type, 'tool_result');

@@ -42,6 +42,10 @@ export function decodeChatRequest(body: Record<string, any>): IRRequest {
     else native.reasoning_effort = body.reasoning_effort; // 'none', 'xhigh', 'max': OpenAI's only
   }
   decodeResponseFormat(body.response_format, ir);
+  if (typeof body.parallel_tool_calls === 'boolean') {
+    ir.parallelToolCalls = body.parallel_tool_calls;
+    delete native.parallel_tool_calls;
+  }
   if (typeof body.stop === 'string') ir.stopSequences = [body.stop];
   else if (Array.isArray(body.stop) && body.stop.length) ir.stopSequences = body.stop.map(String);
   ir.native = { family: 'chat', fields: native };

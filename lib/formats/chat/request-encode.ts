@@ -22,6 +22,7 @@ export function encodeChatRequest(ir: IRRequest): Record<string, any> {
   if (ir.toolChoice !== undefined) {
     body.tool_choice = typeof ir.toolChoice === 'string' ? ir.toolChoice : { type: 'function', function: { name: ir.toolChoice.name } };
   }
+  if (ir.parallelToolCalls !== undefined) body.parallel_tool_calls = ir.parallelToolCalls;
   if (ir.maxOutputTokens !== undefined) body.max_completion_tokens = ir.maxOutputTokens;
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
   if (ir.topP !== undefined) body.top_p = ir.topP;

@@ -68,7 +68,7 @@ export function encodeSteps(messages: IRMessage[]): Item[] {
           content.push(mediaItem(p));
           break;
         case 'reasoning':
-          if (!p.signature) break; // Gemini wants its own signed thoughts back, nothing else
+          if (!p.signature || p.anthropic) break; // Gemini wants its own signed thoughts back, nothing else
           flush();
           steps.push({ type: 'thought', signature: p.signature, ...(p.text ? { summary: [{ type: 'text', text: p.text }] } : {}) });
           break;

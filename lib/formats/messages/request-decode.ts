@@ -3,6 +3,7 @@
 // refuses such fields before a request for another family gets here.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
+import { OPENAI_ENCRYPTED_TAG, untag } from '../reasoning-tags.ts';
 
 /** Keys the IR carries; every other top-level key goes to native.fields. */
 const CONSUMED = new Set([
@@ -59,6 +60,8 @@ export function decodeMessagesRequest(body: Record<string, any>): IRRequest {
   if (body.tool_choice !== undefined) {
     const loss = new Loss();
     ir.toolChoice = decodeToolChoice(body.tool_choice, loss);
+    const single = body.tool_choice.disable_parallel_tool_use;
+    if (typeof single === 'boolean') ir.parallelToolCalls = !single;
     if (loss.lossy) native.tool_choice = body.tool_choice;
   }
   if (body.max_tokens !== undefined) ir.maxOutputTokens = numberField(body.max_tokens, 'max_tokens');
@@ -128,13 +131,20 @@ function decodeBlock(block: any, path: string, loss: Loss): IRPart[] {
     case 'tool_result':
       return decodeToolResult(block, path, loss);
     case 'thinking':
-      return [{
-        type: 'reasoning', text: typeof block.thinking === 'string' ? block.thinking : '',
-        ...(block.signature ? { signature: String(block.signature) } : {}),
-      }];
+      return [{ type: 'reasoning', text: typeof block.thinking === 'string' ? block.thinking : '', ...thinkingSignature(block.signature) }];
     default: // redacted_thinking: no text, the opaque data rides as the signature
       return [{ type: 'reasoning', signature: String(block.data ?? '') }];
   }
+}
+
+/** A thinking block's signature: Anthropic's (or Gemini's) own, or OpenAI's encrypted reasoning
+ *  that a GPT answer gave this caller, tagged (reasoning-tags.ts), which goes back as `encrypted`. */
+function thinkingSignature(value: unknown): { signature?: string; encrypted?: string } {
+  if (!value) return {};
+  const signature = String(value);
+  const encrypted = untag(OPENAI_ENCRYPTED_TAG, signature);
+  if (encrypted === undefined) return { signature };
+  return encrypted ? { encrypted } : {};
 }
 
 function decodeImage(source: any, path: string, loss: Loss): IRPart {
@@ -230,7 +240,7 @@ function decodeTools(tools: unknown, loss: Loss): IRToolDef[] {
 
 function decodeToolChoice(choice: any, loss: Loss): IRToolChoice {
   if (!choice || typeof choice !== 'object') throw invalid('tool_choice', 'tool_choice must be an object.');
-  loss.check(choice, ['type', 'name']);
+  loss.check(choice, ['type', 'name', 'disable_parallel_tool_use']);
   switch (choice.type) {
     case 'auto': return 'auto';
     case 'any': return 'required';

@@ -1,17 +1,15 @@
 // IR → Anthropic Messages request body (with `model`; without stream/service_tier, which the
-// adapter owns). Must accept IR built from any caller format: same-role turns are merged,
-// tool results lead their user turn, and reasoning only survives when it carries a signature.
+// adapter owns; a body without max_tokens gets the adapter's, thinking.ts maxTokensFor).
+// Must accept IR built from any caller format: same-role turns are merged, tool results lead their
+// user turn, reasoning only survives when it carries an Anthropic signature, and thinking is sent
+// only where Anthropic takes it (thinking.ts).
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice } from '../../ir.ts';
 import { argumentsObject } from '../tool-args.ts';
+import { encodeThinking } from './thinking.ts';
 
 type Block = Record<string, unknown>;
 interface WireMessage { role: 'user' | 'assistant'; content: Block[] }
-
-/** Thinking budget per effort when the caller gave an effort but no budget. Each lands back in its
- *  own band when decoded (<2048 low, <8192 medium, else high); 1024 is Anthropic's minimum. */
-const BUDGET = { minimal: 1024, low: 1024, medium: 4096, high: 16384 } as const;
-const MIN_BUDGET = 1024;
 
 export function encodeMessagesRequest(ir: IRRequest): Record<string, any> {
   const body: Record<string, any> = { model: ir.model };
@@ -25,12 +23,13 @@ export function encodeMessagesRequest(ir: IRRequest): Record<string, any> {
       input_schema: tool.parameters,
       ...(tool.strict ? { strict: true } : {}),
     }));
-    if (ir.toolChoice) body.tool_choice = encodeToolChoice(ir.toolChoice);
+    const choice = encodeToolChoice(ir.toolChoice, ir.parallelToolCalls);
+    if (choice) body.tool_choice = choice;
   }
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
   if (ir.topP !== undefined) body.top_p = ir.topP;
   if (ir.stopSequences?.length) body.stop_sequences = ir.stopSequences;
-  const thinking = encodeThinking(ir);
+  const thinking = encodeThinking(ir, body.messages, body.tool_choice);
   if (thinking) body.thinking = thinking;
   const format = encodeFormat(ir.responseFormat);
   if (format) body.output_config = { format };
@@ -84,7 +83,8 @@ function assistantBlock(p: IRPart): Block[] {
   switch (p.type) {
     case 'text': return p.text ? [{ type: 'text', text: p.text }] : [];
     case 'reasoning':
-      if (!p.signature) return []; // Anthropic rejects thinking it did not sign
+      // Anthropic rejects thinking it did not sign (OpenAI's encrypted reasoning has no place here).
+      if (!p.signature) return [];
       // redacted_thinking decodes to a reasoning part without text; give it back the same way.
       return [p.text === undefined
         ? { type: 'redacted_thinking', data: p.signature }
@@ -123,20 +123,15 @@ function fileBlock(p: Extract<IRPart, { type: 'file' }>): Block {
   throw new GatewayError('unsupported_parameter', `Messages documents take PDF or plain text, not ${mediaType}.`, { param: 'messages' });
 }
 
-function encodeToolChoice(choice: IRToolChoice): Block {
-  if (choice === 'auto') return { type: 'auto' };
-  if (choice === 'required') return { type: 'any' };
+/** The tool_choice object; one parallel calls are switched off in (Anthropic's switch lives
+ *  there), `auto` when the caller named no choice. `none` takes no switch: it calls no tool. */
+function encodeToolChoice(choice: IRToolChoice | undefined, parallel: boolean | undefined): Block | undefined {
+  const single = parallel === false ? { disable_parallel_tool_use: true } : {};
+  if (choice === undefined) return parallel === false ? { type: 'auto', ...single } : undefined;
+  if (choice === 'auto') return { type: 'auto', ...single };
+  if (choice === 'required') return { type: 'any', ...single };
   if (choice === 'none') return { type: 'none' };
-  return { type: 'tool', name: choice.name };
-}
-
-function encodeThinking(ir: IRRequest): Block | undefined {
-  if (!ir.reasoning) return undefined;
-  let budget: number = ir.reasoning.budgetTokens ?? BUDGET[ir.reasoning.effort];
-  // budget_tokens must stay below max_tokens; with no room for the minimum, send no thinking.
-  if (ir.maxOutputTokens !== undefined && budget >= ir.maxOutputTokens) budget = ir.maxOutputTokens - 1;
-  if (budget < MIN_BUDGET) return undefined;
-  return { type: 'enabled', budget_tokens: budget };
+  return { type: 'tool', name: choice.name, ...single };
 }
 
 function encodeFormat(format: IRResponseFormat | undefined): Block | undefined {

@@ -6,6 +6,7 @@ import { argumentsObject } from '../tool-args.ts';
 import { stopFromAnthropic, stopToAnthropic } from './stop-reason.ts';
 import { anthropicUsage, countersToIR, mergeAnthropicUsage, tierFromAnthropic, zeroCounters } from './usage.ts';
 import { addCostExtras } from '../cost-extras.ts';
+import { OPENAI_ENCRYPTED_TAG } from '../reasoning-tags.ts';
 
 export function decodeMessagesResponse(body: any): IRResponse {
   const blocks: IRBlock[] = [];
@@ -13,9 +14,9 @@ export function decodeMessagesResponse(body: any): IRResponse {
     switch (block?.type) {
       case 'text': blocks.push({ kind: 'text', text: String(block.text ?? '') }); break;
       case 'thinking': blocks.push({
-        kind: 'reasoning', text: String(block.thinking ?? ''), ...(block.signature ? { signature: block.signature } : {}),
+        kind: 'reasoning', text: String(block.thinking ?? ''), ...(block.signature ? { signature: block.signature, anthropic: true } : {}),
       }); break;
-      case 'redacted_thinking': blocks.push({ kind: 'reasoning', text: '', signature: String(block.data ?? '') }); break;
+      case 'redacted_thinking': blocks.push({ kind: 'reasoning', text: '', signature: String(block.data ?? ''), anthropic: true }); break;
       case 'tool_use': blocks.push({
         kind: 'tool_call', id: String(block.id), name: String(block.name), arguments: JSON.stringify(block.input ?? {}),
       }); break;
@@ -39,7 +40,9 @@ export function encodeMessagesResponse(res: IRResponse, ctx: EncodeContext): Rec
   for (const block of res.blocks) {
     if (block.kind === 'text') content.push({ type: 'text', text: block.text });
     else if (block.kind === 'reasoning') {
-      if (block.text || block.signature) content.push({ type: 'thinking', thinking: block.text, signature: block.signature ?? '' });
+      // OpenAI's encrypted reasoning rides as the signature, tagged (reasoning-tags.ts).
+      const signature = block.encrypted ? OPENAI_ENCRYPTED_TAG + block.encrypted : block.signature;
+      if (block.text || signature) content.push({ type: 'thinking', thinking: block.text, signature: signature ?? '' });
     } else {
       // A Gemini thought signature on a function call has no tool_use field; it rides in a
       // thinking block just before the call, which the Gemini encoders put back on the call.

@@ -40,8 +40,12 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'message_stop':
         this.bedrockMetrics(data['amazon-bedrock-invocationMetrics']);
         return this.finish();
-      case 'error':
-        return this.fail(String(data.error?.type ?? 'api_error'), String(data.error?.message ?? 'The provider reported an error.'));
+      case 'error': {
+        // The provider's error type (rate_limit_error, overloaded_error…) is its own word: in the
+        // caller's format this is the gateway's provider_error, the provider's words its message.
+        const type = String(data.error?.type ?? 'api_error');
+        return this.fail('provider_error', `${type}: ${String(data.error?.message ?? 'The provider reported an error.')}`);
+      }
       default: // ping, and event types added after this was written
         return [];
     }
@@ -77,13 +81,14 @@ export class MessagesStreamDecoder implements StreamDecoder {
         this.open.add(index);
         const events: IREvent[] = [{ type: 'block_start', index, block: { kind: 'reasoning' } }];
         if (block.thinking) events.push({ type: 'reasoning_delta', index, text: block.thinking });
-        if (block.signature) events.push({ type: 'signature', index, signature: block.signature });
+        if (block.signature) events.push({ type: 'signature', index, signature: block.signature, anthropic: true });
         return events;
       }
       case 'redacted_thinking':
         this.open.add(index);
         return [
-          { type: 'block_start', index, block: { kind: 'reasoning' } }, { type: 'signature', index, signature: String(block.data ?? '') },
+          { type: 'block_start', index, block: { kind: 'reasoning' } },
+          { type: 'signature', index, signature: String(block.data ?? ''), anthropic: true },
         ];
       case 'tool_use': {
         this.open.add(index);
@@ -105,7 +110,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
     switch (delta.type) {
       case 'text_delta': return delta.text ? [{ type: 'text_delta', index, text: delta.text }] : [];
       case 'thinking_delta': return delta.thinking ? [{ type: 'reasoning_delta', index, text: delta.thinking }] : [];
-      case 'signature_delta': return delta.signature ? [{ type: 'signature', index, signature: delta.signature }] : [];
+      case 'signature_delta': return delta.signature ? [{ type: 'signature', index, signature: delta.signature, anthropic: true }] : [];
       case 'input_json_delta':
         if (!delta.partial_json) return [];
         this.noArgs.delete(index);

@@ -8,6 +8,7 @@ import { newMessageId } from './ids.ts';
 import { anthropicErrorType, stopToAnthropic } from './stop-reason.ts';
 import { anthropicUsage, countersFromIR } from './usage.ts';
 import { addCostExtras } from '../cost-extras.ts';
+import { OPENAI_ENCRYPTED_TAG } from '../reasoning-tags.ts';
 
 interface OpenBlock {
   kind: 'text' | 'reasoning' | 'tool_call';
@@ -106,14 +107,17 @@ export class MessagesStreamEncoder implements StreamEncoder {
     return [this.blocks.get(index)!, pre];
   }
 
-  /** A reasoning signature becomes a signature_delta. A Gemini thought signature on a function
-   *  call has no tool_use field: while the call's start is still held back it goes out first as
-   *  a thinking block of its own, which the Gemini encoders put back on the call next turn. */
+  /** A reasoning signature becomes a signature_delta; OpenAI's encrypted reasoning one tagged
+   *  (reasoning-tags.ts), which the Messages request decoder takes back to the IR's `encrypted`.
+   *  A Gemini thought signature on a function call has no tool_use field: while the call's start
+   *  is still held back it goes out first as a thinking block of its own, which the Gemini
+   *  encoders put back on the call next turn. */
   private signature(index: number, signature: string, encrypted: boolean): string {
-    if (encrypted || !signature) return ''; // OpenAI encrypted_content means nothing to Anthropic
+    if (!signature) return '';
+    if (encrypted) signature = OPENAI_ENCRYPTED_TAG + signature;
     const block = this.blocks.get(index);
     if (block?.kind === 'tool_call') {
-      if (block.at !== undefined) return '';
+      if (encrypted || block.at !== undefined) return '';
       const at = this.nextIndex++;
       return frame(
         'content_block_start', { type: 'content_block_start', index: at, content_block: { type: 'thinking', thinking: '', signature: '' } },

@@ -5,11 +5,12 @@ import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
 import { isPlainObject } from '../../json-util.ts';
 import { parseDataUrl } from '../openai-shared.ts';
+import { ANTHROPIC_SIGNATURE_TAG, untag } from '../reasoning-tags.ts';
 
 /** Fields this decoder maps into the IR; every other field travels in native. */
 const MAPPED = new Set([
   'model', 'input', 'instructions', 'tools', 'tool_choice', 'max_output_tokens', 'temperature',
-  'top_p', 'reasoning', 'text', 'stream',
+  'top_p', 'reasoning', 'text', 'stream', 'parallel_tool_calls',
 ]);
 /** Fields the gateway or the adapter owns: never forwarded from the caller. */
 const OWNED = new Set(['service_tier', 'stream_options']);
@@ -33,6 +34,7 @@ export function decodeResponsesRequest(body: Record<string, any>): IRRequest {
   if (typeof body.top_p === 'number') ir.topP = body.top_p;
   decodeReasoning(body.reasoning, ir, native);
   decodeText(body.text, ir, native);
+  if (typeof body.parallel_tool_calls === 'boolean') ir.parallelToolCalls = body.parallel_tool_calls;
   if (Object.keys(native).length) ir.native = { family: 'responses', fields: native };
   return ir;
 }
@@ -70,17 +72,23 @@ function decodeInput(input: unknown, system: string[]): IRMessage[] {
       }
       case 'function_call_output': {
         if (typeof item.call_id !== 'string') throw invalid(`input[${i}].call_id`, 'function_call_output needs call_id.');
-        const part: IRPart = { type: 'tool_result', callId: item.call_id, content: toolOutput(item.output, `input[${i}].output`) };
+        const [content, extra] = toolOutput(item.output, `input[${i}].output`);
+        const part: IRPart = { type: 'tool_result', callId: item.call_id, content };
         const name = callNames.get(item.call_id);
         if (name) part.name = name;
-        add('user', [part]);
+        add('user', extra ? [part, ...extra] : [part]);
         return;
       }
       case 'reasoning': {
         const part: IRPart = { type: 'reasoning' };
         const text = reasoningText(item);
         if (text) part.text = text;
-        if (typeof item.encrypted_content === 'string' && item.encrypted_content) part.encrypted = item.encrypted_content;
+        if (typeof item.encrypted_content === 'string' && item.encrypted_content) {
+          // An Anthropic signature a Claude answer gave this caller, tagged (reasoning-tags.ts).
+          const signature = untag(ANTHROPIC_SIGNATURE_TAG, item.encrypted_content);
+          if (signature === undefined) part.encrypted = item.encrypted_content;
+          else if (signature) { part.signature = signature; part.anthropic = true; }
+        }
         if (typeof item.id === 'string') part.id = item.id;
         add('assistant', [part]);
         return;
@@ -129,15 +137,19 @@ function textOf(content: unknown, param: string): string {
   return contentParts(content, param).map(p => (p.type === 'text' ? p.text : '')).join('');
 }
 
-function toolOutput(output: unknown, param: string): string {
-  if (typeof output === 'string') return output;
-  if (Array.isArray(output)) {
-    return output.map((p: any, i: number) => {
-      if (p?.type === 'input_text' || p?.type === 'output_text') return String(p.text ?? '');
-      throw unsupported(`${param}[${i}]`, 'Tool outputs other than text are not supported.');
-    }).join('');
+/** A function_call_output's output: its text (a list's text parts joined), and the images and
+ *  files of a list, which the IR's text-only tool result cannot hold: they follow the result as
+ *  parts of the same user message, as Messages tool_result images do. */
+function toolOutput(output: unknown, param: string): [string, IRPart[] | undefined] {
+  if (typeof output === 'string') return [output, undefined];
+  if (!Array.isArray(output)) return [JSON.stringify(output ?? ''), undefined];
+  let text = '';
+  let extra: IRPart[] | undefined;
+  for (const part of contentParts(output, param)) {
+    if (part.type === 'text') text += part.text;
+    else (extra ??= []).push(part);
   }
-  return JSON.stringify(output ?? '');
+  return [text, extra];
 }
 
 function reasoningText(item: any): string {

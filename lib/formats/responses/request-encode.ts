@@ -23,6 +23,7 @@ export function encodeResponsesRequest(ir: IRRequest): Record<string, any> {
   if (ir.toolChoice !== undefined) {
     body.tool_choice = typeof ir.toolChoice === 'string' ? ir.toolChoice : { type: 'function', name: ir.toolChoice.name };
   }
+  if (ir.parallelToolCalls !== undefined) body.parallel_tool_calls = ir.parallelToolCalls;
   if (ir.maxOutputTokens !== undefined) body.max_output_tokens = ir.maxOutputTokens;
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
   if (ir.topP !== undefined) body.top_p = ir.topP;
@@ -104,7 +105,9 @@ function standaloneItem(part: IRPart): Record<string, unknown> | undefined {
     case 'tool_result':
       return { type: 'function_call_output', call_id: part.callId, output: part.content };
     case 'reasoning': {
-      if (!part.encrypted) return undefined; // a foreign signature: OpenAI cannot verify it
+      // Anthropic's and Gemini's signatures (also one a Responses caller sent back tagged, which
+      // its decoder made a signature again) are not OpenAI's to verify.
+      if (!part.encrypted) return undefined;
       const item: Record<string, unknown> = { type: 'reasoning' };
       if (part.id) item.id = part.id;
       item.summary = part.text ? [{ type: 'summary_text', text: part.text }] : [];

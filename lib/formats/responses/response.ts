@@ -6,6 +6,7 @@ import type { EncodeContext } from '../types.ts';
 import { itemId, responseId } from './ids.ts';
 import { usageFromResponses, usageToResponses } from './usage.ts';
 import { serviceTierOf, tierFromServiceTier } from '../openai-shared.ts';
+import { ANTHROPIC_SIGNATURE_TAG } from '../reasoning-tags.ts';
 
 export function decodeResponsesResponse(body: any): IRResponse {
   const blocks: IRBlock[] = [];
@@ -132,7 +133,10 @@ export function outputItem(block: IRBlock, respId: string, outputIndex: number):
         id: itemId('rs_', respId, outputIndex), type: 'reasoning',
         summary: block.text ? [{ type: 'summary_text', text: block.text }] : [],
       };
+      // Anthropic's signature rides where OpenAI's encrypted reasoning does, tagged
+      // (reasoning-tags.ts); a Gemini signature has no field here.
       if (block.encrypted) item.encrypted_content = block.encrypted;
+      else if (block.anthropic && block.signature) item.encrypted_content = ANTHROPIC_SIGNATURE_TAG + block.signature;
       return item;
     }
     case 'tool_call':

@@ -165,10 +165,12 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
           break;
         }
         case 'signature': {
-          // Only OpenAI's own encrypted reasoning means something to a Responses caller; an
-          // Anthropic or Gemini signature has no field here and is not shown.
-          const item = items.get(ev.index);
-          if (ev.encrypted && item?.block.kind === 'reasoning') item.block.encrypted = ev.signature;
+          // OpenAI's encrypted reasoning, and Anthropic's signature (outputItem tags it), go back
+          // to the caller in encrypted_content; a Gemini signature has no field here.
+          const block = items.get(ev.index)?.block;
+          if (block?.kind !== 'reasoning') break;
+          if (ev.encrypted) block.encrypted = ev.signature;
+          else if (ev.anthropic) { block.signature = (block.signature ?? '') + ev.signature; block.anthropic = true; }
           break;
         }
         case 'args_delta': {

@@ -26,7 +26,7 @@ export function encodeParts(parts: IRPart[], callNames: Map<string, string>, res
   for (const p of parts) {
     switch (p.type) {
       case 'reasoning':
-        if (!p.signature) { // Gemini wants its own signed thoughts back, nothing else
+        if (!p.signature || p.anthropic) { // Gemini wants its own signed thoughts back, nothing else
           if (response && p.text) push({ text: p.text, thought: true });
           break;
         }
