@@ -95,6 +95,10 @@ export interface FormatCodec {
    *  vendor A sends an event per token (≈ 200–330 bytes each), Anthropic a few tokens per event,
    *  Gemini a sentence or more per chunk. */
   bytesPerOutputToken: number;
+  /** As a wire: the most output the provider may generate for this upstream body when the caller
+   *  named no cap and the route sends `cap` (Anthropic's thinking budget rides on top of it:
+   *  maxTokensFor). Absent: `cap`. */
+  uncappedOutput?(body: Record<string, any>, cap: number): number;
   /** Present when callers may send this format (Vertex is a provider wire only). */
   endpoint?: Endpoint;
 }

@@ -150,7 +150,7 @@ async function admit(ctx: RequestContext): Promise<void> {
   const plan = ctx.plan!;
   const checked = plan.checked;
   const inputTokens = Math.ceil(ctx.bytes!.length / 4);
-  const maxOutput = requestedMaxOutput(checked) ?? svc.config.hold.default_max_output_tokens;
+  const maxOutput = requestedMaxOutput(checked) ?? uncappedOutput(ctx, svc.config.hold.default_max_output_tokens);
   const micro = costOf(checked.model.prices.standard, {
     inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: maxOutput, reasoningTokens: 0,
   });
@@ -162,6 +162,19 @@ async function admit(ctx: RequestContext): Promise<void> {
     if (!(err instanceof GatewayError) || plan.routes[0]!.mode !== 'byok') throw err;
     ctx.routes = plan.routes.filter((r) => r.mode === 'byok');
   }
+}
+
+/** A request that names no output cap: the most any route of its chain may generate, the default
+ *  cap plus what a wire adds on top of it (an Anthropic thinking budget, which a translated
+ *  reasoning effort turns on). */
+function uncappedOutput(ctx: RequestContext, cap: number): number {
+  const plan = ctx.plan!;
+  let most = cap;
+  for (const rp of plan.routes) {
+    const more = ctx.svc.codecs[rp.wire].uncappedOutput;
+    if (more) most = Math.max(most, more(plan.upstreamBody(rp), cap));
+  }
+  return most;
 }
 
 /** Runs the request machine over the chain until a tier commits or nothing is left. A caller

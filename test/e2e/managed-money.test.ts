@@ -393,3 +393,19 @@ test('while a translated stream runs, its delivered cost (what a crash is charge
   assert.ok(impliedBytes < 0.75 * read, `delivered ${delivered} µUSD implies ${impliedBytes} bytes; the client read ${read}`);
   assert.ok(impliedBytes > 0.2 * read, `delivered ${delivered} µUSD implies ${impliedBytes} bytes; the client read ${read}`);
 });
+
+test('a request that names no output cap holds what its route may generate: the default cap plus an Anthropic thinking budget its effort turns on', async () => {
+  const org = await t.newOrg({ balance: 10_000_000 });
+  const body = JSON.stringify({
+    model: 'claude-haiku-4-5', start_within: 'now', stream: true, reasoning_effort: 'high',
+    messages: [{ role: 'user', content: `hello ${sim({ output_tokens: 200, tokens_per_s: 50 })}` }],
+  });
+  const ac = new AbortController();
+  const res = await post(org.key, body, ac.signal, '/v1/chat/completions');
+  assert.equal(res.status, 200);
+  const { snapshot } = await ledgerOf(org.orgId);
+  ac.abort();
+  await assertNothingHeld(org.orgId);
+  // claude-haiku-4-5: $1 / $5 per million; 4,096 (hold.default_max_output_tokens) + 16,384 (high).
+  assert.equal(snapshot.reservedMicroUsd, part(Math.ceil(Buffer.byteLength(body) / 4), 1_000_000) + part(4_096 + 16_384, 5_000_000));
+});

@@ -8,6 +8,7 @@ import { MessagesStreamEncoder } from './stream-encode.ts';
 import { messagesTap } from './tap.ts';
 import { messagesErrorBody, messagesErrorFrame } from './errors.ts';
 import { messagesEndpoint } from './endpoint.ts';
+import { maxTokensFor } from './thinking.ts';
 
 export const messagesCodec: CallerCodec = {
   name: 'messages',
@@ -21,5 +22,6 @@ export const messagesCodec: CallerCodec = {
   errorBody: messagesErrorBody,
   errorFrame: messagesErrorFrame,
   bytesPerOutputToken: 12,
+  uncappedOutput: maxTokensFor,
   endpoint: messagesEndpoint,
 };
