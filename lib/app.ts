@@ -110,29 +110,49 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     open: new OpenRequests(),
     shuttingDown: false,
   };
-  // A restarted instance releases what its crashed predecessor held at once (charged for the
-  // output delivered by their last renewal); other dead processes' holds lapse after their lease,
-  // released by whichever process sweeps first (one at a time with PostgreSQL). Live holds are
-  // renewed by their own process, recording what each has delivered so far.
-  for (const hold of await ledger.releasePredecessors(clock.now())) {
-    log.warn(holdFields(hold), 'hold of a previous process released at start');
-  }
+  // Live holds are renewed by their own process, recording what each has delivered so far; each
+  // renewal also refreshes the process's heartbeat (ledger/liveness.ts). Holds of dead processes
+  // lapse after their lease, released by whichever process sweeps first (one at a time with
+  // PostgreSQL).
   let sweeping = false;
+  const sweepOnce = async (): Promise<void> => {
+    const live = [...services.inflight].flatMap((entry) => (
+      entry.holdId ? [{ holdId: entry.holdId, deliveredMicroUsd: entry.delivered?.() ?? 0 }] : []
+    ));
+    await ledger.renew(live, clock.now());
+    for (const hold of await ledger.expireLeases(clock.now())) log.warn(holdFields(hold), 'hold lease expired, released');
+  };
+
+  const server = createHttpServer(services, opts.adminToken);
+  try {
+    await listen(server, opts.port ?? 0, opts.host ?? '127.0.0.1');
+  } catch (err) {
+    // A second start on a port in use: it never served, so it touches nothing of the process
+    // that listens there (not its holds either), and lets go of what it opened.
+    await services.usage.close().catch(() => {});
+    await services.pools.close().catch(() => {});
+    await store.close().catch(() => {});
+    await simulator?.close().catch(() => {});
+    throw err;
+  }
+  // Once listening (so never for a start that fails to), this process registers and releases at
+  // once what its instance's earlier processes left, if they are provably gone (a crash and
+  // restart: their pid is dead on this host, or their heartbeat older than the lease), charged for
+  // the output delivered by their last renewal. A live predecessor's holds (a restart while it
+  // still drains) stay its own, renewed and settled by it.
+  try {
+    for (const hold of await ledger.releasePredecessors(clock.now())) {
+      log.warn(holdFields(hold), 'hold of a previous process released at start');
+    }
+  } catch (err) {
+    log.error({ err }, 'releasing the holds of previous processes failed: they lapse with their lease');
+  }
   const sweep = setInterval(() => {
     if (sweeping) return;
     sweeping = true;
-    void (async () => {
-      const live = [...services.inflight].flatMap((entry) => (
-        entry.holdId ? [{ holdId: entry.holdId, deliveredMicroUsd: entry.delivered?.() ?? 0 }] : []
-      ));
-      if (live.length) await ledger.renew(live, clock.now());
-      for (const hold of await ledger.expireLeases(clock.now())) log.warn(holdFields(hold), 'hold lease expired, released');
-    })().catch((err) => log.error({ err }, 'lease sweep failed')).finally(() => { sweeping = false; });
+    sweepOnce().catch((err) => log.error({ err }, 'lease sweep failed')).finally(() => { sweeping = false; });
   }, config.ledger.hold_renew_ms ?? Math.max(1_000, Math.floor(config.ledger.hold_lease_ms / 3)));
   sweep.unref();
-
-  const server = createHttpServer(services, opts.adminToken);
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const host = opts.host ?? '127.0.0.1';
 
@@ -158,6 +178,14 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       await simulator?.close();
     },
   };
+}
+
+/** Resolves once the server listens; rejects (EADDRINUSE, EACCES) instead of crashing the process. */
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => { server.off('error', reject); resolve(); });
+  });
 }
 
 function buildAdapters(config: GatewayConfig, log: Logger): Record<RouteName, RouteAdapter> {

@@ -13,7 +13,10 @@ import {
   type EntryRow, type OrgRecord, type OrgRow, type SpendAndHolds,
 } from './rules.ts';
 import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
+import { predecessorGone, thisHost, type PredecessorRow } from './liveness.ts';
 
+/** How long an expired hold is remembered (a late settle still finds it) and a process's row
+ *  after its last heartbeat. */
 const EXPIRED_HOLD_RETENTION_MS = 7 * 86_400_000;
 
 interface SpendAndHoldsRow { settled_today: number; reserved: number; in_flight: number; lapsed_charge: number }
@@ -42,6 +45,26 @@ const SNAPSHOT_SQL = `
                        COALESCE(sum(delivered_micro_usd) FILTER (WHERE lease_expires_at_ms <= $3), 0)::BIGINT AS lapsed_charge
                 FROM ledger_holds WHERE org_id = o.org_id AND expired_at_ms IS NULL) h
   WHERE o.org_id = $1`;
+
+// This process's heartbeat (liveness.ts) and its holds' renewals: one statement.
+const RENEW_SQL = `
+  WITH beat AS (
+    INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms) VALUES ($5, $6, $7, $8, $4)
+    ON CONFLICT (process_id) DO UPDATE SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms)
+  UPDATE ledger_holds h SET lease_expires_at_ms = $1, delivered_micro_usd = d.delivered
+  FROM unnest($2::TEXT[], $3::BIGINT[]) AS d(id, delivered)
+  WHERE h.hold_id = d.id AND h.expired_at_ms IS NULL AND h.lease_expires_at_ms > $4`;
+
+// At start: this process registers (its first heartbeat), old rows are forgotten, and the
+// processes of this instance that left live holds are read with their rows.
+const PREDECESSORS_SQL = `
+  WITH beat AS (
+    INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms) VALUES ($2, $1, $3, $4, $5)
+    ON CONFLICT (process_id) DO UPDATE SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms),
+  forget AS (DELETE FROM ledger_processes WHERE heartbeat_at_ms < $6 AND process_id <> $2)
+  SELECT h.process_id, p.host, p.pid, p.heartbeat_at_ms
+  FROM (SELECT DISTINCT process_id FROM ledger_holds WHERE instance_id = $1 AND process_id <> $2 AND expired_at_ms IS NULL) h
+  LEFT JOIN ledger_processes p ON p.process_id = h.process_id`;
 
 interface AdmitItem { org: string; hold: string; amount: number; now: number; pools: string[]; limits: number[] }
 interface AdmitRow { code: string; retry_after_s: number | null; spend_remaining: number | null; exempt: boolean }
@@ -85,6 +108,9 @@ export interface PostgresLedgerOptions extends SettleReports {
   processId: string;
   /** The instance (stable across restarts): a restarted process releases its predecessors' holds. */
   instanceId?: string;
+  /** Where this process runs (liveness.ts; default: this host, process.pid). */
+  host?: string;
+  pid?: number;
 }
 
 /** `db` is the shared database's connection pool; a "pool" in this file is a shared rate pool of
@@ -106,6 +132,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
   const noPools = { names: [] as string[], limits: [] as number[] };
   const poolOrder = config.pools.map((pool) => pool.name);   // the order every transaction locks pools in
   const instanceId = opts.instanceId ?? opts.processId;
+  const me = { host: opts.host ?? thisHost(), pid: opts.pid ?? process.pid };   // what successors check this process by
   const released = (rows: ReleasedRow[]): ReleasedHold[] => rows.map((row) => ({
     holdId: row.hold_id, orgId: row.org_id, amountMicroUsd: row.amount_micro_usd, chargedMicroUsd: row.charged_micro_usd,
   }));
@@ -269,13 +296,13 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
 
     async renew(holds, nowMs) {
       live();
-      if (holds.length === 0) return;
       for (const hold of holds) checkAmount('deliveredMicroUsd', hold.deliveredMicroUsd);
-      await db.query(`
-        UPDATE ledger_holds h SET lease_expires_at_ms = $1, delivered_micro_usd = d.delivered
-        FROM unnest($2::TEXT[], $3::BIGINT[]) AS d(id, delivered)
-        WHERE h.hold_id = d.id AND h.expired_at_ms IS NULL AND h.lease_expires_at_ms > $4`,
-      [nowMs + config.hold_lease_ms, holds.map((hold) => hold.holdId), holds.map((hold) => hold.deliveredMicroUsd), nowMs]);
+      await db.query({
+        name: 'ledger_renew',
+        text: RENEW_SQL,
+        values: [nowMs + config.hold_lease_ms, holds.map((hold) => hold.holdId), holds.map((hold) => hold.deliveredMicroUsd), nowMs,
+          opts.processId, instanceId, me.host, me.pid],
+      });
     },
 
     async expireLeases(nowMs) {
@@ -285,7 +312,13 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
 
     async releasePredecessors(nowMs) {
       live();
-      const result = await db.query('SELECT * FROM ledger_release_instance($1, $2, $3)', [instanceId, opts.processId, nowMs]);
+      // Whether a process is gone is decided here (its pid is checked on this host), then its
+      // holds released in one statement: a process found gone cannot come back (ids are per start).
+      const { rows } = await db.query<PredecessorRow>(PREDECESSORS_SQL,
+        [instanceId, opts.processId, me.host, me.pid, nowMs, nowMs - EXPIRED_HOLD_RETENTION_MS]);
+      const gone = rows.filter((row) => predecessorGone(row, me, nowMs, config.hold_lease_ms)).map((row) => row.process_id);
+      if (gone.length === 0) return [];
+      const result = await db.query('SELECT * FROM ledger_release_processes($1, $2, $3)', [instanceId, gone, nowMs]);
       return released(result.rows);
     },
 

@@ -74,6 +74,25 @@ export function debit(cash: number, credit: number, cost: number): { cash: numbe
   return { cash: cash - fromCash - (cost - fromCash - fromCredit), credit: credit - fromCredit };
 }
 
+/** A settlement of a hold a lapse already released (its owner was slow, not dead): the owner's
+ *  real cost is final. The lapse charged `charged` (its last renewal's upper bound on the output
+ *  delivered), `chargedCredit` of it from credit; the settlement charges what is missing
+ *  (`amount` > 0, as debit) or gives back what the lapse took over the cost (`amount` < 0), in the
+ *  reverse of debit's order: first what it left owed on cash, then what it took from credit, then
+ *  cash. So the organization pays the cost exactly, once, and promo credit never comes back as
+ *  cash. The same rule in SQL: ledger_settle (store/postgres-schema.ts). */
+export function lateSettlement(
+  cash: number, credit: number, cost: number, charged: number, chargedCredit: number,
+): { cash: number; credit: number; amount: number } {
+  const amount = cost - charged;
+  if (amount >= 0) return { ...debit(cash, credit, amount), amount };
+  let back = -amount;
+  const owed = Math.min(back, Math.max(-cash, 0));
+  back -= owed;
+  const toCredit = Math.min(back, chargedCredit);
+  return { cash: cash + owed + back - toCredit, credit: credit + toCredit, amount };
+}
+
 /** The stored state of one organization, as any adapter reads it. */
 export interface OrgRecord {
   cash: number;

@@ -3,7 +3,7 @@
 // IMMEDIATE transaction, so several processes opening the file at once do not race each other.
 import type { Database } from 'better-sqlite3';
 
-export const LEDGER_SCHEMA_VERSION = 3;
+export const LEDGER_SCHEMA_VERSION = 4;
 
 const DDL_V1 = `
 CREATE TABLE IF NOT EXISTS ledger_orgs (
@@ -111,6 +111,22 @@ CREATE INDEX ledger_holds_live_org ON ledger_holds (org_id, lease_expires_at_ms)
 DROP INDEX ledger_holds_live_instance;
 `;
 
+// Which processes placed holds, so that a process starting under the same instance id releases
+// at once only the holds of one that is provably gone (liveness.ts): one row per process (a new id
+// at each start) with where it runs and a heartbeat refreshed with every lease renewal. And what
+// a lapse took from credit, so that a late settlement below the lapse charge gives back credit as
+// credit (rules.ts lateSettlement).
+const DDL_V4 = `
+CREATE TABLE ledger_processes (
+  process_id       TEXT PRIMARY KEY,
+  instance_id      TEXT NOT NULL,
+  host             TEXT NOT NULL,
+  pid              INTEGER NOT NULL,
+  heartbeat_at_ms  INTEGER NOT NULL
+) STRICT;
+ALTER TABLE ledger_holds ADD COLUMN charged_credit_micro_usd INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** Creates or checks the ledger tables; throws on a file written by a newer ledger. */
 export function migrateLedger(db: Database): void {
   db.transaction(() => {
@@ -133,6 +149,10 @@ export function migrateLedger(db: Database): void {
     if (current < 3) {
       db.exec(DDL_V3);
       db.prepare('INSERT INTO ledger_schema_version (version) VALUES (3)').run();
+    }
+    if (current < 4) {
+      db.exec(DDL_V4);
+      db.prepare('INSERT INTO ledger_schema_version (version) VALUES (4)').run();
     }
   }).immediate();
 }

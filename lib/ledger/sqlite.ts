@@ -11,15 +11,18 @@ import type {
   AdmitInput, AdmitResult, HoldOwner, HoldRenewal, Ledger, LedgerConfig, Overrides, PauseReason, ReleasedHold, SharedPool, Snapshot,
 } from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
+import { predecessorGone, thisHost, type PredecessorRow } from './liveness.ts';
 import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 import {
-  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, orgRecordOf, pauseDue, poolRatesAt, utcDay, POOL_WINDOW_MS,
+  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, lateSettlement, orgRecordOf, pauseDue, poolRatesAt, utcDay,
+  POOL_WINDOW_MS,
   type EntryRow, type OrgRecord, type OrgRow, type Standing, type SpendAndHolds,
 } from './rules.ts';
 
 const HOLD_COLS = 'hold_id, org_id, amount_micro_usd, expired_at_ms, delivered_micro_usd, charged_micro_usd';
 
-/** An expired hold is remembered this long so a late settle still charges the real cost. */
+/** An expired hold is remembered this long so a late settle still charges the real cost; a
+ *  process's heartbeat row, this long after its last beat. */
 const EXPIRED_HOLD_RETENTION_MS = 7 * 86_400_000;
 
 interface HoldRow {
@@ -28,6 +31,7 @@ interface HoldRow {
 }
 interface HoldTotals { in_flight: number; reserved: number }
 interface LapsedTotals extends HoldTotals { delivered: number }
+type PredecessorHold = HoldRow & PredecessorRow;
 interface EntryInput {
   org: string; at: number; kind: string; hold?: string | null; amount?: number | null;
   cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
@@ -40,6 +44,7 @@ export function openSqliteLedger(
 ): Ledger {
   const ramp = checkConfig(config);
   migrateLedger(db);
+  const me = { host: owner.host ?? thisHost(), pid: owner.pid ?? process.pid };   // what successors check this process by
 
   const poolsByRoute = new Map<RouteName, SharedPool[]>();
   for (const pool of config.pools) {
@@ -86,8 +91,8 @@ export function openSqliteLedger(
       INSERT INTO ledger_holds
         (hold_id, org_id, amount_micro_usd, created_at_ms, lease_expires_at_ms, day, instance_id, process_id)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-    takeHold: db.prepare<[string], Pick<HoldRow, 'org_id' | 'expired_at_ms' | 'charged_micro_usd'>>(
-      'DELETE FROM ledger_holds WHERE hold_id = ? RETURNING org_id, expired_at_ms, charged_micro_usd'),
+    takeHold: db.prepare<[string], Pick<HoldRow, 'org_id' | 'expired_at_ms' | 'charged_micro_usd'> & { charged_credit_micro_usd: number }>(
+      'DELETE FROM ledger_holds WHERE hold_id = ? RETURNING org_id, expired_at_ms, charged_micro_usd, charged_credit_micro_usd'),
     renewHold: db.prepare<[number, number, string, number]>(`
       UPDATE ledger_holds SET lease_expires_at_ms = ?, delivered_micro_usd = ?
       WHERE hold_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms > ?`),
@@ -97,11 +102,18 @@ export function openSqliteLedger(
     staleHoldsOfOrg: db.prepare<[string, number], HoldRow>(`
       SELECT ${HOLD_COLS} FROM ledger_holds
       WHERE org_id = ? AND expired_at_ms IS NULL AND lease_expires_at_ms <= ?`),
-    predecessorHolds: db.prepare<[string, string], HoldRow>(`
-      SELECT ${HOLD_COLS} FROM ledger_holds
-      WHERE instance_id = ? AND process_id <> ? AND expired_at_ms IS NULL`),
-    markExpired: db.prepare<[number, number, string]>(
-      'UPDATE ledger_holds SET expired_at_ms = ?, charged_micro_usd = ? WHERE hold_id = ?'),
+    // This instance's earlier processes' live holds, each with its process's row (liveness.ts).
+    predecessorHolds: db.prepare<[string, string], PredecessorHold>(`
+      SELECT h.hold_id, h.org_id, h.amount_micro_usd, h.expired_at_ms, h.delivered_micro_usd, h.charged_micro_usd,
+             h.process_id, p.host, p.pid, p.heartbeat_at_ms
+      FROM ledger_holds h LEFT JOIN ledger_processes p ON p.process_id = h.process_id
+      WHERE h.instance_id = ? AND h.process_id <> ? AND h.expired_at_ms IS NULL`),
+    beat: db.prepare<[string, string, string, number, number]>(`
+      INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (process_id) DO UPDATE SET heartbeat_at_ms = excluded.heartbeat_at_ms`),
+    forgetProcesses: db.prepare<[number]>('DELETE FROM ledger_processes WHERE heartbeat_at_ms < ?'),
+    markExpired: db.prepare<[number, number, number, string]>(
+      'UPDATE ledger_holds SET expired_at_ms = ?, charged_micro_usd = ?, charged_credit_micro_usd = ? WHERE hold_id = ?'),
     forgetExpired: db.prepare<[number]>('DELETE FROM ledger_holds WHERE expired_at_ms IS NOT NULL AND expired_at_ms < ?'),
     pool: db.prepare<[string], { window_start_ms: number; admitted: number }>(
       'SELECT window_start_ms, admitted FROM ledger_pool_windows WHERE pool = ?'),
@@ -159,7 +171,7 @@ export function openSqliteLedger(
   const expireHold = (hold: HoldRow, nowMs: number): ReleasedHold => {
     const charge = hold.delivered_micro_usd;
     let cash = 0;
-    let credit = 0;
+    let credit = 0;   // what it takes from credit, which a late settlement may give back (lateSettlement)
     if (charge > 0) {
       const org = readOrg(hold.org_id);
       const after = debit(org.cash, org.credit, charge);
@@ -168,7 +180,7 @@ export function openSqliteLedger(
       cash = after.cash - org.cash;
       credit = after.credit - org.credit;
     }
-    statements.markExpired.run(nowMs, charge, hold.hold_id);
+    statements.markExpired.run(nowMs, charge, -credit, hold.hold_id);
     addEntry({
       org: hold.org_id, at: nowMs, kind: 'lease_expired', hold: hold.hold_id, amount: hold.amount_micro_usd,
       cash, credit, detail: JSON.stringify({ charged_micro_usd: charge }),
@@ -259,20 +271,39 @@ export function openSqliteLedger(
   const settleTx = db.transaction((holdId: string, cost: number, nowMs: number): void => {
     const hold = statements.takeHold.get(holdId);
     if (!hold) return; // unknown or already settled: idempotent
-    // A late settlement of a lapsed hold charges only what the lapse did not (never twice).
-    const charge = hold.expired_at_ms === null ? cost : Math.max(0, cost - hold.charged_micro_usd);
     const org = statements.money.get(hold.org_id);
     if (!org) throw new Error(`ledger: unknown organization "${hold.org_id}"`);
-    const after = debit(org.cash, org.credit, charge);
-    statements.setMoney.run(after.cash, after.credit, hold.org_id);
-    if (charge > 0) statements.addSpend.run(hold.org_id, utcDay(nowMs), charge);
+    if (hold.expired_at_ms === null) {
+      const after = debit(org.cash, org.credit, cost);
+      statements.setMoney.run(after.cash, after.credit, hold.org_id);
+      if (cost > 0) statements.addSpend.run(hold.org_id, utcDay(nowMs), cost);
+      addEntry({
+        org: hold.org_id, at: nowMs, kind: 'settle', hold: holdId, amount: cost,
+        cash: after.cash - org.cash, credit: after.credit - org.credit,
+      });
+      return;
+    }
+    // A lapse released it first (a slow, not dead, owner): the real cost replaces the lapse
+    // charge, the difference charged or given back (rules.ts lateSettlement), never twice. The
+    // cost counts on the day the request ended, as a settlement on time would, and the lapse
+    // charge leaves the day it was counted on, so no day's spend goes below what it settled.
+    const late = lateSettlement(org.cash, org.credit, cost, hold.charged_micro_usd, hold.charged_credit_micro_usd);
+    statements.setMoney.run(late.cash, late.credit, hold.org_id);
+    if (hold.charged_micro_usd > 0) statements.addSpend.run(hold.org_id, utcDay(hold.expired_at_ms), -hold.charged_micro_usd);
+    if (cost > 0) statements.addSpend.run(hold.org_id, utcDay(nowMs), cost);
     addEntry({
-      org: hold.org_id, at: nowMs, kind: hold.expired_at_ms === null ? 'settle' : 'settle_after_expiry',
-      hold: holdId, amount: charge, cash: after.cash - org.cash, credit: after.credit - org.credit,
+      org: hold.org_id, at: nowMs, kind: 'settle_after_expiry', hold: holdId, amount: late.amount,
+      cash: late.cash - org.cash, credit: late.credit - org.credit, detail: JSON.stringify({ cost_micro_usd: cost }),
     });
   });
 
+  /** This process is alive: its heartbeat (liveness.ts), refreshed with every renewal. */
+  const beat = (nowMs: number): void => {
+    statements.beat.run(owner.processId, owner.instanceId, me.host, me.pid, nowMs);
+  };
+
   const renewTx = db.transaction((holds: HoldRenewal[], nowMs: number): void => {
+    beat(nowMs);
     for (const hold of holds) statements.renewHold.run(nowMs + config.hold_lease_ms, hold.deliveredMicroUsd, hold.holdId, nowMs);
   });
 
@@ -283,8 +314,21 @@ export function openSqliteLedger(
     return released;
   });
 
-  const predecessorsTx = db.transaction((nowMs: number): ReleasedHold[] =>
-    statements.predecessorHolds.all(owner.instanceId, owner.processId).map((hold) => expireHold(hold, nowMs)));
+  // At start: this process registers, and releases what its instance's earlier processes left,
+  // only those provably gone (liveness.ts); a live one's holds (a second start on its port, a
+  // restart while it drains) stay its own. Inside the write transaction no process can renew or
+  // settle meanwhile.
+  const predecessorsTx = db.transaction((nowMs: number): ReleasedHold[] => {
+    beat(nowMs);
+    statements.forgetProcesses.run(nowMs - EXPIRED_HOLD_RETENTION_MS);
+    const gone = new Map<string, boolean>();
+    const isGone = (row: PredecessorHold): boolean => {
+      let verdict = gone.get(row.process_id);
+      if (verdict === undefined) gone.set(row.process_id, verdict = predecessorGone(row, me, nowMs, config.hold_lease_ms));
+      return verdict;
+    };
+    return statements.predecessorHolds.all(owner.instanceId, owner.processId).filter(isGone).map((hold) => expireHold(hold, nowMs));
+  });
 
   // ── administration ─────────────────────────────────────────────────────────────────────────
 
@@ -402,7 +446,7 @@ export function openSqliteLedger(
     async renew(holds, nowMs) {
       live();
       for (const hold of holds) checkAmount('deliveredMicroUsd', hold.deliveredMicroUsd);
-      if (holds.length > 0) renewTx.immediate(holds, nowMs);
+      renewTx.immediate(holds, nowMs);
     },
 
     async expireLeases(nowMs) {

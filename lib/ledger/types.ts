@@ -27,8 +27,10 @@ export interface LedgerConfig {
   pools: SharedPool[];
 }
 
-/** Who places holds: the instance (stable across restarts, e.g. host:port) and this process. */
-export interface HoldOwner { instanceId: string; processId: string }
+/** Who places holds: the instance (stable across restarts, e.g. host:port) and this process.
+ *  `host` and `pid` say where this process runs (liveness.ts; default: this host, process.pid):
+ *  what a successor of the instance checks it by before releasing its holds. */
+export interface HoldOwner { instanceId: string; processId: string; host?: string; pid?: number }
 
 export interface HoldRenewal { holdId: string; deliveredMicroUsd: number }
 export interface ReleasedHold { holdId: string; orgId: string; amountMicroUsd: number; chargedMicroUsd: number }
@@ -76,16 +78,20 @@ export interface Ledger {
   /** The one atomic admission step: pause → balance → daily ceiling → concurrency → pool → hold. */
   admit(input: AdmitInput): Promise<AdmitResult>;
   /** Debits real cost (cash first, then credit), adds it to today's spend, releases the hold,
-   *  decrements in-flight. Idempotent per holdId. A write the database does not take is queued
-   *  and retried (settle-retry.ts): resolved means written or queued. */
+   *  decrements in-flight. Idempotent per holdId. After a lapse released the hold, the real cost
+   *  replaces the lapse charge: the difference is charged or given back (rules.ts lateSettlement).
+   *  A write the database does not take is queued and retried (settle-retry.ts): resolved means
+   *  written or queued. */
   settle(holdId: string, costMicroUsd: number, nowMs: number): Promise<void>;
-  /** Keeps live holds from expiring (called periodically by the process that owns them) and
-   *  records, per hold, what the output delivered so far costs: what a lapse charges. */
+  /** Keeps live holds from expiring (called periodically by the process that owns them, with or
+   *  without holds) and records, per hold, what the output delivered so far costs: what a lapse
+   *  charges. Refreshes this process's heartbeat too (liveness.ts). */
   renew(holds: HoldRenewal[], nowMs: number): Promise<void>;
   /** Releases holds whose lease ran out, each charged what its last renewal recorded. */
   expireLeases(nowMs: number): Promise<ReleasedHold[]>;
-  /** At start: releases the live holds of this instance's earlier processes (a crash and restart),
-   *  charged as a lapse, without waiting for their leases. */
+  /** At start, once listening: registers this process (its first heartbeat) and releases the live
+   *  holds of this instance's earlier processes that are provably gone (a crash and restart;
+   *  liveness.ts), charged as a lapse, without waiting for their leases. A live one's are kept. */
   releasePredecessors(nowMs: number): Promise<ReleasedHold[]>;
   topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number): Promise<Snapshot>;
   setOverrides(orgId: string, overrides: Overrides, nowMs: number): Promise<Snapshot>;

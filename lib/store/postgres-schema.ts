@@ -66,7 +66,10 @@ CREATE INDEX flex_race_slots_process ON flex_race_slots (process_id);
 
 // Releases one live hold of a process that is gone, charging what its last renewal recorded
 // (cash first, then credit; rules.ts debit), under the organization's row lock. NULL when the hold
-// was no longer live (another sweeper, or its settlement, came first).
+// was no longer live (another sweeper, or its settlement, came first). As version 1 made them;
+// version 6 replaced ledger_release_hold (RELEASE_HOLD below: it re-checks the lease), and a start
+// now releases through ledger_release_processes (only processes found gone), not
+// ledger_release_instance, which an earlier build may still call.
 const V1_RELEASE = `
 CREATE FUNCTION ledger_release_hold(p_hold_id TEXT, p_now BIGINT) RETURNS BIGINT
 LANGUAGE plpgsql AS $$
@@ -239,6 +242,7 @@ END $$;
 
 // Debit the real cost (cash first, then credit; rules.ts debit), add it to today's spend, release
 // the hold. The org row is locked before the hold, in the same order as admission. Idempotent.
+// As version 1 made it; version 6 replaced it (SETTLE below: a late settlement's real cost is final).
 const V1_SETTLE = `
 CREATE FUNCTION ledger_settle(p_hold_id TEXT, p_cost BIGINT, p_now BIGINT) RETURNS VOID
 LANGUAGE plpgsql AS $$
@@ -354,6 +358,130 @@ BEGIN
 END $$;
 `;
 
+// Which processes placed holds (lib/ledger/liveness.ts): one row per process with where it runs
+// and a heartbeat refreshed with its lease renewals, so that a process starting under an instance
+// id releases at once only the holds of earlier processes that are provably gone. And what a
+// lapse took from credit, which a late settlement below the lapse charge gives back as credit.
+// Idempotent, as every migration here.
+const V6_TABLES = `
+CREATE TABLE IF NOT EXISTS ledger_processes (
+  process_id       TEXT PRIMARY KEY,
+  instance_id      TEXT NOT NULL,
+  host             TEXT NOT NULL,
+  pid              INTEGER NOT NULL,
+  heartbeat_at_ms  BIGINT NOT NULL
+);
+ALTER TABLE ledger_holds ADD COLUMN IF NOT EXISTS charged_credit_micro_usd BIGINT NOT NULL DEFAULT 0;
+`;
+
+// Releases one live hold, charging what its last renewal recorded (cash first, then credit;
+// rules.ts debit), under the organization's row lock; NULL when it was not released. The lease is
+// checked again here, under that lock and on the row's latest version: a sweep or an admission
+// picks its lapsed holds before it waits for the lock, and the owner's renewal (which takes no
+// organization lock) may extend the lease meanwhile; such a hold is live and stays. Only the
+// release of a process known to be gone (ledger_release_processes) passes p_lapsed_only = false.
+// The two-argument form, which ledger_admit and ledger_expire call, releases only lapsed holds.
+const RELEASE_HOLD = `
+CREATE OR REPLACE FUNCTION ledger_release_hold(p_hold_id TEXT, p_now BIGINT, p_lapsed_only BOOLEAN) RETURNS BIGINT
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_org TEXT; v_amount BIGINT; v_charge BIGINT; v_cash BIGINT; v_credit BIGINT;
+  v_from_cash BIGINT; v_from_credit BIGINT; v_new_cash BIGINT; v_new_credit BIGINT;
+BEGIN
+  SELECT org_id INTO v_org FROM ledger_holds WHERE hold_id = p_hold_id;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  SELECT cash_micro_usd, credit_micro_usd INTO v_cash, v_credit FROM ledger_orgs WHERE org_id = v_org FOR UPDATE;
+  UPDATE ledger_holds SET expired_at_ms = p_now, charged_micro_usd = delivered_micro_usd,
+      charged_credit_micro_usd = LEAST(v_credit, delivered_micro_usd - LEAST(GREATEST(v_cash, 0), delivered_micro_usd))
+    WHERE hold_id = p_hold_id AND expired_at_ms IS NULL AND (NOT p_lapsed_only OR lease_expires_at_ms <= p_now)
+    RETURNING amount_micro_usd, delivered_micro_usd INTO v_amount, v_charge;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  v_from_cash := LEAST(GREATEST(v_cash, 0), v_charge);
+  v_from_credit := LEAST(v_credit, v_charge - v_from_cash);
+  v_new_cash := v_cash - v_from_cash - (v_charge - v_from_cash - v_from_credit);
+  v_new_credit := v_credit - v_from_credit;
+  IF v_charge > 0 THEN
+    UPDATE ledger_orgs SET cash_micro_usd = v_new_cash, credit_micro_usd = v_new_credit WHERE org_id = v_org;
+    INSERT INTO ledger_daily_spend (org_id, day, spent_micro_usd) VALUES (v_org, (p_now / 86400000)::INTEGER, v_charge)
+      ON CONFLICT (org_id, day) DO UPDATE SET spent_micro_usd = ledger_daily_spend.spent_micro_usd + EXCLUDED.spent_micro_usd;
+  END IF;
+  INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, detail)
+    VALUES (v_org, p_now, 'lease_expired', p_hold_id, v_amount, v_new_cash - v_cash, v_new_credit - v_credit,
+            json_build_object('charged_micro_usd', v_charge)::TEXT);
+  RETURN v_charge;
+END $$;
+
+CREATE OR REPLACE FUNCTION ledger_release_hold(p_hold_id TEXT, p_now BIGINT) RETURNS BIGINT
+LANGUAGE sql AS $$ SELECT ledger_release_hold(p_hold_id, p_now, true) $$;
+
+-- At start: the live holds of this instance's earlier processes that the caller found gone
+-- (liveness.ts), released without waiting for their leases. In org_id order, as sweeps and batches
+-- take organizations.
+CREATE OR REPLACE FUNCTION ledger_release_processes(p_instance TEXT, p_processes TEXT[], p_now BIGINT)
+  RETURNS TABLE (hold_id TEXT, org_id TEXT, amount_micro_usd BIGINT, charged_micro_usd BIGINT)
+LANGUAGE plpgsql AS $$
+DECLARE h RECORD; v_charged BIGINT;
+BEGIN
+  FOR h IN SELECT x.hold_id, x.org_id, x.amount_micro_usd FROM ledger_holds x
+           WHERE x.instance_id = p_instance AND x.process_id = ANY (p_processes) AND x.expired_at_ms IS NULL
+           ORDER BY x.org_id LOOP
+    v_charged := ledger_release_hold(h.hold_id, p_now, false);
+    IF v_charged IS NOT NULL THEN
+      hold_id := h.hold_id; org_id := h.org_id; amount_micro_usd := h.amount_micro_usd; charged_micro_usd := v_charged;
+      RETURN NEXT;
+    END IF;
+  END LOOP;
+END $$;
+`;
+
+// Debit the real cost (cash first, then credit; rules.ts debit), add it to today's spend, release
+// the hold. The org row is locked before the hold, in the same order as admission. Idempotent.
+// A hold a lapse already released (a slow, not dead, owner): the real cost replaces the lapse
+// charge (rules.ts lateSettlement): the difference is charged, or given back in the reverse of
+// debit's order (what is owed on cash, then what the lapse took from credit, then cash); the cost
+// counts on the day the request ended and the lapse charge leaves the day it was counted on.
+const SETTLE = `
+CREATE OR REPLACE FUNCTION ledger_settle(p_hold_id TEXT, p_cost BIGINT, p_now BIGINT) RETURNS VOID
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_org TEXT; v_expired BIGINT; v_charged BIGINT; v_charged_credit BIGINT; v_cost BIGINT; v_cash BIGINT; v_credit BIGINT;
+  v_from_cash BIGINT; v_from_credit BIGINT; v_new_cash BIGINT; v_new_credit BIGINT; v_back BIGINT; v_owed BIGINT;
+BEGIN
+  SELECT org_id INTO v_org FROM ledger_holds WHERE hold_id = p_hold_id;
+  IF NOT FOUND THEN RETURN; END IF;
+  SELECT cash_micro_usd, credit_micro_usd INTO v_cash, v_credit FROM ledger_orgs WHERE org_id = v_org FOR UPDATE;
+  DELETE FROM ledger_holds WHERE hold_id = p_hold_id
+    RETURNING expired_at_ms, charged_micro_usd, charged_credit_micro_usd INTO v_expired, v_charged, v_charged_credit;
+  IF NOT FOUND THEN RETURN; END IF; -- settled by another process meanwhile
+  v_cost := CASE WHEN v_expired IS NULL THEN p_cost ELSE p_cost - v_charged END;
+  IF v_cost >= 0 THEN
+    v_from_cash := LEAST(GREATEST(v_cash, 0), v_cost);
+    v_from_credit := LEAST(v_credit, v_cost - v_from_cash);
+    v_new_cash := v_cash - v_from_cash - (v_cost - v_from_cash - v_from_credit);
+    v_new_credit := v_credit - v_from_credit;
+  ELSE
+    v_back := -v_cost;
+    v_owed := LEAST(v_back, GREATEST(-v_cash, 0));
+    v_from_credit := LEAST(v_back - v_owed, v_charged_credit);
+    v_new_cash := v_cash + v_back - v_from_credit;
+    v_new_credit := v_credit + v_from_credit;
+  END IF;
+  UPDATE ledger_orgs SET cash_micro_usd = v_new_cash, credit_micro_usd = v_new_credit WHERE org_id = v_org;
+  IF v_expired IS NOT NULL AND v_charged > 0 THEN
+    UPDATE ledger_daily_spend SET spent_micro_usd = spent_micro_usd - v_charged
+      WHERE org_id = v_org AND day = (v_expired / 86400000)::INTEGER;
+  END IF;
+  IF p_cost > 0 THEN
+    INSERT INTO ledger_daily_spend (org_id, day, spent_micro_usd) VALUES (v_org, (p_now / 86400000)::INTEGER, p_cost)
+      ON CONFLICT (org_id, day) DO UPDATE SET spent_micro_usd = ledger_daily_spend.spent_micro_usd + EXCLUDED.spent_micro_usd;
+  END IF;
+  INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, detail)
+    VALUES (v_org, p_now, CASE WHEN v_expired IS NULL THEN 'settle' ELSE 'settle_after_expiry' END, p_hold_id, v_cost,
+            v_new_cash - v_cash, v_new_credit - v_credit,
+            CASE WHEN v_expired IS NULL THEN NULL ELSE json_build_object('cost_micro_usd', p_cost)::TEXT END);
+END $$;
+`;
+
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_RELEASE + ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
   // Usage records shared by every process (issue 10; lib/usage/postgres.ts).
@@ -363,6 +491,9 @@ export const MIGRATIONS: Migration[] = [
   { version: 4, name: 'daily ceiling: every live hold counts against today', sql: ADMIT },
   // Which org each provider-held id issued on a managed route belongs to (lib/store/state-owners.ts).
   { version: 5, name: 'provider state owners', sql: STATE_OWNERS_DDL },
+  // A start releases only the holds of its instance's processes that are provably gone; a release
+  // re-checks the lease under the org lock; a late settlement's real cost is final.
+  { version: 6, name: 'ledger: process heartbeats, lease re-checked at release, late settlement at the real cost', sql: V6_TABLES + RELEASE_HOLD + SETTLE },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

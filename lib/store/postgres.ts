@@ -21,10 +21,20 @@ const types = {
     : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
+/** How long the client waits for a query's answer before failing it (the caller answers 503). */
+export const QUERY_TIMEOUT_MS = 15_000;
+
 /** Connection settings shared by the pool and the listener; the URL (which may carry a password)
- *  is never logged. */
-function clientConfig(url: string): pg.ClientConfig {
-  return { connectionString: url, types, connectionTimeoutMillis: 10_000, query_timeout: 15_000, application_name: 'gateway' };
+ *  is never logged. The client's query_timeout only stops waiting: the statement runs on, and an
+ *  admission that waited on a busy organization's row lock past it still placed its hold, which
+ *  nobody settled or renewed (it counted against the organization until its lease ran out). So
+ *  the server cancels a statement well before the client gives up (statement_timeout, lock waits
+ *  included: 12 s of 15 s): a statement the caller saw fail has been rolled back. */
+export function clientConfig(url: string, queryTimeoutMs = QUERY_TIMEOUT_MS): pg.ClientConfig {
+  return {
+    connectionString: url, types, connectionTimeoutMillis: 10_000, application_name: 'gateway',
+    query_timeout: queryTimeoutMs, statement_timeout: Math.floor(queryTimeoutMs * 0.8),
+  };
 }
 
 export async function migrate(pool: pg.Pool): Promise<number> {

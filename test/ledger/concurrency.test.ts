@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { openSqliteLedger } from '../../lib/ledger/sqlite.ts';
 import { LEDGER_SCHEMA_VERSION } from '../../lib/ledger/sqlite-schema.ts';
-import { fixture, openDb, CONFIG, USD, okHold, type SqliteFixture } from './helpers.ts';
+import { fixture, openDb, deadPid, CONFIG, USD, okHold, type SqliteFixture } from './helpers.ts';
 
 test('two connections interleaved: admitted count and held money are exact at the daily ceiling', async () => {
   const f = fixture();
@@ -212,7 +212,8 @@ test('the live-hold totals kept by triggers follow every admission, settlement, 
     // A hold settled after it lapsed, and a restarted instance releasing its predecessor's.
     await f.ledger.settle(holds[holds.length - 1]!, 100, tomorrow + 60_000);
     const restarted = (await f.reopen(CONFIG, { instanceId: 'i', processId: 'p2' })).ledger;
-    const first = await f.reopen(CONFIG, { instanceId: 'i', processId: 'p1' });
+    const first = await f.reopen(CONFIG, { instanceId: 'i', processId: 'p1', pid: deadPid() });
+    await first.ledger.releasePredecessors(tomorrow + 60_000);     // its start: registered
     okHold(await first.ledger.admit({ orgId: 'b', route: 'vendor_a', holdMicroUsd: 1_000, nowMs: tomorrow + 60_000 }));
     check();
     assert.equal((await restarted.releasePredecessors(tomorrow + 60_001)).length, 1);
@@ -237,7 +238,8 @@ test('a file of schema version 2 gains the live-hold totals of the holds it alre
     for (let i = 0; i < 3; i++) okHold(await f.ledger.admit({ orgId: 'o', route: 'vendor_a', holdMicroUsd: USD, nowMs: now }));
     // Back to version 2, as a file written before the totals existed.
     f.db.exec(`DROP TRIGGER ledger_holds_placed; DROP TRIGGER ledger_holds_settled; DROP TRIGGER ledger_holds_expired;
-      DROP TABLE ledger_live_holds; DELETE FROM ledger_schema_version WHERE version = 3;
+      DROP TABLE ledger_live_holds; DELETE FROM ledger_schema_version WHERE version >= 3;
+      DROP TABLE ledger_processes; ALTER TABLE ledger_holds DROP COLUMN charged_credit_micro_usd;
       DROP INDEX ledger_holds_live_org; CREATE INDEX ledger_holds_live_org ON ledger_holds (org_id) WHERE expired_at_ms IS NULL;
       CREATE INDEX ledger_holds_live_instance ON ledger_holds (instance_id) WHERE expired_at_ms IS NULL;`);
     const ledger = openSqliteLedger(f.db, CONFIG);

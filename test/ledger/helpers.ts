@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { ManualClock } from '../../lib/clock.ts';
@@ -98,7 +99,7 @@ function postgresAdapter(tag: string): Adapter {
     async setup() { db = await createTestDatabase(tag, { migrated: true }); },
     async fixture(config = CONFIG) {
       const pool = pools[0] ?? newPool();
-      await pool.query('TRUNCATE ledger_orgs, ledger_holds, ledger_daily_spend, ledger_pool_windows, ledger_entries, flex_race_slots RESTART IDENTITY');
+      await pool.query('TRUNCATE ledger_orgs, ledger_holds, ledger_daily_spend, ledger_pool_windows, ledger_entries, ledger_processes, flex_race_slots RESTART IDENTITY');
       return {
         ledger: openPostgresLedger(pool, config, { processId: randomUUID() }),
         clock: new ManualClock(),
@@ -123,6 +124,15 @@ export async function fundedOrg(f: Fixture, orgId: string, cash: number, credit 
   await f.ledger.ensureOrg(orgId, f.clock.now());
   await f.ledger.topup(orgId, { cash_micro_usd: cash, credit_micro_usd: credit }, f.clock.now());
 }
+
+/** A pid no process has: a child that has exited (and been reaped). */
+export function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', '']);
+  return child.pid!;
+}
+
+/** The pid of a process alive as long as this test: the test runner that started it. */
+export const livePid = (): number => process.ppid;
 
 export const admit = (f: Fixture, orgId: string, hold: number, route: 'vendor_a' | 'cloud_a' = 'vendor_a') =>
   f.ledger.admit({ orgId, holdMicroUsd: hold, route, nowMs: f.clock.now() });

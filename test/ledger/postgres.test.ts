@@ -1,11 +1,12 @@
 // What only the shared adapter has: migrations raced by processes starting at once, admissions
 // raced by separate connection pools (processes) on one organization, flex race slots counted
-// across processes, one sweeper at a time. Real PostgreSQL; skipped (with a note) without it.
+// across processes, one sweeper at a time, a renewal racing a release, a statement the client gave
+// up on. Real PostgreSQL; skipped (with a note) without it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type pg from 'pg';
+import pg from 'pg';
 import { ManualClock } from '../../lib/clock.ts';
-import { migrate } from '../../lib/store/postgres.ts';
+import { clientConfig, migrate } from '../../lib/store/postgres.ts';
 import { MIGRATIONS } from '../../lib/store/postgres-schema.ts';
 import { openPostgresLedger } from '../../lib/ledger/postgres.ts';
 import { SharedFlexSlots } from '../../lib/store/postgres-flex-slots.ts';
@@ -221,4 +222,64 @@ test('a settlement the database did not take is retried until it is, and charges
   await ledger.close();
   const s = await setup.snapshot('retry', now);
   assert.deepEqual([s.cashMicroUsd, s.dailyUsedMicroUsd], [10 * USD - 700_000, 700_000]);
+});
+
+/** Statements of this database waiting for a lock now. */
+const lockWaits = async (pool: pg.Pool): Promise<number> => (await pool.query(
+  "SELECT count(*)::INT AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n;
+
+test('a renewal that commits while a sweep and an admission wait for the org lock keeps its hold: the release re-checks the lease', { skip }, async () => {
+  const t0 = new ManualClock().now();
+  await migrate(newPool(1));
+  const owner = openPostgresLedger(newPool(2), CONFIG, { processId: 'owner', instanceId: 'host-a:8080' });
+  const sweeper = openPostgresLedger(newPool(2), CONFIG, { processId: 'sweeper', instanceId: 'host-s:8080' });
+  const other = openPostgresLedger(newPool(2), CONFIG, { processId: 'other', instanceId: 'host-b:8080' });
+  await owner.ensureOrg('renewed', t0);
+  await owner.topup('renewed', { cash_micro_usd: 100 * USD }, t0);
+  await owner.setOverrides('renewed', { concurrency: 1 }, t0);
+  const h = await owner.admit({ orgId: 'renewed', holdMicroUsd: 2 * USD, route: 'vendor_a', nowMs: t0 });   // lease until t0 + 30 000
+  assert.ok(h.ok);
+  // Another transaction holds the organization's row (a busy organization's batch).
+  const probe = newPool(1);
+  const locker = await newPool(1).connect();
+  await locker.query('BEGIN');
+  await locker.query("SELECT 1 FROM ledger_orgs WHERE org_id = 'renewed' FOR UPDATE");
+  // Both pick the hold as lapsed, then wait for the organization's row.
+  const sweep = sweeper.expireLeases(t0 + 30_000);
+  const admission = other.admit({ orgId: 'renewed', holdMicroUsd: 2 * USD, route: 'vendor_a', nowMs: t0 + 30_001 });
+  await waitFor(async () => (await lockWaits(probe)) === 2, 'the sweep and the admission waiting for the organization');
+  // Meanwhile the owner, alive and streaming, renews it (a renewal takes no organization lock).
+  await owner.renew([{ holdId: h.holdId, deliveredMicroUsd: 900_000 }], t0 + 29_999);
+  await locker.query('COMMIT');
+  locker.release();
+  assert.deepEqual((await sweep).filter((r) => r.orgId === 'renewed'), [], 'the renewed hold is not released');
+  assert.deepEqual(await admission, { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 }, 'it still holds the concurrency');
+  await owner.settle(h.holdId, 400_000, t0 + 35_000);
+  const s = await owner.snapshot('renewed', t0 + 35_000);
+  assert.deepEqual([s.cashMicroUsd, s.dailyUsedMicroUsd, s.inFlight], [100 * USD - 400_000, 400_000, 0], 'charged its real cost');
+  assert.deepEqual((await owner.entries('renewed', 10)).filter((e) => e.hold_id).map((e) => e.kind), ['settle']);
+});
+
+test('an admission the client gave up on is rolled back on the server (statement_timeout under query_timeout): no hold is left behind', { skip }, async () => {
+  const now = new ManualClock().now();
+  const pool = new pg.Pool({ ...clientConfig(db.url, 1_000), max: 2 });   // the gateway's settings, the timeouts shortened
+  pool.on('error', () => {});
+  pools.push(pool);
+  await migrate(pool);
+  const ledger = openPostgresLedger(pool, CONFIG, { processId: 'timed-out' });
+  await ledger.ensureOrg('slow', now);
+  await ledger.topup('slow', { cash_micro_usd: 100 * USD }, now);
+  const locker = await newPool(1).connect();
+  await locker.query('BEGIN');
+  await locker.query("SELECT 1 FROM ledger_orgs WHERE org_id = 'slow' FOR UPDATE");
+  await assert.rejects(ledger.admit({ orgId: 'slow', holdMicroUsd: 2 * USD, route: 'vendor_a', nowMs: now }));   // answered 503
+  await locker.query('COMMIT');
+  locker.release();
+  const probe = newPool(1);
+  await waitFor(async () => (await probe.query(
+    "SELECT count(*)::INT AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%ledger_admit(%' AND state = 'active' AND pid <> pg_backend_pid()")).rows[0].n === 0,
+  'nothing left running on the server');
+  const s = await ledger.snapshot('slow', now);
+  assert.deepEqual([s.inFlight, s.reservedMicroUsd], [0, 0], 'no hold committed behind the caller\'s back');
+  assert.ok((await ledger.admit({ orgId: 'slow', holdMicroUsd: 2 * USD, route: 'vendor_a', nowMs: now })).ok);
 });

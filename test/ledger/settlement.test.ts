@@ -3,7 +3,7 @@
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { debit } from '../../lib/ledger/rules.ts';
-import { adapters, fundedOrg, admit, okHold, CONFIG, USD, DAY, type Fixture } from './helpers.ts';
+import { adapters, fundedOrg, admit, okHold, deadPid, livePid, CONFIG, USD, DAY, type Fixture } from './helpers.ts';
 
 for (const adapter of await adapters('settlement')) describe(adapter.name, () => {
   let f: Fixture;
@@ -182,15 +182,58 @@ for (const adapter of await adapters('settlement')) describe(adapter.name, () =>
     const g = okHold(await admit(f, 'o', 1 * USD));
     await f.ledger.renew([{ holdId: g, deliveredMicroUsd: 90_000 }], t0 + 60_000);
     await f.ledger.expireLeases(t0 + 90_000);
-    await f.ledger.settle(g, 50_000, t0 + 91_000);     // real cost under the lapse charge: nothing more, no refund
-    assert.equal((await f.ledger.snapshot('o', t0 + 91_000)).cashMicroUsd, 10 * USD - 400_000 - 90_000);
+    await f.ledger.settle(g, 50_000, t0 + 91_000);     // real cost under the lapse charge: the difference given back
+    assert.equal((await f.ledger.snapshot('o', t0 + 91_000)).cashMicroUsd, 10 * USD - 400_000 - 50_000);
   });
 
-  test('a restarted instance releases its predecessor\'s holds at once (charged as delivered); other instances\' and its own are untouched', async () => {
+  test('a late settlement below the lapse charge gives the difference back: the real cost is final, in cash, credit, the day and the entries', async () => {
+    // Cash 300 000 and credit 1 USD: the lapse of 500 000 takes all the cash and 200 000 of credit.
+    await fundedOrg(f, 'o', 300_000, 1 * USD);
+    const t0 = f.clock.now();
+    const h = okHold(await admit(f, 'o', 1 * USD));
+    await f.ledger.renew([{ holdId: h, deliveredMicroUsd: 500_000 }], t0 + 10_000);
+    assert.equal((await f.ledger.expireLeases(t0 + 40_000))[0]?.chargedMicroUsd, 500_000);
+    let s = await f.ledger.snapshot('o', t0 + 40_000);
+    assert.deepEqual([s.cashMicroUsd, s.creditMicroUsd, s.dailyUsedMicroUsd], [0, 800_000, 500_000]);
+    await f.ledger.settle(h, 350_000, t0 + 41_000);    // its owner was alive: the provider's cost
+    await f.ledger.settle(h, 350_000, t0 + 42_000);    // replay: no-op
+    s = await f.ledger.snapshot('o', t0 + 42_000);
+    // As a settlement on time would have left it: 350 000 taken, cash first, then credit.
+    assert.deepEqual([s.cashMicroUsd, s.creditMicroUsd, s.dailyUsedMicroUsd, s.inFlight], [0, 950_000, 350_000, 0]);
+    const entries = (await f.ledger.entries('o', 10)).filter((e) => e.hold_id === h);
+    assert.deepEqual(entries.map((e) => [e.kind, e.amount_micro_usd, e.cash_micro_usd, e.credit_micro_usd]), [
+      ['settle_after_expiry', -150_000, 0, 150_000],
+      ['lease_expired', 1 * USD, -300_000, -200_000],
+    ]);
+    assert.equal(entries[0]!.cost_micro_usd, 350_000);
+    const moved = entries.reduce((sum, e) => sum + (e.cash_micro_usd as number) + (e.credit_micro_usd as number), 0);
+    assert.equal(moved, -350_000, 'the entries move exactly the cost');
+  });
+
+  test('a late settlement below the lapse charge first repays what the lapse left owed on cash; across midnight the cost counts on its own day', async () => {
+    // Cash 100 000, credit 50 000: a lapse of 200 000 leaves 50 000 owed on cash.
+    await fundedOrg(f, 'o', 100_000, 50_000);
+    const midnight = (Math.floor(f.clock.now() / DAY) + 1) * DAY;
+    f.clock.set(midnight - 40_000);
+    const h = okHold(await admit(f, 'o', 1 * USD));
+    await f.ledger.renew([{ holdId: h, deliveredMicroUsd: 200_000 }], midnight - 35_000);
+    await f.ledger.expireLeases(midnight - 5_000);                            // the lapse, before midnight
+    let s = await f.ledger.snapshot('o', midnight - 5_000);
+    assert.deepEqual([s.cashMicroUsd, s.creditMicroUsd, s.dailyUsedMicroUsd], [-50_000, 0, 200_000]);
+    await f.ledger.settle(h, 120_000, midnight + 5_000);                     // the request ended after it
+    s = await f.ledger.snapshot('o', midnight + 5_000);
+    assert.deepEqual([s.cashMicroUsd, s.creditMicroUsd], [0, 30_000], 'as debit(120 000) from 100 000 cash and 50 000 credit');
+    assert.equal(s.dailyUsedMicroUsd, 120_000, 'the cost counts on the day the request ended');
+    assert.equal((await f.ledger.snapshot('o', midnight - 1)).dailyUsedMicroUsd, 0, 'the lapse charge left the day before');
+  });
+
+  test('a restarted instance releases its dead predecessor\'s holds at once (charged as delivered); other instances\' and its own are untouched', async () => {
     await fundedOrg(f, 'o', 10 * USD);
     await f.ledger.setOverrides('o', { concurrency: 100 }, f.clock.now());
     const t0 = f.clock.now();
-    const [a1, a2, b] = [await f.reopen(CONFIG, { instanceId: 'host:8081', processId: 'p1' }), await f.reopen(CONFIG, { instanceId: 'host:8081', processId: 'p2' }), await f.reopen(CONFIG, { instanceId: 'host:8082', processId: 'p3' })];
+    // p1 ran on this host and its pid is gone (killed); p2 is the restart.
+    const [a1, a2, b] = [await f.reopen(CONFIG, { instanceId: 'host:8081', processId: 'p1', pid: deadPid() }), await f.reopen(CONFIG, { instanceId: 'host:8081', processId: 'p2' }), await f.reopen(CONFIG, { instanceId: 'host:8082', processId: 'p3' })];
+    for (const l of [a1, b]) await l.ledger.releasePredecessors(t0);           // their starts
     const on = async (l: typeof a1.ledger) => okHold(await l.admit({ orgId: 'o', holdMicroUsd: 100_000, route: 'vendor_a', nowMs: t0 }));
     const dead = [await on(a1.ledger), await on(a1.ledger)];
     const other = await on(b.ledger);
@@ -205,6 +248,46 @@ for (const adapter of await adapters('settlement')) describe(adapter.name, () =>
     await b.ledger.settle(other, 1, t0 + 3_000);
     await a2.ledger.settle(mine, 1, t0 + 3_000);
     assert.equal((await f.ledger.snapshot('o', t0 + 3_000)).inFlight, 0);
+  });
+
+  test('a start under the instance id of a live process (a second start on its port, a restart while it drains) releases none of its holds: they stay its own and settle at their real cost', async () => {
+    await fundedOrg(f, 'o', 100 * USD);
+    await f.ledger.setOverrides('o', { concurrency: 1 }, f.clock.now());
+    const t0 = f.clock.now();
+    const a = (await f.reopen(CONFIG, { instanceId: 'host:8080', processId: 'pA', pid: livePid() })).ledger;
+    const c = (await f.reopen(CONFIG, { instanceId: 'host:8081', processId: 'pC' })).ledger;
+    await a.releasePredecessors(t0);
+    const h = okHold(await a.admit({ orgId: 'o', holdMicroUsd: 2 * USD, route: 'vendor_a', nowMs: t0 }));
+    await a.renew([{ holdId: h, deliveredMicroUsd: 900_000 }], t0 + 10_000);     // A streaming
+    const b = (await f.reopen(CONFIG, { instanceId: 'host:8080', processId: 'pB' })).ledger;
+    assert.deepEqual(await b.releasePredecessors(t0 + 12_000), [], 'A is alive on this host');
+    assert.deepEqual(await c.admit({ orgId: 'o', holdMicroUsd: 2 * USD, route: 'vendor_a', nowMs: t0 + 12_001 }),
+      { ok: false, code: 'rate_limit_exceeded', retryAfterS: 1 }, 'A\'s stream still holds the concurrency');
+    await a.renew([{ holdId: h, deliveredMicroUsd: 1 * USD }], t0 + 20_000);
+    await a.settle(h, 400_000, t0 + 25_000);
+    const s = await f.ledger.snapshot('o', t0 + 25_000);
+    assert.deepEqual([s.cashMicroUsd, s.dailyUsedMicroUsd, s.inFlight], [100 * USD - 400_000, 400_000, 0]);
+    assert.deepEqual((await f.ledger.entries('o', 10)).filter((e) => e.hold_id === h).map((e) => [e.kind, e.amount_micro_usd]), [['settle', 400_000]]);
+  });
+
+  test('a predecessor elsewhere is released at start only once its heartbeat is older than the lease; one that never registered waits for its lease', async () => {
+    await fundedOrg(f, 'o', 100 * USD);
+    await f.ledger.setOverrides('o', { concurrency: 100 }, f.clock.now());
+    const t0 = f.clock.now();
+    const admitOn = async (l: Fixture['ledger'], nowMs: number) => okHold(await l.admit({ orgId: 'o', holdMicroUsd: 1_000, route: 'vendor_a', nowMs }));
+    // On another host its pid says nothing here (pid 1 lives everywhere): only its heartbeat counts.
+    const far = (await f.reopen(CONFIG, { instanceId: 'gw-0', processId: 'far', host: 'another-host', pid: 1 })).ledger;
+    await far.releasePredecessors(t0);                                             // registered at its start
+    await far.renew([], t0 + 10_000);                                              // its last heartbeat
+    const farHold = await admitOn(far, t0 + 25_000);                               // lease until t0 + 55 000
+    const old = (await f.reopen(CONFIG, { instanceId: 'gw-0', processId: 'old-build' })).ledger;
+    const oldHold = await admitOn(old, t0 + 25_000);                               // never registered
+    const next = (await f.reopen(CONFIG, { instanceId: 'gw-0', processId: 'next' })).ledger;
+    assert.deepEqual(await next.releasePredecessors(t0 + 39_999), [], 'a heartbeat younger than the lease');
+    const released = await next.releasePredecessors(t0 + 40_000);                  // 30 s since its last beat
+    assert.deepEqual(released.map((r) => r.holdId), [farHold], 'released at once, its lease still running');
+    assert.equal((await f.ledger.snapshot('o', t0 + 40_000)).inFlight, 1, 'the unregistered process\'s hold still counts');
+    assert.deepEqual((await f.ledger.expireLeases(t0 + 55_000)).map((r) => r.holdId), [oldHold], 'released by its lease');
   });
 
   test('settle of zero releases the hold and adds nothing to the day', async () => {
