@@ -22,6 +22,11 @@ export interface TimeoutsConfig {
   caller_idle_ms: number;
   /** On SIGTERM: how long streams in flight may run before they are aborted. */
   shutdown_drain_ms: number;
+  /** A streamed request whose race has not committed this long after arrival gets its 200 and
+   *  event-stream headers at once, kept alive by SSE comment lines until commit: clients give up
+   *  waiting for response headers (node's fetch, under the OpenAI SDK, after 300 s) before a
+   *  `start_within` of up to 10 minutes has run out. */
+  stream_head_ms: number;
 }
 
 export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
@@ -34,4 +39,5 @@ export const DEFAULT_TIMEOUTS: TimeoutsConfig = {
   upstream_nonstream_ms: 600_000,
   caller_idle_ms: 60_000,
   shutdown_drain_ms: 10_000,
+  stream_head_ms: 240_000,
 };

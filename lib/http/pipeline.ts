@@ -49,6 +49,8 @@ interface RequestContext {
   admitted?: Admitted;                // admit: the ledger's hold (managed routes)
   routes: RoutePlan[];                // admit: the routes that may run (own-key only when the ledger refused)
   run?: RunningRequest;               // race
+  headTimer?: unknown;                // race: a long wait's early stream head, then its keep-alive comments
+  headSent?: boolean;                 // … the head went out before commit
   inflight?: InFlight;
   onClose?: () => void;               // the caller's socket closed
   outcome?: Outcome;                  // race
@@ -197,7 +199,46 @@ async function race(ctx: RequestContext): Promise<void> {
   }, svc.timerClock);
   ctx.inflight = new InFlight(() => run.stop(), ctx.admitted?.holdId);
   svc.inflight.add(ctx.inflight);
+  if (checked.stream && svc.config.timeouts.stream_head_ms && ctx.deadlineAt - ctx.t0 > svc.config.timeouts.stream_head_ms) holdStreamOpen(ctx);
   ctx.outcome = await run.outcome;
+  stopHoldingOpen(ctx);
+}
+
+/** How often a stream whose head went out before commit is sent a comment line while it waits. */
+const KEEPALIVE_MS = 15_000;
+
+/** A streamed request may wait up to its start_within (10 minutes) for a tier to start, with no
+ *  response headers meanwhile; node's fetch (the OpenAI SDK's transport) gives up after 300 s.
+ *  Past timeouts.stream_head_ms without a commit, the 200 and the event-stream head go out, then a
+ *  comment line (which every SSE parser skips) every 15 s until commit. Such a stream has no
+ *  routing headers (they are decided at commit: its include_cost usage frame carries them), and a
+ *  request nothing served ends it with the format's error event instead of an error status. */
+function holdStreamOpen(ctx: RequestContext): void {
+  const { svc, res } = ctx;
+  const tick = (): void => {
+    ctx.headTimer = undefined;
+    if (ctx.outcome || ctx.clientClosed || res.destroyed) return;
+    if (!res.headersSent) {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': ctx.id });
+      ctx.headSent = true;
+      res.write(': waiting for the provider to start (start_within); the stream begins when it does\n\n');
+    } else res.write(': waiting\n\n');
+    ctx.headTimer = clock.setTimeout(tick, KEEPALIVE_MS);
+  };
+  const clock = svc.timerClock ?? globalThis;
+  ctx.headTimer = clock.setTimeout(tick, ctx.t0 + svc.config.timeouts.stream_head_ms - svc.clock.now());
+}
+
+function stopHoldingOpen(ctx: RequestContext): void {
+  if (ctx.headTimer === undefined) return;
+  (ctx.svc.timerClock ?? globalThis).clearTimeout(ctx.headTimer as NodeJS.Timeout);
+  ctx.headTimer = undefined;
+}
+
+/** An error for a caller whose stream head already went out (holdStreamOpen): the format's error
+ *  event ends the stream. */
+function endStreamWithError(ctx: RequestContext, err: GatewayError): void {
+  if (!ctx.res.writableEnded) ctx.res.end(ctx.svc.codecs[ctx.format].errorFrame(err.code, err.message));
 }
 
 /** After the race: the caller's error when nothing committed, else the committed stream drained
@@ -214,7 +255,8 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     const err = failureError(outcome.failure, last.mode === 'managed');
     ctx.status = err.status;
     ctx.errorCode = err.code;
-    sendError(res, checked.format, err, answerHeaders(ctx, last, outcome, 'standard'));
+    if (ctx.headSent) endStreamWithError(ctx, err);
+    else sendError(res, checked.format, err, answerHeaders(ctx, last, outcome, 'standard'));
     return;
   }
   const served = servedRoute(ctx)!;
@@ -268,7 +310,8 @@ function refuse(ctx: RequestContext, err: unknown): void {
   const { res, svc } = ctx;
   const ge = asGatewayError(err);
   if (ge.code === 'internal_error') svc.log.error({ req: ctx.id, endpoint: ctx.format, org: ctx.key?.orgId, err }, 'internal error');
-  if (!res.headersSent && !res.destroyed) sendError(res, ctx.format, ge, { 'x-request-id': ctx.id });
+  if (ctx.headSent) endStreamWithError(ctx, ge);
+  else if (!res.headersSent && !res.destroyed) sendError(res, ctx.format, ge, { 'x-request-id': ctx.id });
   ctx.status = ge.status;
   ctx.errorCode = ge.code;
   if (ge.code === 'client_closed_request') ctx.clientClosed = true;
@@ -281,6 +324,7 @@ function refuse(ctx: RequestContext, err: unknown): void {
 async function finish(ctx: RequestContext): Promise<void> {
   const { svc, res, outcome, result, key } = ctx;
   if (ctx.onClose) res.off('close', ctx.onClose);
+  stopHoldingOpen(ctx);
   // Anything but a stream that ran to its end stops the machine, which aborts what is still open.
   if (ctx.run && !(result?.complete && !ctx.clientClosed)) ctx.run.stop();
   if (ctx.holdsSlot) void svc.flexSlots.release(key!.orgId);

@@ -122,7 +122,10 @@ async function drainFrames<F extends SSEFrame>(
   if (tail.length) onFrames(tail);
 }
 
+/** The stream's head, unless a long wait for commit already sent it (lib/http/pipeline.ts
+ *  holdStreamOpen: the routing headers decided at commit are then not sent). */
 function startStream(args: RespondArgs): void {
+  if (args.res.headersSent) return;
   args.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...args.headers });
 }
 

@@ -151,3 +151,40 @@ test('a mid-stream upstream reset ends the stream with the format\'s error event
   await assert.rejects(async () => { for await (const ev of stream) if (ev.type === 'response.output_text.delta') deltas++; }, (err: any) => /provider stream failed/.test(err.message));
   assert.ok(deltas >= 1);
 });
+
+test('a stream that waits past stream_head_ms gets its 200 and event-stream head at once, comment lines while it waits, then the provider\'s events', async () => {
+  const g = await startTestGateway({ simulatedTime: true, config: { hedge: { initial_lead_ms: 2_000, min_lead_ms: 2_000, max_lead_ms: 2_000 } } });
+  try {
+    const org = await g.newOrg({ ownKeys: ['vendor_a'] });
+    const send = (directive: Record<string, unknown>) => fetch(`${g.url}/v1/responses`, {
+      method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-5.4', input: sim(directive), stream: true, start_within: '00h-10m-00s' }),
+    });
+    const requests = () => g.gw.simulator!.stats.requests;
+    let head = false;
+    const pending = send({ flex_start_ms: 600_000 }).then((r) => { head = true; return r; });
+    await waitFor(() => requests() === 1, 'the flex attempt');
+    g.clock!.increment(239_999);
+    await flush();
+    assert.equal(head, false, 'no head before stream_head_ms');
+    g.clock!.increment(1);
+    const res = await pending;
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    assert.ok(res.headers.get('x-request-id'));
+    g.clock!.increment(30_000);              // two keep-alive comments
+    await flush();
+    g.clock!.increment(600_000 - 2_000 - 270_000);   // the hedge: standard starts and commits
+    const text = await res.text();
+    assert.equal(requests(), 2);
+    assert.equal(text.match(/^: /gm)?.length, 3, 'the first comment and two keep-alives, then nothing');
+    assert.match(text, /^: waiting for the provider to start/);
+    assert.match(text, /event: response\.completed/);
+    // Every SSE parser skips the comments: the SDK reads the same events as without them.
+    const events = text.split('\n').filter((l) => l.startsWith('event: ')).map((l) => l.slice(7));
+    assert.equal(events.at(-1), 'response.completed');
+
+  } finally {
+    await g.close();
+  }
+});

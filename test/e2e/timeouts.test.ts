@@ -14,7 +14,7 @@ before(async () => {
       timeouts: {
         request_headers_ms: 400, request_body_ms: 1_200, request_body_idle_ms: 400,
         upstream_connect_ms: 1_000, upstream_first_byte_ms: 400, upstream_idle_ms: 400,
-        upstream_nonstream_ms: 400, caller_idle_ms: 60_000, shutdown_drain_ms: 1_000,
+        upstream_nonstream_ms: 400, caller_idle_ms: 60_000, shutdown_drain_ms: 1_000, stream_head_ms: 240_000,
       },
     },
   });
