@@ -10,6 +10,8 @@ import { DEFAULT_FLEX_POLICY, type FlexPolicyConfig } from './routing/flex-polic
 import { DEFAULT_USAGE, type UsageConfig } from './usage/service.ts';
 import { DEFAULT_TIMEOUTS, type TimeoutsConfig } from './timeouts.ts';
 import { DEFAULT_CAPACITY, type CapacityConfig } from './providers/capacity.ts';
+import { DEFAULT_ORGANIZATION_API_REQUESTS } from './limits/abuse.ts';
+import { DEFAULT_MAX_GROUPS } from './usage/query.ts';
 import configSchema from '../schemas/config.json' with { type: 'json' };
 
 // Each floor owns its settings and their defaults; this module assembles them (and re-exports the
@@ -21,6 +23,9 @@ export interface AbuseConfig {
   api_key_requests: number | null;
   client_ip_requests: number | null;
   failed_authentications: number | null;
+  /** Per organization per minute on /v1/usage… and /v1/organization…, apart from inference
+   *  (lib/limits/abuse.ts); absent or null: unlimited. */
+  organization_api_requests?: number | null;
   publish: boolean;
 }
 
@@ -37,8 +42,9 @@ export interface GatewayConfig {
   hold: { default_max_output_tokens: number };
   abuse_limits: AbuseConfig;
   ledger: LedgerConfig;
-  /** Usage records: retention and the write queue (docs/usage.md). */
-  usage: UsageConfig;
+  /** Usage records: retention and the write queue; `max_groups`, the most groups one report
+   *  answers (docs/usage.md "Bounds"). */
+  usage: UsageConfig & { max_groups?: number };
   simulator?: SimulatorOptions;
   demo_balance_micro_usd: number;
   timeouts: TimeoutsConfig;
@@ -88,10 +94,10 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
     hold: { default_max_output_tokens: 4_096, ...file.hold },
     abuse_limits: {
       organization_requests: null, api_key_requests: null, client_ip_requests: null, failed_authentications: 30,
-      publish: false, ...file.abuse_limits,
+      organization_api_requests: DEFAULT_ORGANIZATION_API_REQUESTS, publish: false, ...file.abuse_limits,
     },
     ledger: { ...DEFAULT_LEDGER, ...file.ledger },
-    usage: { ...DEFAULT_USAGE, ...file.usage },
+    usage: { ...DEFAULT_USAGE, max_groups: DEFAULT_MAX_GROUPS, ...file.usage },
     simulator: file.simulator,
     demo_balance_micro_usd: file.demo_balance_micro_usd ?? 20_000_000,
     timeouts: { ...DEFAULT_TIMEOUTS, ...file.timeouts },

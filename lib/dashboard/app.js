@@ -7,6 +7,11 @@ const $ = (id) => document.getElementById(id);
 const TOKEN = 'gateway-dashboard-token';
 let token = sessionStorage.getItem(TOKEN);
 const DAY = 86_400_000;
+/** Bumped at every sign-in and sign-out: a load still in flight for the previous session draws nothing. */
+let session = 0;
+class Superseded extends Error {}
+/** The id of the key this session signed in with (the keys table marks it). */
+let ownKeyId = null;
 
 /** Exact micro-USD as dollars: 1234567 → $1.234567 (no floating point). */
 export function usd(micro) {
@@ -67,15 +72,18 @@ function fillTable(table, caption, columns, rows, rowAttrs) {
 
 // ── shared pieces ─────────────────────────────────────────────────────────────────────────
 
-/** The last 30 UTC days, each present (days without requests show as zero). */
-function daySeries(groups, now = Date.now()) {
+/** The page's period: the last 30 UTC days, today included. Every usage call of a load asks for
+ *  this range (`from` = UTC midnight 29 days ago), so the summary counts what the charts draw
+ *  (the API's default, now − 30 days, starts inside a 31st day). */
+function period(now = Date.now()) {
+  const first = Math.floor(now / DAY) * DAY - 29 * DAY;
+  return { from: first / 1000, days: Array.from({ length: 30 }, (_, i) => new Date(first + i * DAY).toISOString().slice(0, 10)) };
+}
+
+/** The period's days, each present (days without requests show as zero). */
+function daySeries(groups, days) {
   const byDay = new Map(groups.map((g) => [g.day, g]));
-  const out = [];
-  for (let i = 29; i >= 0; i--) {
-    const day = new Date(now - i * DAY).toISOString().slice(0, 10);
-    out.push({ day, g: byDay.get(day) });
-  }
-  return out;
+  return days.map((day) => ({ day, g: byDay.get(day) }));
 }
 
 function summary(dl, t) {
@@ -90,8 +98,8 @@ function summary(dl, t) {
   fact(dl, 'Errors', int(t.errors));
 }
 
-function spendCharts(spendFig, flexFig, groups) {
-  const days = daySeries(groups);
+function spendCharts(spendFig, flexFig, groups, periodDays) {
+  const days = daySeries(groups, periodDays);
   const label = (d) => d.day.slice(5);
   columnChart(spendFig, {
     title: 'Spend per day', fmt: usd,
@@ -147,27 +155,37 @@ function requestsTable(table, records, withOrg) {
 
 // ── organization view ─────────────────────────────────────────────────────────────────────
 
-async function loadOrg() {
+/** Throws Superseded when the session this load belongs to has ended (signed out, or another
+ *  sign-in began) while it waited. */
+function current(mine) {
+  if (mine !== session) throw new Superseded();
+}
+
+async function loadOrg(mine) {
+  const { from, days: periodDays } = period();
   const org = await api('GET', '/v1/organization');
+  current(mine);
   $('who').textContent = `Organization ${org.name} (${org.id}) · key ${org.key.id} · scopes: ${org.key.scopes.join(', ')}`;
   const manage = org.key.scopes.includes('manage');
   const [limits, days, models, routes, recent] = await Promise.all([
     api('GET', '/v1/limits'),
-    api('GET', '/v1/usage?group_by=day'),
-    api('GET', '/v1/usage?group_by=model'),
-    api('GET', '/v1/usage?group_by=route'),
-    api('GET', '/v1/usage/requests?limit=25'),
+    api('GET', `/v1/usage?group_by=day&from=${from}`),
+    api('GET', `/v1/usage?group_by=model&from=${from}`),
+    api('GET', `/v1/usage?group_by=route&from=${from}`),
+    api('GET', `/v1/usage/requests?limit=25&from=${from}`),
   ]);
+  current(mine);
   renderState(limits);
   summary($('summary'), days.totals);
-  spendCharts($('spend-chart'), $('flex-chart'), days.data);
+  spendCharts($('spend-chart'), $('flex-chart'), days.data, periodDays);
   breakdown($('model-chart'), 'Spend by model', 'model', models.data);
   breakdown($('route-chart'), 'Spend by route', 'route', routes.data);
   requestsTable($('requests'), recent.data, false);
   $('keys-note').hidden = manage;
   $('keys-manage').hidden = !manage;
   $('pkeys-section').hidden = !manage;
-  if (manage) await loadManagement(org.key.id);
+  ownKeyId = org.key.id;
+  if (manage) await loadManagement(mine);
 }
 
 function renderState(limits) {
@@ -188,8 +206,12 @@ function renderState(limits) {
   fact(dl, 'Nearest ceiling', m.binding.replaceAll('_', ' '));
 }
 
-async function loadManagement(ownKeyId) {
+/** The keys and provider keys. A key created earlier is shown once: every (re)load hides it. */
+async function loadManagement(mine) {
+  current(mine);
+  hideNewKey();
   const [keys, pkeys] = await Promise.all([api('GET', '/v1/organization/keys'), api('GET', '/v1/organization/provider-keys')]);
+  current(mine);
   const table = $('keys');
   fillTable(table, 'Keys of this organization (the key itself is never stored)', [
     { label: 'Key id', value: (k) => k.id + (k.id === ownKeyId ? ' (this key)' : '') },
@@ -211,7 +233,7 @@ async function loadManagement(ownKeyId) {
       await api('DELETE', `/v1/organization/keys/${encodeURIComponent(k.id)}`);
       status(`Key ${k.id} revoked.`);
       if (k.id === ownKeyId) return signOut();
-      await loadManagement(ownKeyId);
+      await loadManagement(mine);
     }));
     tr.cells[tr.cells.length - 1].append(b);
   });
@@ -235,7 +257,7 @@ async function loadManagement(ownKeyId) {
     b.addEventListener('click', () => act(async () => {
       await api('DELETE', `/v1/organization/provider-keys/${r}`);
       status(`The ${r} key is deleted; ${r} runs on the service's key again where it serves.`);
-      await loadManagement(ownKeyId);
+      await loadManagement(mine);
     }));
     tr.cells[2].append(b);
   });
@@ -243,14 +265,16 @@ async function loadManagement(ownKeyId) {
 
 // ── operator view ─────────────────────────────────────────────────────────────────────────
 
-async function loadOperator() {
+async function loadOperator(mine) {
+  const { from, days: periodDays } = period();
   const [orgs, days, byOrg, byModel, recent] = await Promise.all([
     api('GET', '/admin/v1/orgs'),
-    api('GET', '/admin/v1/usage?group_by=day'),
-    api('GET', '/admin/v1/usage?group_by=org'),
-    api('GET', '/admin/v1/usage?group_by=model'),
-    api('GET', '/admin/v1/usage/requests?limit=25'),
+    api('GET', `/admin/v1/usage?group_by=day&from=${from}`),
+    api('GET', `/admin/v1/usage?group_by=org&from=${from}`),
+    api('GET', `/admin/v1/usage?group_by=model&from=${from}`),
+    api('GET', `/admin/v1/usage/requests?limit=25&from=${from}`),
   ]);
+  current(mine);
   $('who').textContent = `Operator view · ${orgs.data.length} organizations`;
   const names = new Map(orgs.data.map((o) => [o.id, o.name]));
   fillTable($('orgs'), 'Every organization with its managed standing', [
@@ -264,7 +288,7 @@ async function loadOperator() {
     { label: 'Ramp week', value: (o) => (o.managed ? (o.managed.exempt ? 'exempt' : String(o.managed.rampWeek)) : '—'), numeric: true },
   ], orgs.data, (o) => ({ 'data-org-id': o.id, 'data-balance': o.managed ? String(o.managed.cashMicroUsd + o.managed.creditMicroUsd) : '' }));
   summary($('op-summary'), days.totals);
-  spendCharts($('op-spend-chart'), null, days.data);
+  spendCharts($('op-spend-chart'), null, days.data, periodDays);
   breakdown($('op-org-chart'), 'Spend by organization', 'org', byOrg.data, (g) => `${names.get(g.org) ?? ''} ${g.org}`.trim());
   breakdown($('op-model-chart'), 'Spend by model', 'model', byModel.data);
   requestsTable($('op-requests'), recent.data, true);
@@ -275,11 +299,13 @@ async function loadOperator() {
 const isApiKey = (t) => t.startsWith('flex_live_');
 
 async function load() {
+  const mine = session;
   status('Loading…');
   const orgView = isApiKey(token);
   try {
-    if (orgView) await loadOrg(); else await loadOperator();
+    if (orgView) await loadOrg(mine); else await loadOperator(mine);
   } catch (e) {
+    if (e instanceof Superseded) return;
     if (e.status === 401) { signOut(); $('signin-error').textContent = orgView ? 'That API key is not valid (wrong or revoked).' : 'That admin token is not valid.'; return; }
     status(`Could not load: ${e.message}`);
     return;
@@ -291,25 +317,46 @@ async function load() {
   status(`Updated ${new Date().toISOString().slice(11, 19)} UTC.`);
 }
 
+function hideNewKey() {
+  $('new-key').hidden = true;
+  $('new-key-value').textContent = '';
+}
+
+/** Everything a session drew, emptied: the next person to sign in on this tab sees none of it
+ *  (a key shown once above all). */
+const DRAWN = ['state', 'summary', 'spend-chart', 'flex-chart', 'model-chart', 'route-chart', 'requests', 'keys', 'pkeys',
+  'orgs', 'op-summary', 'op-spend-chart', 'op-org-chart', 'op-model-chart', 'op-requests'];
+
 function signOut() {
+  session++;
   token = null;
+  ownKeyId = null;
   sessionStorage.removeItem(TOKEN);
+  hideNewKey();
+  for (const id of DRAWN) $(id).replaceChildren();
+  $('key-manage').checked = false;
+  $('pkey-value').value = '';
+  $('keys-note').hidden = true;
+  $('keys-manage').hidden = true;
+  $('pkeys-section').hidden = true;
   $('org-view').hidden = true;
   $('operator-view').hidden = true;
   $('signin').hidden = false;
   $('signout').hidden = true;
   $('who').textContent = '';
+  status('');
   $('token').value = '';
   $('token').focus();
 }
 
 async function act(fn) {
-  try { await fn(); } catch (e) { status(`Failed: ${e.message}`); }
+  try { await fn(); } catch (e) { if (!(e instanceof Superseded)) status(`Failed: ${e.message}`); }
 }
 
 $('signin-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   $('signin-error').textContent = '';
+  session++;
   token = $('token').value.trim();
   sessionStorage.setItem(TOKEN, token);
   void load();
@@ -319,19 +366,27 @@ for (const b of document.querySelectorAll('.refresh')) b.addEventListener('click
 
 $('key-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
+  const mine = session;
   void act(async () => {
     const scopes = $('key-manage').checked ? ['inference', 'manage'] : ['inference'];
     const k = await api('POST', '/v1/organization/keys', { scopes });
-    $('new-key-value').textContent = k.key;
-    $('new-key').hidden = false;
+    current(mine);
     status(`Key ${k.id} created.`);
-    const org = await api('GET', '/v1/organization');
-    await loadManagement(org.key.id);
+    try {
+      await loadManagement(mine);
+    } finally {
+      // Shown after the tables are drawn (a reload hides it), and even when that reload failed.
+      if (mine === session) {
+        $('new-key-value').textContent = k.key;
+        $('new-key').hidden = false;
+      }
+    }
   });
 });
 
 $('pkey-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
+  const mine = session;
   void act(async () => {
     const route = $('pkey-route').value;
     const raw = $('pkey-value').value.trim();
@@ -342,8 +397,7 @@ $('pkey-form').addEventListener('submit', (ev) => {
     await api('PUT', `/v1/organization/provider-keys/${route}`, body);
     $('pkey-value').value = '';
     status(`The ${route} key is saved; requests on ${route} now run on it (byok).`);
-    const org = await api('GET', '/v1/organization');
-    await loadManagement(org.key.id);
+    await loadManagement(mine);
   });
 });
 

@@ -11,13 +11,29 @@ import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { sendJson } from './reply.ts';
 import { parseStartWithin } from '../routing/start-within.ts';
 import { decodeParam, providerCredential, requireRoute } from './admin.ts';
+import { limitOrganizationApi } from './usage.ts';
 
 const BODY_CAP = 1_000_000;
 
 export async function handleManage(
   req: IncomingMessage, res: ServerResponse, svc: Services, path: string, key: ApiKeyRecord,
 ): Promise<void> {
+  try {
+    await manage(req, res, svc, path, key);
+  } catch (err) {
+    // The caller gets 503 store_unavailable; the operator's log gets why.
+    if (err instanceof GatewayError && err.code === 'store_unavailable') {
+      svc.log.warn({ org: key.orgId, err: { message: ((err as { cause?: Error }).cause)?.message } }, 'organization store unavailable');
+    }
+    throw err;
+  }
+}
+
+async function manage(
+  req: IncomingMessage, res: ServerResponse, svc: Services, path: string, key: ApiKeyRecord,
+): Promise<void> {
   const orgId = key.orgId;
+  limitOrganizationApi(svc, orgId);
   const scopes = key.scopes.split(' ');
   // The body timeouts apply here as to every other body: a stalled one is a 408, not a connection held.
   const body = async (): Promise<Record<string, any>> => parseJsonObject(await readBody(req, requestBodyLimits(svc, BODY_CAP)));

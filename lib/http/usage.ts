@@ -1,10 +1,13 @@
 // GET /v1/usage, GET /v1/usage/requests (an organization's own records, with any of its keys)
 // and their operator twins under /admin/v1/usage (every organization, `org` as a dimension).
+// Bounds (docs/usage.md "Bounds"): the organization API's own rate, and at most
+// `usage.max_groups` groups a report.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { sendJson } from './reply.ts';
-import { encodeCursor, parseUsageQuery } from '../usage/query.ts';
-import type { UsageGroup, UsageTotals } from '../usage/store.ts';
+import { DEFAULT_MAX_GROUPS, encodeCursor, parseUsageQuery } from '../usage/query.ts';
+import { TooManyGroups, type Dimension, type UsageFilter, type UsageGroup, type UsageTotals } from '../usage/store.ts';
 
 const TOTAL_FIELDS: Array<keyof UsageTotals> = [
   'requests', 'errors', 'input_tokens', 'cached_input_tokens', 'cache_write_tokens', 'output_tokens', 'reasoning_tokens',
@@ -16,9 +19,10 @@ const TOTAL_FIELDS: Array<keyof UsageTotals> = [
 export async function usageReport(
   req: IncomingMessage, res: ServerResponse, svc: Services, orgId: string | undefined,
 ): Promise<void> {
+  if (orgId !== undefined) limitOrganizationApi(svc, orgId);
   const search = new URL(req.url ?? '/', 'http://x').searchParams;
   const query = parseUsageQuery(search, 'aggregate', orgId, svc.clock.now());
-  const { groups, totals } = await svc.usage.store.aggregate(query.filter, query.groupBy);
+  const { groups, totals } = await aggregate(svc, query.filter, query.groupBy);
   if (wantsCsv(req)) return sendCsv(res, query.groupBy, groups.length || query.groupBy.length ? groups : [totals as UsageGroup]);
   sendJson(res, 200, JSON.stringify({
     object: 'usage', from: Math.floor(query.filter.fromMs / 1000), to: Math.floor(query.filter.toMs / 1000),
@@ -29,6 +33,7 @@ export async function usageReport(
 export async function usageRequests(
   req: IncomingMessage, res: ServerResponse, svc: Services, orgId: string | undefined,
 ): Promise<void> {
+  if (orgId !== undefined) limitOrganizationApi(svc, orgId);
   const search = new URL(req.url ?? '/', 'http://x').searchParams;
   const query = parseUsageQuery(search, 'requests', orgId, svc.clock.now());
   const page = await svc.usage.store.list(query.filter, query.limit, query.cursor);
@@ -38,6 +43,27 @@ export async function usageRequests(
   sendJson(res, 200, JSON.stringify({
     object: 'list', data, has_more: page.next !== null, next_cursor: page.next ? encodeCursor(page.next) : null,
   }), { 'cache-control': 'no-store' });
+}
+
+/** The organization API's own rate (abuse_limits.organization_api_requests), after the key's. */
+export function limitOrganizationApi(svc: Services, orgId: string): void {
+  const check = svc.abuse.checkOrganizationApi(orgId);
+  if (!check.ok) throw new GatewayError('rate_limit_exceeded', undefined, { retryAfterS: check.retryAfterS });
+}
+
+/** The store's aggregate, refused past max_groups groups with what to change. */
+async function aggregate(
+  svc: Services, filter: UsageFilter, groupBy: Dimension[],
+): Promise<{ groups: UsageGroup[]; totals: UsageTotals }> {
+  const maxGroups = svc.config.usage.max_groups ?? DEFAULT_MAX_GROUPS;
+  try {
+    return await svc.usage.store.aggregate(filter, groupBy, maxGroups);
+  } catch (err) {
+    if (!(err instanceof TooManyGroups)) throw err;
+    const message = `This report would have more than ${maxGroups} groups (group_by=${groupBy.join(',')}). `
+      + 'Group by fewer dimensions (or day instead of hour), filter (model, route, tier, status, key) or narrow from/to.';
+    throw new GatewayError('invalid_group_by', message, { param: 'group_by' });
+  }
 }
 
 const wantsCsv = (req: IncomingMessage): boolean => /\btext\/csv\b/i.test(req.headers.accept ?? '');

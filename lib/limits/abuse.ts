@@ -12,6 +12,15 @@ export interface AbuseLimitsConfig {
   failed_authentications: number | null;
 }
 
+/** The rate of the organization API beside inference (GET /v1/usage, /v1/usage/requests and
+ *  /v1/organization/…): requests per organization per minute, counted apart from inference, so
+ *  reports and key management stay bounded while inference keeps its own (unlimited by default)
+ *  rates. Absent = unlimited; lib/config.ts defaults it to DEFAULT_ORGANIZATION_API_REQUESTS. */
+export interface OrganizationApiLimit { organization_api_requests?: number | null }
+
+/** Two dashboard loads a second, sustained: a dashboard load is eight such requests. */
+export const DEFAULT_ORGANIZATION_API_REQUESTS = 120;
+
 export type AbuseCheck = { ok: true } | { ok: false; retryAfterS: number };
 
 const verdict = (waitS: number): AbuseCheck => (waitS === 0 ? { ok: true } : { ok: false, retryAfterS: waitS });
@@ -22,8 +31,9 @@ export class AbuseLimiter {
   private readonly ip: SlidingWindowCounter;
   private readonly failedAuth: SlidingWindowCounter;
   private readonly failedAdmin: SlidingWindowCounter;
+  private readonly orgApi: SlidingWindowCounter;
 
-  constructor(cfg: AbuseLimitsConfig, clock: Clock, opts: { maxKeysPerLimit?: number } = {}) {
+  constructor(cfg: AbuseLimitsConfig & OrganizationApiLimit, clock: Clock, opts: { maxKeysPerLimit?: number } = {}) {
     const max = opts.maxKeysPerLimit ?? 1_000_000;
     this.org = new SlidingWindowCounter(cfg.organization_requests, clock, 60_000, max);
     this.key = new SlidingWindowCounter(cfg.api_key_requests, clock, 60_000, max);
@@ -32,6 +42,7 @@ export class AbuseLimiter {
     // Wrong admin tokens: the same limit, counted apart (a tenant's bad API keys never lock the
     // operator out of the admin API, nor the other way round).
     this.failedAdmin = new SlidingWindowCounter(cfg.failed_authentications, clock, 60_000, max);
+    this.orgApi = new SlidingWindowCounter(cfg.organization_api_requests ?? null, clock, 60_000, max);
   }
 
   /** Before the admin token is checked: refuses an address whose wrong admin tokens reached the limit. */
@@ -68,5 +79,13 @@ export class AbuseLimiter {
       this.key.add(keyId);
     }
     return verdict(Math.max(orgWait, keyWait));
+  }
+
+  /** After checkKey, on the organization API beside inference (usage reports, key management):
+   *  that API's own per-organization rate. Counted when it passes. */
+  checkOrganizationApi(orgId: string): AbuseCheck {
+    const wait = this.orgApi.wait(orgId);
+    if (wait === 0) this.orgApi.add(orgId);
+    return verdict(wait);
   }
 }

@@ -35,8 +35,10 @@ export interface OrgRows {
   insertKey(id: string, orgId: string, hash: string, defaultStartWithin: string | null, nowMs: number, scopes: string): MaybePromise<void>;
   keyByHash(hash: string): MaybePromise<ApiKeyRecord | undefined>;
   listKeys(orgId: string): MaybePromise<Array<Omit<ApiKeyInfo, 'scopes'> & { scopes: string }>>;
-  revokeKey(keyId: string, nowMs: number): MaybePromise<boolean>;
-  revokeOrgKey(orgId: string, keyId: string, nowMs: number): MaybePromise<boolean>;
+  /** Revokes a live key; answers its hash (so the caches can drop that one entry), or undefined
+   *  when no live key has that id. */
+  revokeKey(keyId: string, nowMs: number): MaybePromise<string | undefined>;
+  revokeOrgKey(orgId: string, keyId: string, nowMs: number): MaybePromise<string | undefined>;
   listProviderKeys(orgId: string): MaybePromise<Array<{ route: RouteName; updated_at: number }>>;
   putProviderKey(orgId: string, route: RouteName, sealed: string, nowMs: number): MaybePromise<void>;
   providerKey(orgId: string, route: RouteName): MaybePromise<string | undefined>;
@@ -58,20 +60,23 @@ export class OrgStore {
   private readonly providerKeys = new Map<string, { credential: unknown; at: number }>();
   /** Lookups in flight: a burst of requests with one uncached key asks the store once. */
   private readonly pending = new Map<string, Promise<unknown>>();
+  /** Bumped by every revocation: a key lookup that was in flight meanwhile may have read the row
+   *  before the revoke, so its answer is returned but not cached. */
+  private keysEpoch = 0;
 
   constructor(private readonly rows: OrgRows, private readonly box: SecretBox) {}
 
   async createOrg(name: string, nowMs: number): Promise<{ id: string }> {
     const id = newId('org_');
-    await this.rows.insertOrg(id, name, nowMs);
+    await stored(() => this.rows.insertOrg(id, name, nowMs));
     return { id };
   }
 
-  async orgExists(id: string): Promise<boolean> { return this.rows.orgExists(id); }
+  async orgExists(id: string): Promise<boolean> { return stored(() => this.rows.orgExists(id)); }
 
-  async org(id: string): Promise<OrgInfo | undefined> { return this.rows.org(id); }
+  async org(id: string): Promise<OrgInfo | undefined> { return stored(() => this.rows.org(id)); }
 
-  async listOrgs(): Promise<OrgInfo[]> { return this.rows.listOrgs(); }
+  async listOrgs(): Promise<OrgInfo[]> { return stored(() => this.rows.listOrgs()); }
 
   /** Issues a key; the clear key is returned once and never stored. */
   async createKey(
@@ -80,24 +85,38 @@ export class OrgStore {
     const key = KEY_PREFIX + randomBytes(24).toString('base64url');
     const id = newId('key_');
     const sorted = SCOPES.filter((scope) => scope === 'inference' || scopes.includes(scope));
-    await this.rows.insertKey(id, orgId, sha256(key), defaultStartWithin, nowMs, sorted.join(' '));
+    await stored(() => this.rows.insertKey(id, orgId, sha256(key), defaultStartWithin, nowMs, sorted.join(' ')));
     return { id, key, scopes: sorted };
   }
 
   /** The org's keys, newest first: ids and metadata only (the clear key is never stored). */
   async listKeys(orgId: string): Promise<ApiKeyInfo[]> {
-    return (await this.rows.listKeys(orgId)).map((key) => ({ ...key, scopes: key.scopes.split(' ') as Scope[] }));
+    return (await stored(() => this.rows.listKeys(orgId))).map((key) => ({ ...key, scopes: key.scopes.split(' ') as Scope[] }));
   }
 
-  /** Revokes a key of this organization only (another org's key id is "not found"). */
+  /** Revokes a key of this organization only (another org's key id is "not found"). Only that
+   *  key's cached lookup is dropped, and only once the database took the revoke: a revoke the
+   *  store refuses (an outage, an unknown id) leaves every other key's cached lookup in place,
+   *  so one organization's request cannot cut the others off the cache they run on while the
+   *  database is away. */
   async revokeOrgKey(orgId: string, keyId: string, nowMs: number): Promise<boolean> {
-    this.keys.clear();
-    return this.rows.revokeOrgKey(orgId, keyId, nowMs);
+    return this.forgetRevoked(await stored(() => this.rows.revokeOrgKey(orgId, keyId, nowMs)));
+  }
+
+  /** The operator's revoke (any organization's key), with the same cache rule. */
+  async revokeKey(keyId: string, nowMs: number): Promise<boolean> {
+    return this.forgetRevoked(await stored(() => this.rows.revokeKey(keyId, nowMs)));
+  }
+
+  private forgetRevoked(hash: string | undefined): boolean {
+    if (hash === undefined) return false;
+    this.forgetKeys(hash);
+    return true;
   }
 
   /** Routes with an own key and when it was last set; never the key. */
   async listProviderKeys(orgId: string): Promise<Array<{ route: RouteName; updated_at: number }>> {
-    return this.rows.listProviderKeys(orgId);
+    return stored(() => this.rows.listProviderKeys(orgId));
   }
 
   /** The key's record, from the cache while it is fresh. When the store cannot be read, a cached
@@ -109,6 +128,7 @@ export class OrgStore {
     const now = Date.now();
     const hit = this.keys.get(hash);
     if (hit && now - hit.at < KEY_CACHE_MS) return hit.record;
+    const epoch = this.keysEpoch;
     let record: ApiKeyRecord | undefined;
     try {
       record = await this.once('k' + hash, () => this.rows.keyByHash(hash));
@@ -116,20 +136,17 @@ export class OrgStore {
       if (hit) return hit.record;
       throw unavailable(err);
     }
+    if (epoch !== this.keysEpoch) return record;
     if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
     this.keys.set(hash, { record, at: now });
     return record;
   }
 
-  async revokeKey(keyId: string, nowMs: number): Promise<boolean> {
-    this.keys.clear();
-    return this.rows.revokeKey(keyId, nowMs);
-  }
-
   /** Stores a provider key (a string, or a cloud credential object) sealed. */
   async setProviderKey(orgId: string, route: RouteName, credential: unknown, nowMs: number): Promise<void> {
     this.providerKeys.delete(orgId + '\0' + route);
-    await this.rows.putProviderKey(orgId, route, this.box.seal(JSON.stringify(credential)), nowMs);
+    const sealed = this.box.seal(JSON.stringify(credential));
+    await stored(() => this.rows.putProviderKey(orgId, route, sealed, nowMs));
   }
 
   /** The org's own key for a route, decrypted (cached briefly in memory, never written anywhere);
@@ -158,7 +175,7 @@ export class OrgStore {
 
   async deleteProviderKey(orgId: string, route: RouteName): Promise<boolean> {
     this.providerKeys.delete(orgId + '\0' + route);
-    return this.rows.deleteProviderKey(orgId, route);
+    return stored(() => this.rows.deleteProviderKey(orgId, route));
   }
 
   private once<T>(key: string, read: () => T | Promise<T>): T | Promise<T> {
@@ -171,10 +188,24 @@ export class OrgStore {
     return shared;
   }
 
-  /** Drops cached lookups changed elsewhere (a NOTIFY from another process). */
-  forgetKeys(): void { this.keys.clear(); }
+  /** Drops the cached lookup of one revoked key (by its hash), or every cached key lookup when the
+   *  revoked key is not named (a NOTIFY that does not carry it). */
+  forgetKeys(hash?: string): void {
+    this.keysEpoch++;
+    if (hash === undefined) this.keys.clear(); else this.keys.delete(hash);
+  }
   forgetProviderKey(orgId: string, route: string): void { this.providerKeys.delete(orgId + '\0' + route); }
-  forgetAll(): void { this.keys.clear(); this.providerKeys.clear(); }
+  forgetAll(): void { this.forgetKeys(); this.providerKeys.clear(); }
+}
+
+/** A read or write the caller cannot do without: a store that fails answers 503
+ *  `store_unavailable` (with the cause kept for the log), not a 500. */
+async function stored<T>(call: () => MaybePromise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw unavailable(err);
+  }
 }
 
 function unavailable(err: unknown): GatewayError {

@@ -41,21 +41,24 @@ export function postgresOrgRows(pool: Pool): OrgRows {
         SELECT id, scopes, default_start_within, created_at, revoked_at
         FROM api_keys WHERE org_id = $1 ORDER BY created_at DESC, id`, [orgId])).rows;
     },
+    // A revoke notifies only when it revoked a key (an unknown id makes no row, so no NOTIFY), and
+    // names the key's hash after the kind ("keys <hash>"): a listener that reads only the kind
+    // drops every cached key, one that reads the hash drops that key alone.
     async revokeOrgKey(orgId, keyId, nowMs) {
-      const result = await pool.query<{ changed_rows: number }>(`
-        WITH changed AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND org_id = $3 AND revoked_at IS NULL RETURNING 1)
-        SELECT count(*)::INT AS changed_rows, pg_notify('${CACHE_CHANNEL}', 'keys') FROM changed`, [nowMs, keyId, orgId]);
-      return result.rows[0]!.changed_rows > 0;
+      const result = await pool.query<{ hash: string }>(`
+        WITH changed AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND org_id = $3 AND revoked_at IS NULL RETURNING hash)
+        SELECT hash, pg_notify('${CACHE_CHANNEL}', 'keys ' || hash) FROM changed`, [nowMs, keyId, orgId]);
+      return result.rows[0]?.hash;
     },
     async listProviderKeys(orgId) {
       return (await pool.query<{ route: RouteName; updated_at: number }>(
         'SELECT route, updated_at FROM provider_keys WHERE org_id = $1 ORDER BY route', [orgId])).rows;
     },
     async revokeKey(keyId, nowMs) {
-      const result = await pool.query<{ changed_rows: number }>(`
-        WITH changed AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING 1)
-        SELECT count(*)::INT AS changed_rows, pg_notify('${CACHE_CHANNEL}', 'keys') FROM changed`, [nowMs, keyId]);
-      return result.rows[0]!.changed_rows > 0;
+      const result = await pool.query<{ hash: string }>(`
+        WITH changed AS (UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL RETURNING hash)
+        SELECT hash, pg_notify('${CACHE_CHANNEL}', 'keys ' || hash) FROM changed`, [nowMs, keyId]);
+      return result.rows[0]?.hash;
     },
     async putProviderKey(orgId, route, sealed, nowMs) {
       await pool.query(`

@@ -140,7 +140,7 @@ function listen(url: string, orgs: OrgStore, log: StoreOptions['log']): { close(
     client.on('end', () => fail(new Error('connection ended')));
     client.on('notification', (notification) => {
       const [kind, org, route] = (notification.payload ?? '').split(' ');
-      if (kind === 'keys') orgs.forgetKeys();
+      if (kind === 'keys') orgs.forgetKeys(org);   // "keys <hash>" (a revoke): that key alone
       else if (kind === 'provider_key' && org && route) orgs.forgetProviderKey(org, route);
       else orgs.forgetAll();
     });

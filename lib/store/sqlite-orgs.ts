@@ -28,8 +28,8 @@ export function sqliteOrgRows(db: DB): OrgRows {
     keyByHash: db.prepare(`
       SELECT id, org_id AS orgId, default_start_within AS defaultStartWithin, scopes
       FROM api_keys WHERE hash = ? AND revoked_at IS NULL`),
-    revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-    revokeOrgKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL'),
+    revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash').pluck(),
+    revokeOrgKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL RETURNING hash').pluck(),
     listKeys: db.prepare(`
       SELECT id, scopes, default_start_within, created_at, revoked_at
       FROM api_keys WHERE org_id = ? ORDER BY created_at DESC, id`),
@@ -50,8 +50,8 @@ export function sqliteOrgRows(db: DB): OrgRows {
     },
     keyByHash: (hash) => statements.keyByHash.get(hash) as ApiKeyRecord | undefined,
     listKeys: (orgId) => statements.listKeys.all(orgId) as KeyRow[],
-    revokeKey: (keyId, nowMs) => statements.revokeKey.run(nowMs, keyId).changes > 0,
-    revokeOrgKey: (orgId, keyId, nowMs) => statements.revokeOrgKey.run(nowMs, keyId, orgId).changes > 0,
+    revokeKey: (keyId, nowMs) => statements.revokeKey.get(nowMs, keyId) as string | undefined,
+    revokeOrgKey: (orgId, keyId, nowMs) => statements.revokeOrgKey.get(nowMs, keyId, orgId) as string | undefined,
     listProviderKeys: (orgId) => statements.listProviderKeys.all(orgId) as Array<{ route: RouteName; updated_at: number }>,
     putProviderKey(orgId, route, sealed, nowMs) { statements.putProviderKey.run(orgId, route, sealed, nowMs); },
     providerKey: (orgId, route) => statements.getProviderKey.get(orgId, route) as string | undefined,

@@ -6,7 +6,9 @@
 // same UTC day and hour strings, the same rows and cursors.
 import type pg from 'pg';
 import type { UsageRecord } from './record.ts';
-import { COLUMNS, type Cursor, type Dimension, type UsageFilter, type UsageStore, finishTotals } from './store.ts';
+import {
+  COLUMNS, TooManyGroups, type Cursor, type Dimension, type UsageFilter, type UsageStore, buildGroups, finishTotals,
+} from './store.ts';
 
 /** Columns read back as numbers whatever the pool's BIGINT parser (the store's reads them as numbers). */
 const NUMERIC = ['seq', 'at_ms', 'started_at_ms', 'retries', 'fallbacks', 'status', 'input_tokens', 'cached_input_tokens',
@@ -93,7 +95,9 @@ export function openPostgresUsageStore(pool: pg.Pool): UsageStore {
       }
     },
 
-    async aggregate(filter, groupBy) {
+    // The query runs in the database, off the event loop; past maxGroups it stops at one more
+    // group than allowed, so a report never brings more than that many rows into this process.
+    async aggregate(filter, groupBy, maxGroups = Infinity) {
       const args: unknown[] = [];
       const conditions = where(filter, args);
       const totals = (await pool.query(`SELECT ${SUMS} FROM usage_records WHERE ${conditions}`, args)).rows[0] as Record<string, unknown>;
@@ -101,12 +105,11 @@ export function openPostgresUsageStore(pool: pg.Pool): UsageStore {
       const selected = groupBy.map((dimension) => `${GROUP_SQL[dimension]} AS "${dimension}"`);
       const order = groupBy.map((dimension) => `${GROUP_SQL[dimension]}${TEXT_DIM[dimension] ? ' COLLATE "C"' : ''} ASC NULLS FIRST`);
       const sql = `SELECT ${[...selected, SUMS].join(', ')} FROM usage_records WHERE ${conditions}`
-        + ` GROUP BY ${groupBy.map((dimension) => GROUP_SQL[dimension]).join(', ')} ORDER BY ${order.join(', ')}`;
+        + ` GROUP BY ${groupBy.map((dimension) => GROUP_SQL[dimension]).join(', ')} ORDER BY ${order.join(', ')}`
+        + (Number.isFinite(maxGroups) ? ` LIMIT $${args.push(maxGroups + 1)}` : '');
       const rows = (await pool.query(sql, args)).rows as Array<Record<string, unknown>>;
-      const groups = rows.map((row) => ({
-        ...Object.fromEntries(groupBy.map((dimension) => [dimension, row[dimension] as string | number | null])),
-        ...finishTotals(row),
-      }));
+      if (rows.length > maxGroups) throw new TooManyGroups(maxGroups);
+      const groups = await buildGroups(rows, groupBy, (row, i) => row[groupBy[i]!] as string | number | null, (row) => row);
       return { groups, totals: finishTotals(totals) };
     },
 

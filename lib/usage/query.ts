@@ -7,6 +7,10 @@ import { DIMENSIONS, type Cursor, type Dimension, type UsageFilter } from './sto
 const DAY_MS = 86_400_000;
 export const DEFAULT_RANGE_MS = 30 * DAY_MS;
 export const MAX_PAGE = 200;
+/** The most groups one report answers by default (config `usage.max_groups`): 30 days by hour
+ *  for 13 models, or a day's hours for 400 keys. A report that would answer more is refused
+ *  (400 invalid_group_by) before its groups are built; docs/usage.md "Bounds". */
+export const DEFAULT_MAX_GROUPS = 10_000;
 
 /** Epoch seconds (digits), an ISO date (a `to` date means the end of that UTC day) or an ISO
  *  date-time with a zone. */

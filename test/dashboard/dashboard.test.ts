@@ -173,3 +173,73 @@ test('a wrong key is refused on the sign-in form; the page made no request off i
   assert.deepEqual(offOrigin, [], 'no CDN, no third party: works offline');
   assert.deepEqual(pageErrors.filter((e) => !/status of 401/.test(e)), [], 'no script or CSP error');
 });
+
+test('signing out empties the page: a key created in the session is not shown to the next person who signs in on the tab', async () => {
+  const other = await t.newOrg({ balance: 1_000_000 });
+  const otherManage = (await t.admin('POST', `/admin/v1/orgs/${other.orgId}/keys`, { scopes: ['inference', 'manage'] })).json.key;
+  const page = await open(manageKey);
+  await page.locator('#keys tbody tr').first().waitFor();
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('#new-key-value').filter({ hasText: 'flex_live_' }).waitFor();
+  const created = (await page.locator('#new-key-value').textContent())!;
+  assert.equal(await page.locator('#new-key').isVisible(), true);
+
+  // Reloading the tables (Refresh) hides it: shown once.
+  await page.getByRole('button', { name: 'Refresh' }).first().click();
+  await page.locator('#new-key').waitFor({ state: 'hidden' });
+  assert.equal(await page.locator('#new-key-value').textContent(), '');
+
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('#new-key-value').filter({ hasText: 'flex_live_' }).waitFor();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  assert.equal(await page.locator('#new-key').isVisible(), false);
+  assert.equal(await page.locator('#new-key-value').textContent(), '');
+  for (const id of ['state', 'summary', 'spend-chart', 'model-chart', 'requests', 'keys', 'pkeys']) {
+    assert.equal(await page.locator(`#${id}`).innerHTML(), '', `#${id} is emptied`);
+  }
+  assert.equal(await page.locator('#status').textContent(), '');
+
+  await page.getByLabel('API key or admin token').fill(otherManage);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('#who').filter({ hasText: other.orgId }).waitFor();
+  await page.locator('#keys tbody tr').first().waitFor();
+  assert.equal(await page.locator('#new-key').isVisible(), false);
+  assert.equal(await page.locator('#new-key-value').textContent(), '');
+  assert.equal(await page.getByText(created).count(), 0);
+  assert.doesNotMatch(await page.evaluate(() => document.body.innerText), /flex_live_[\w-]{20}/, 'no key anywhere on the page');
+  await page.close();
+});
+
+test('"Last 30 days" counts exactly what the day chart draws: every usage call asks for the 30 UTC days shown', async () => {
+  const fresh = await t.newOrg();
+  const freshManage = (await t.admin('POST', `/admin/v1/orgs/${fresh.orgId}/keys`, { scopes: ['inference', 'manage'] })).json.key;
+  const DAY = 86_400_000;
+  const now = Date.now();
+  const firstDay = Math.floor(now / DAY) * DAY - 29 * DAY;
+  // Inside the API's default range (now − 30 days) but on the UTC day before the chart's first.
+  const before = firstDay - Math.min(3_600_000, Math.floor((firstDay - (now - 30 * DAY)) / 2));
+  const record = (id: string, at: number, cost: number) => ({
+    id, org_id: fresh.orgId, key_id: fresh.keyId, at_ms: at, started_at_ms: at - 1_000, format: 'responses', model: 'gpt-5.4-mini',
+    requested_route: 'vendor_a', served_route: 'vendor_a', tier: 'standard', reason: 'standard_requested', retries: 0, fallbacks: 0,
+    status: 200, error_code: null, input_tokens: 10, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 10,
+    reasoning_tokens: 0, usage_estimated: false, cost_micro_usd: cost, standard_cost_micro_usd: cost, key_mode: 'byok',
+    time_to_commit_ms: 5, duration_ms: 10, client_closed: false, deadline_met: null,
+  });
+  await t.gw.services.usage.store.insert([record('req_before', before, 123_456), record('req_first_day', firstDay + 3_600_000, 1_000)] as any);
+
+  const page = await open(freshManage);
+  const spend = page.locator('#summary-spend');
+  await spend.waitFor();
+  const rows = page.locator('#spend-chart table tbody tr');
+  assert.equal(await rows.count(), 30);
+  assert.equal(await rows.first().locator('td').first().textContent(), new Date(firstDay).toISOString().slice(0, 10));
+  const charted = (await rows.evaluateAll((trs) => trs.map((tr) => tr.children[2]!.textContent!)))
+    .reduce((sum, usd) => sum + Number(usd.replace(/[$,.]/g, '')), 0);
+  assert.equal(charted, 1_000);
+  assert.equal(await spend.getAttribute('value'), String(charted), 'the summary counts what the chart draws');
+  assert.equal((await page.locator('#model-chart table tbody tr').allTextContents()).length, 1);
+  assert.match((await page.locator('#model-chart table tbody tr').first().textContent())!, /\$0\.001000/);
+  assert.equal(await page.locator('#requests tr[data-request-id="req_before"]').count(), 0);
+  assert.equal(await page.locator('#requests tr[data-request-id="req_first_day"]').count(), 1);
+  await page.close();
+});

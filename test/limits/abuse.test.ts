@@ -109,3 +109,18 @@ test('memory is bounded: idle keys are swept, and a hard cap evicts the oldest',
   for (let i = 0; i < 2000; i++) c.take(`flood-${i}`);
   assert.ok(c.size <= 1000);
 });
+
+test('organization_api_requests: its own count per organization, apart from checkKey; absent or null is unlimited', () => {
+  const clock = new ManualClock(T0 + 30_000);
+  const l = new AbuseLimiter({ ...none, organization_requests: 100, organization_api_requests: 2 }, clock);
+  assert.deepEqual(l.checkOrganizationApi('org'), { ok: true });
+  assert.deepEqual(l.checkOrganizationApi('org'), { ok: true });
+  assert.deepEqual(l.checkOrganizationApi('org'), { ok: false, retryAfterS: 31 });
+  assert.deepEqual(l.checkOrganizationApi('other'), { ok: true }, 'per organization');
+  assert.deepEqual(l.checkKey('org', 'k'), { ok: true }, 'inference and the key rates are counted apart');
+  clock.advance(120_000);
+  assert.deepEqual(l.checkOrganizationApi('org'), { ok: true });
+  for (const unlimited of [new AbuseLimiter(none, clock), new AbuseLimiter({ ...none, organization_api_requests: null }, clock)]) {
+    for (let i = 0; i < 1_000; i++) assert.deepEqual(unlimited.checkOrganizationApi('org'), { ok: true });
+  }
+});

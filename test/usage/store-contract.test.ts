@@ -12,7 +12,7 @@ import type pg from 'pg';
 import { openDatabase, type DB } from '../../lib/store/db.ts';
 import { openSqliteUsageStore } from '../../lib/usage/sqlite.ts';
 import { openPostgresUsageStore } from '../../lib/usage/postgres.ts';
-import { DIMENSIONS, type Cursor, type Dimension, type UsageFilter, type UsageStore } from '../../lib/usage/store.ts';
+import { DIMENSIONS, TooManyGroups, type Cursor, type Dimension, type UsageFilter, type UsageStore } from '../../lib/usage/store.ts';
 import type { UsageRecord } from '../../lib/usage/record.ts';
 import { createTestDatabase, postgresReachable, testPool, type TestDatabase } from '../helpers/postgres.ts';
 
@@ -214,6 +214,17 @@ function contract(name: string, adapter: Adapter, skip: string | false): void {
     assert.equal(totals.requests, 2_500);
     assert.equal(totals.cost_micro_usd, (2_499 * 2_500) / 2);
   });
+
+  test(`${name}: a report past maxGroups throws TooManyGroups; at maxGroups it answers whole`, { skip }, async () => {
+    const store = await adapter.open();
+    await store.insert(mixed(300));
+    const all = await store.aggregate(ALL, ['hour', 'key']);
+    const count = all.groups.length;
+    assert.ok(count > 10);
+    assert.deepEqual(await store.aggregate(ALL, ['hour', 'key'], count), all);
+    await assert.rejects(store.aggregate(ALL, ['hour', 'key'], count - 1), (err) => err instanceof TooManyGroups && err.maxGroups === count - 1);
+    assert.deepEqual((await store.aggregate(ALL, [], 1)).totals, all.totals, 'totals alone are one group');
+  });
 }
 
 contract('sqlite', sqliteAdapter(), false);
@@ -261,6 +272,40 @@ test('the same records give the same reports from both adapters: every dimension
     const minus = T0 + 10 * HOUR;
     assert.equal(await shared.prune(minus), await lite.prune(minus));
     assert.deepEqual(await shared.aggregate(ALL, ['day', 'org']), await lite.aggregate(ALL, ['day', 'org']));
+  } finally {
+    await sq.done();
+    await pa.done();
+  }
+});
+
+test('more records than a slice (lib/usage/sqlite.ts SLICE_ROWS), thousands in one millisecond: both adapters still agree', { skip: pgSkip }, async () => {
+  const sq = sqliteAdapter();
+  const pa = postgresAdapter();
+  try {
+    const lite = await sq.open();
+    const shared = await pa.open();
+    const records = mixed(9_000, 11).map((r, i) => ({ ...r, org_id: i % 3 ? 'org_a' : 'org_b', ...(i < 2_500 ? { at_ms: T0 + 7 * HOUR } : {}) }));
+    for (let i = 0; i < records.length; i += 2_000) {
+      await lite.insert(records.slice(i, i + 2_000));
+      await shared.insert(records.slice(i, i + 2_000));
+    }
+    for (const f of [ALL, { ...ALL, orgId: 'org_a' }, { ...ALL, orgId: 'org_b', status: 200 }]) {
+      for (const g of [[], ['day'], ['hour', 'model'], ['org', 'key', 'status', 'tier']] as Dimension[][]) {
+        assert.deepEqual(await shared.aggregate(f, g), await lite.aggregate(f, g), `group_by ${g.join(',')} filter ${JSON.stringify(f)}`);
+      }
+      for (const limit of [200]) {
+        let after: Cursor | null = null;
+        let pages = 0;
+        do {
+          const a = await lite.list(f, limit, after);
+          assert.deepEqual(await shared.list(f, limit, after), a);
+          after = a.next;
+          pages++;
+        } while (after);
+        assert.ok(pages > 1, `${pages} pages for ${JSON.stringify(f)}`);
+      }
+    }
+    assert.equal((await lite.aggregate(ALL, [])).totals.cost_micro_usd, records.reduce((sum, r) => sum + r.cost_micro_usd, 0));
   } finally {
     await sq.done();
     await pa.done();
