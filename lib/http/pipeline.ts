@@ -540,6 +540,8 @@ function answerHeaders(ctx: RequestContext, served: RoutePlan, o: Outcome, tier:
     'x-service-flex-applied': tier === 'flex' ? 'true' : 'false',
     'x-service-flex-reason': o.reason,
   };
+  // The Anthropic SDK reads its request id from `request-id` only.
+  if (ctx.format === 'messages') h['request-id'] = ctx.id;
   if (checked.retry) h['x-service-retries'] = o.retries;
   // What the org may still spend: an own key is unlimited; a managed route reports the balance.
   if (served.mode === 'byok') h['x-service-spend-remaining'] = 'unlimited';

@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
+import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, waitFor, sim, type TestGateway } from '../helpers/gateway.ts';
 import { createLogger } from '../../lib/log.ts';
 import { UsageQueue } from '../../lib/usage/queue.ts';
@@ -129,4 +130,17 @@ test('a non-streamed answer reports usage.cost without include_cost, equal to x-
     assert.deepEqual(json.usage.cost, { total_micro_usd: cost, currency: 'USD' }, `${path} ${model}`);
     assert.equal(json.usage.routing, undefined, `${path} ${model}: routing only with include_cost`);
   }
+});
+
+test('the Anthropic SDK reads the gateway\'s request id (it looks only at request-id), streamed and not', async () => {
+  const org = await t.newOrg({ balance: 10_000_000 });
+  const client = new Anthropic({ apiKey: null, authToken: org.key, baseURL: t.url, maxRetries: 0 });
+  const body = { model: 'claude-haiku-4-5', max_tokens: 50, start_within: 'now', messages: [{ role: 'user' as const, content: `hi ${sim({ output_tokens: 3 })}` }] };
+  const { data, response } = await client.messages.create(body as any).withResponse();
+  assert.match((data as any)._request_id ?? '', /^[0-9a-f-]{36}$/);
+  assert.equal((data as any)._request_id, response.headers.get('x-request-id'));
+  const stream = client.messages.stream(body as any);
+  await stream.finalMessage();
+  assert.equal(stream.request_id, (await stream.withResponse()).response.headers.get('x-request-id'));
+  assert.ok(stream.request_id);
 });
