@@ -256,15 +256,47 @@ export function spliceMembers(buf: Buffer, keep: (key: string) => boolean, set: 
 }
 
 /** The object's bytes with `"key": value` added last in its top-level member `into`, itself an
- *  object (the rest byte for byte); undefined when there is no such member or it is no object. */
+ *  object (the rest byte for byte); undefined when there is no such member or it is no object.
+ *  The member is looked for from the end first (a response's usage comes late, after its output):
+ *  its last `"into":` that opens an object whose enclosing object is the outermost one, checked by
+ *  walking only what follows it; else every top-level member is walked. */
 export function withMemberIn(buf: Buffer, into: string, key: string, value: unknown): Buffer | undefined {
-  const member = topLevelMembersOf(buf).find((m) => m.key === into);
-  if (!member || buf[member.end - 1] !== 0x7d) return undefined;
-  const close = member.end - 1;
+  const close = lastTopLevelObjectEnd(buf, into) ?? walkedObjectEnd(buf, into);
+  if (close === undefined) return undefined;
   let i = close - 1;
   while (isSpace(buf[i]!)) i--;
   const added = Buffer.from(`${buf[i] === 0x7b ? '' : ','}${JSON.stringify(key)}:${JSON.stringify(value)}`);
   return Buffer.concat([buf.subarray(0, close), added, buf.subarray(close)]);
+}
+
+/** The index of the closing brace of the top-level member `into` when the last `"into":` of the
+ *  bytes is it (an unescaped quote opens a key there, as JSON that parsed allows nothing else). */
+function lastTopLevelObjectEnd(buf: Buffer, into: string): number | undefined {
+  const needle = `"${into}":`;
+  const at = buf.lastIndexOf(needle);
+  if (at === -1 || isEscapedByte(buf, at)) return undefined;
+  const open = skipSpace(buf, at + needle.length);
+  if (buf[open] !== 0x7b) return undefined;
+  const end = valueEnd(buf, open);
+  // The first bracket after it that closes more than it opened closes the object holding the key:
+  // when that is the last byte (but space), the object is the outermost one, the body itself.
+  let depth = 0;
+  for (let k = end; k < buf.length; k++) {
+    const byte = buf[k];
+    if (byte === QUOTE) k = stringEnd(buf, k) - 1;
+    else if (byte === 0x7b || byte === 0x5b) depth++;
+    else if (byte === 0x7d || byte === 0x5d) {
+      if (depth-- > 0) continue;
+      return skipSpace(buf, k + 1) === buf.length ? end - 1 : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** The closing brace of the top-level member `into` found by walking every member. */
+function walkedObjectEnd(buf: Buffer, into: string): number | undefined {
+  const member = topLevelMembersOf(buf).find((m) => m.key === into);
+  return member && buf[member.end - 1] === 0x7d ? member.end - 1 : undefined;
 }
 
 const OPEN = Buffer.from('{');

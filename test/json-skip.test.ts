@@ -195,4 +195,12 @@ test('withMemberIn adds a member last in a top-level object member, every other 
   assert.equal(withMemberIn(Buffer.from('{"usage":{ }}'), 'usage', 'cost', 1)!.toString(), '{"usage":{ "cost":1}}');
   assert.equal(withMemberIn(Buffer.from('{"usage":null}'), 'usage', 'cost', 1), undefined, 'not an object');
   assert.equal(withMemberIn(Buffer.from('{"meta":{"usage":{}}}'), 'usage', 'cost', 1), undefined, 'only a top-level member');
+  // Found from the end, or by the walk when the last one is nested or a key's escaped quote.
+  const nestedLast = '{"usage":{"a":1},"metadata":{"usage":{"b":2}}}';
+  assert.equal(withMemberIn(Buffer.from(nestedLast), 'usage', 'cost', 1)!.toString(), '{"usage":{"a":1,"cost":1},"metadata":{"usage":{"b":2}}}');
+  const inArray = '{"usage":{"a":1},"list":[{"usage":{"b":2}}]}';
+  assert.equal(withMemberIn(Buffer.from(inArray), 'usage', 'cost', 1)!.toString(), '{"usage":{"a":1,"cost":1},"list":[{"usage":{"b":2}}]}');
+  const escapedKey = '{"usage":{"a":1},"x\\"usage":{"b":2}}';
+  assert.deepEqual(JSON.parse(withMemberIn(Buffer.from(escapedKey), 'usage', 'cost', 1)!.toString()), { usage: { a: 1, cost: 1 }, 'x"usage': { b: 2 } });
+  assert.equal(withMemberIn(Buffer.from(' {"id":1, "usage": {"a":"}"} } \n'), 'usage', 'cost', 1)!.toString(), ' {"id":1, "usage": {"a":"}","cost":1} } \n');
 });
