@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { RouteName } from './routes.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type GatewayConfig, ROUTES } from './config.ts';
@@ -165,13 +166,22 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
       closed = true;
       services.shuttingDown = true;
       clearInterval(sweep);
+      // New connections are refused; kept ones must not bring their next request here: every
+      // answer written from now on says Connection: close (lib/http/server.ts GatewayResponse),
+      // and a connection whose answer was already under way (a stream) is closed as soon as that
+      // answer ends, not kept for keep-alive's 65 s. (node's server.close() closes the idle ones.)
       server.close();
+      const closeWhenIdle = (message: unknown): void => {
+        if ((message as { server?: unknown }).server === server) setImmediate(() => server.closeIdleConnections());
+      };
+      subscribe(RESPONSE_FINISH, closeWhenIdle);
       // Drain: streams in flight get drainMs to finish, then are aborted; each settles its hold.
       const timer = new Promise((resolve) => setTimeout(resolve, opts.drainMs ?? config.timeouts.shutdown_drain_ms).unref());
       await Promise.race([services.open.whenNone(), timer]);
       for (const entry of services.inflight) entry.abort();
       await services.open.whenNone();
       server.closeAllConnections();
+      unsubscribe(RESPONSE_FINISH, closeWhenIdle);
       await services.pools.close();
       await services.usage.close();   // every request has ended: its record is queued; write them all
       await store.close();
@@ -179,6 +189,9 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     },
   };
 }
+
+/** node's diagnostics channel of every server answer's end (request, response, socket, server). */
+const RESPONSE_FINISH = 'http.server.response.finish';
 
 /** Resolves once the server listens; rejects (EADDRINUSE, EACCES) instead of crashing the process. */
 function listen(server: Server, port: number, host: string): Promise<void> {

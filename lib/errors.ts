@@ -10,6 +10,9 @@ export const ERRORS = {
   invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
   invalid_request: { status: 400, message: 'The request body does not match the endpoint schema.' },
   request_too_large: { status: 413, message: 'The request body is larger than 50000000 bytes.' },
+  unsupported_content_encoding: {
+    status: 415, message: 'The request body has a Content-Encoding; send it uncompressed (Accept-Encoding: identity).',
+  },
   missing_start_within: { status: 400, message: 'start_within is required (a duration "HHh-MMm-SSs" of at most 10 minutes, or "now").' },
   invalid_start_within: { status: 400, message: 'start_within must be "HHh-MMm-SSs" (two-digit fields) of at most 00h-10m-00s, or "now".' },
   invalid_retry: { status: 400, message: 'retry must be {count: 1..5, backoff: "exponential"|"linear", jitter: boolean}.' },

@@ -1,8 +1,11 @@
 // Reads a request body up to the cap, counting while it streams: a declared Content-Length over
 // the cap is refused before a byte is read, and an undeclared one as soon as it passes the cap.
 // A body that takes longer than totalMs in all, or pauses longer than idleMs between chunks, is
-// cut off with request_timeout (the caller answers 408 and closes the connection).
-import type { IncomingMessage } from 'node:http';
+// cut off with request_timeout (the caller answers 408 and closes the connection). A body with a
+// Content-Encoding is refused unread (the gateway decodes none). A client that asked
+// `Expect: 100-continue` is told to send its body only here, once the request is about to read it:
+// a request refused before (a wrong key, a rate) never asks for the body it will not read.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 
@@ -18,10 +21,27 @@ export interface BodyLimits {
   onTimeout?: (edge: 'request_body' | 'request_body_idle') => void;
 }
 
+/** The answer of a request that expects 100-continue and has not been told to send its body
+ *  (set by lib/http/server.ts on such requests only). */
+const AWAITING_CONTINUE = Symbol('awaiting 100-continue');
+type ContinueRequest = IncomingMessage & { [AWAITING_CONTINUE]?: ServerResponse };
+
+/** `req` asked `Expect: 100-continue`: readBody sends the 100 when it starts reading. */
+export function awaitContinue(req: IncomingMessage, res: ServerResponse): void {
+  (req as ContinueRequest)[AWAITING_CONTINUE] = res;
+}
+
 export function readBody(req: IncomingMessage, limits: number | BodyLimits = BODY_CAP): Promise<Buffer> {
   const { cap = BODY_CAP, totalMs = 0, idleMs = 0, onTimeout } = typeof limits === 'number' ? { cap: limits } : limits;
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > cap) return Promise.reject(new GatewayError('request_too_large'));
+  const coding = req.headers['content-encoding'];
+  if (coding !== undefined && !isIdentity(coding)) return Promise.reject(new GatewayError('unsupported_content_encoding'));
+  const waiting = (req as ContinueRequest)[AWAITING_CONTINUE];
+  if (waiting !== undefined) {
+    (req as ContinueRequest)[AWAITING_CONTINUE] = undefined;
+    if (!waiting.headersSent && !waiting.destroyed) waiting.writeContinue();
+  }
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
   // A body that came with its headers (node's parser read the whole message in one go, as with
   // most requests) already waits in the request's buffer: taken at once, without listeners,
@@ -83,6 +103,12 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
     req.on('aborted', onAborted);
   });
 }
+
+/** `identity`, or nothing: the only codings of a body the gateway reads. */
+const isIdentity = (coding: string): boolean => {
+  const c = coding.trim().toLowerCase();
+  return c === '' || c === 'identity';
+};
 
 const defaultLimits = new WeakMap<Services, BodyLimits>();
 

@@ -1,5 +1,6 @@
 // Writing answers: JSON bodies with their headers, and errors in the caller format's envelope.
 import type { ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import type { FormatName } from '../ir.ts';
 import { GatewayError } from '../errors.ts';
 import { CODECS } from '../formats/index.ts';
@@ -26,8 +27,32 @@ export function sendError(res: ServerResponse, format: FormatName | 'plain', err
   if (err.retryAfterS !== undefined) withRetry['retry-after'] = err.retryAfterS;
   // A body refused before it was read whole (too large, too slow) leaves its rest on the socket:
   // the connection closes after the answer, on every endpoint, instead of idling to keep-alive's end.
+  // (A body never read at all closes its connection too: lib/http/server.ts GatewayResponse.)
   if (err.code === 'request_too_large' || err.code === 'request_timeout') withRetry.connection = 'close';
+  // A draining gateway: the client comes back in a second, on a new connection (to another instance).
+  else if (err.code === 'shutting_down') withRetry['retry-after'] ??= 1;
+  // The one coding a body may have; the refusal says so (RFC 9110 §15.5.16).
+  else if (err.code === 'unsupported_content_encoding') withRetry['accept-encoding'] = 'identity';
+  if (format === 'messages') withRequestId(res, withRetry);
   sendJson(res, err.status, JSON.stringify(errorBody(format, err)), withRetry);
+}
+
+/** The Anthropic SDKs read a request's id from `request-id` only (an error's requestID, a
+ *  message's _request_id): a Messages answer carries it equal to x-request-id, which every other
+ *  client reads. An answer that has no id yet (count_tokens, a 405) gets one. */
+function withRequestId(res: ServerResponse, headers: Headers): void {
+  if (headers['request-id'] !== undefined || res.hasHeader('request-id')) return;
+  const id = headers['x-request-id'] ?? res.getHeader('x-request-id') ?? randomUUID();
+  headers['x-request-id'] = id as string;
+  headers['request-id'] = id as string;
+}
+
+/** Gives an answer a fresh id under both names, before it is written (an endpoint of the Messages
+ *  format without a request id of its own: count_tokens); an error sent after keeps it. */
+export function setRequestId(res: ServerResponse, id: string = randomUUID()): string {
+  res.setHeader('x-request-id', id);
+  res.setHeader('request-id', id);
+  return id;
 }
 
 /** Any thrown value as a GatewayError (unknown ones become internal_error, logged by the caller). */

@@ -1,5 +1,5 @@
 // The node:http server: a route table from method and path to a handler. No framework.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { handleInference } from './pipeline.ts';
@@ -14,6 +14,8 @@ import { usageReport, usageRequests } from './usage.ts';
 import { handleManage } from './manage.ts';
 import { serveDashboard } from './dashboard.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
+import { awaitContinue, BODY_CAP } from './body.ts';
+import type { Headers } from '../headers.ts';
 
 /** Inference path → caller format: each caller format's codec names its endpoint's path. */
 const INFERENCE: Record<string, CallerFormat> = Object.fromEntries(
@@ -25,14 +27,29 @@ export function createHttpServer(svc: Services, adminToken: string | undefined):
   // every connectionsCheckingInterval); the body's limits are read by readBody (lib/http/body.ts).
   // requestTimeout stays 0: node's would also cut long-lived streamed answers' requests.
   const headersMs = svc.config.timeouts.request_headers_ms;
-  const server = createServer({
-    keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: headersMs,
-    connectionsCheckingInterval: headersMs ? Math.max(100, Math.min(1_000, Math.floor(headersMs / 4))) : 30_000,
-  }, (req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     dispatch(req, res, svc, adminToken, models).catch((err) => {
       svc.log.error({ err }, 'unhandled');
       if (!res.headersSent) sendError(res, 'plain', asGatewayError(err)); else res.destroy();
     });
+  };
+  const server = createServer({
+    keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: headersMs,
+    connectionsCheckingInterval: headersMs ? Math.max(100, Math.min(1_000, Math.floor(headersMs / 4))) : 30_000,
+    ServerResponse: gatewayResponse(svc),
+  }, handle);
+  // Expect: 100-continue (curl sends it for bodies over 1 KB): node would send the 100 before any
+  // check, so a wrong key uploaded its whole body to get its 401. A declared body over the cap is
+  // refused at once; any other request runs as usual, and readBody sends the 100 when it starts
+  // reading. Refused before (a key, a rate), it never asks for the body: node then closes the
+  // connection after the answer (the body the client may still send is not waited for).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (Number(req.headers['content-length']) > BODY_CAP) {
+      sendError(res, formatOf(pathOf(req)), new GatewayError('request_too_large'));
+      return;
+    }
+    awaitContinue(req, res);
+    handle(req, res);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') svc.metrics.timeouts.inc({ edge: 'request_headers' });
@@ -48,26 +65,81 @@ export function createHttpServer(svc: Services, adminToken: string | undefined):
   return server;
 }
 
+/** Every answer of the server: one that would leave its connection with a request body still
+ *  to come, or is written while the gateway drains, closes the connection (Connection: close). Node
+ *  otherwise discards an unread body on a kept connection, with neither size limit nor timeout: a
+ *  wrong key declaring a gigabyte and sending a byte a second held its socket for as long as it
+ *  liked; and a drained gateway's clients would send their next request to it (lib/app.ts close).
+ *  A few property reads per answer: a request whose body was read, or that had none, keeps its
+ *  connection (SDK pools and the benchmarks reuse it). */
+function gatewayResponse(svc: Services) {
+  return class GatewayResponse extends ServerResponse<IncomingMessage> {
+    override writeHead(
+      statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+    ): this {
+      if (svc.shuttingDown || bodyLeft(this.req)) this.shouldKeepAlive = false;
+      // node's writeHead reads (statusCode, headers) and (statusCode, reason, headers) alike.
+      return super.writeHead(statusCode, reason as string, headers);
+    }
+  };
+}
+
+/** Is part of the request's body still to come, unread? A request that declares none (a GET) or
+ *  whose body was read (readBody read it whole, or refused it and closes) is done with. node marks
+ *  a request complete only at a later read of the socket (a served POST is often answered before
+ *  that), so a buffer holding every declared byte counts as done too: discarding it costs nothing.
+ *  A refusal written as the headers arrive, before node has parsed the body (a POST to an unknown
+ *  path), closes: rare, and the client only reconnects. */
+function bodyLeft(req: IncomingMessage): boolean {
+  if (req.complete || req.readableDidRead) return false;
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const declared = Number(req.headers['content-length']);
+  return declared > 0 && req.readableLength < declared;
+}
+
+/** The path of the request target: origin-form (`/v1/responses?x`) or absolute-form
+ *  (`http://host/v1/responses`, which a server must accept, RFC 9112 §3.2.2; it is rewritten to
+ *  origin-form so every handler reads req.url alike). */
+function pathOf(req: IncomingMessage): string {
+  let url = req.url ?? '/';
+  if (url.charCodeAt(0) !== 47 /* '/' */) {
+    try {
+      const u = new URL(url);
+      req.url = url = u.pathname + u.search;
+    } catch { /* '*' or not a URL: no route has it */ }
+  }
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** The envelope of a path's errors: an inference endpoint's caller format, else the plain one. */
+const formatOf = (path: string): CallerFormat | 'plain' =>
+  INFERENCE[path] ?? (path === '/v1/messages/count_tokens' ? 'messages' : 'plain');
+
 async function dispatch(
   req: IncomingMessage, res: ServerResponse, svc: Services, adminToken: string | undefined, models: string,
 ): Promise<void> {
-  const path = (req.url ?? '/').split('?', 1)[0]!;
+  const path = pathOf(req);
   const format = INFERENCE[path];
   if (format) {
-    if (req.method !== 'POST') return sendError(res, format, new GatewayError('method_not_allowed'));
+    if (req.method !== 'POST') return sendError(res, format, new GatewayError('method_not_allowed'), POST_ONLY);
     return handleInference(format, req, res, svc);
   }
   if (path === '/v1/messages/count_tokens') {
-    if (req.method !== 'POST') return sendError(res, 'messages', new GatewayError('method_not_allowed'));
+    if (req.method !== 'POST') return sendError(res, 'messages', new GatewayError('method_not_allowed'), POST_ONLY);
     return handleCountTokens(req, res, svc);
   }
+  // HEAD is answered as GET on every route: node made a HEAD's answer bodiless when the request
+  // arrived (its headers, Content-Length included, are GET's), so the handlers that compare the
+  // method with GET (admin, management) serve it too.
+  if (req.method === 'HEAD') req.method = 'GET';
   try {
     if (path.startsWith('/admin/v1/')) return await handleAdmin(req, res, svc, path, adminToken);
     if (path === '/v1/organization' || path.startsWith('/v1/organization/')) {
       return await handleManage(req, res, svc, path, await orgKey(req, svc));
     }
     if (path === '/dashboard' || path.startsWith('/dashboard/')) return serveDashboard(req, res, path);
-    if (req.method !== 'GET') throw new GatewayError(path === '/v1/models' || path === '/v1/limits' ? 'method_not_allowed' : 'not_found');
+    if (req.method !== 'GET') throw new GatewayError(GET_ROUTES.has(path) ? 'method_not_allowed' : 'not_found');
     switch (path) {
       case '/healthz': return sendJson(res, 200, '{"status":"ok"}');
       case '/readyz': return readyz(res, svc);
@@ -93,8 +165,36 @@ async function dispatch(
   } catch (err) {
     const ge = asGatewayError(err);
     if (ge.code === 'internal_error') svc.log.error({ err }, 'internal error');
-    sendError(res, 'plain', ge);
+    sendError(res, 'plain', ge, ge.code === 'method_not_allowed' ? { allow: allowedOn(path) } : undefined);
   }
+}
+
+/** A 405 names the methods the path takes (RFC 9110 §15.5.6: Allow is a MUST). */
+const POST_ONLY: Headers = { allow: 'POST' };
+const READ = 'GET, HEAD';
+/** The GET routes of this file. */
+const GET_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/v1/models', '/v1/limits', '/v1/usage', '/v1/usage/requests']);
+/** The methods of the routes other files serve (lib/http/admin.ts ADMIN_ENDPOINTS, lib/http/manage.ts,
+ *  lib/http/dashboard.ts), read only to write a 405: test/e2e/http-edges.test.ts checks them
+ *  against what those handlers answer. */
+const ALLOWED: Array<[RegExp, string]> = [
+  [/^\/admin\/v1\/orgs$/, 'GET, HEAD, POST'],
+  [/^\/admin\/v1\/orgs\/[^/]+\/keys$/, 'POST'],
+  [/^\/admin\/v1\/keys\/[^/]+$/, 'DELETE'],
+  [/^\/admin\/v1\/orgs\/[^/]+\/provider-keys\/[^/]+$/, 'PUT, DELETE'],
+  [/^\/admin\/v1\/orgs\/[^/]+\/topups$/, 'POST'],
+  [/^\/admin\/v1\/orgs\/[^/]+\/review$/, 'POST, DELETE'],
+  [/^\/admin\/v1\/orgs\/[^/]+\/(overrides|exempt)$/, 'PUT'],
+  [/^\/admin\/v1\/(orgs\/[^/]+\/ledger|scheduler|usage|usage\/requests)$/, READ],
+  [/^\/v1\/organization(\/provider-keys)?$/, READ],
+  [/^\/v1\/organization\/keys$/, 'GET, HEAD, POST'],
+  [/^\/v1\/organization\/keys\/[^/]+$/, 'DELETE'],
+  [/^\/v1\/organization\/provider-keys\/[^/]+$/, 'PUT, DELETE'],
+];
+
+function allowedOn(path: string): string {
+  if (GET_ROUTES.has(path) || path === '/dashboard' || path.startsWith('/dashboard/')) return READ;
+  return ALLOWED.find(([pattern]) => pattern.test(path))?.[1] ?? READ;
 }
 
 /** The organization endpoints beside inference (limits, usage, management): the guard as on

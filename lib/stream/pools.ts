@@ -2,7 +2,10 @@
 // (no TCP and TLS handshake per request), sized by routes.<route>.connections (else capacity.connections). Every upstream call
 // goes through dispatch(): it takes a slot of the route's capacity gate (lib/providers/capacity.ts),
 // applies the upstream timeouts (connect, first byte, idle between chunks), counts timeouts in the
-// metrics, and gives the slot back when the response ends or fails, whatever ended it.
+// metrics, and gives the slot back when the response ends or fails, whatever ended it. Every call
+// asks for an uncompressed answer (Accept-Encoding: identity: without the header any coding is
+// acceptable, RFC 9110 §12.5.3, and undici's dispatch decodes none); an answer compressed anyway
+// fails the attempt with words that say so, not with compressed bytes in an error message.
 import { Pool, type Dispatcher } from 'undici';
 import type { RouteName } from '../routes.ts';
 import type { UpstreamRequest } from '../providers/types.ts';
@@ -78,7 +81,7 @@ export class Pools {
       try {
         this.get(route, req.origin).dispatch({
           method: 'POST', path: req.path,
-          ...(req.body.length > BODY_HELD_MAX ? sentOnce(req) : { headers: req.headers, body: req.body }),
+          ...(req.body.length > BODY_HELD_MAX ? sentOnce(req) : { headers: uncompressed(req.headers), body: req.body }),
           headersTimeout: t.firstByteMs, bodyTimeout: this.timeouts.upstream_idle_ms,
         }, new GatedHandler(handler, release, this));
       } catch (err) {
@@ -110,9 +113,15 @@ export class Pools {
  *  cheaper path to write. Measured in characters for a string body, at least as many bytes. */
 const BODY_HELD_MAX = 16 * 1024;
 
+/** The request's headers (its own object, built for this call) asking for an uncompressed answer. */
+function uncompressed(headers: Record<string, string>): Record<string, string> {
+  headers['accept-encoding'] = 'identity';
+  return headers;
+}
+
 function sentOnce(req: UpstreamRequest): { headers: Record<string, string>; body: Dispatcher.DispatchOptions['body'] } {
   let chunk: Buffer | undefined = typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
-  const headers = { ...req.headers, 'content-length': String(chunk.length) };
+  const headers = { ...req.headers, 'accept-encoding': 'identity', 'content-length': String(chunk.length) };
   return {
     headers,
     // undici takes any iterable as a body (its Request checks isIterable); its typings list streams only.
@@ -158,14 +167,38 @@ export function headersOf(raw: readonly (Buffer | string)[]): ResponseHeaders {
   return out;
 }
 
+/** The coding of a response's body when it is not identity (RFC 9110 §8.4), read off the raw header
+ *  lines without parsing them: a length comparison per header name. */
+export function contentCoding(raw: readonly (Buffer | string)[]): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.length !== 16 || raw[i]!.toString('latin1').toLowerCase() !== 'content-encoding') continue;
+    const coding = raw[i + 1]!.toString('latin1').trim();
+    if (coding !== '' && coding.toLowerCase() !== 'identity') return coding;
+  }
+  return undefined;
+}
+
 /** undici's calls passed to the attempt unchanged; the capacity slot is given back when the
- *  response ends or fails. An object, not five closures: one is held by every open stream. */
+ *  response ends or fails. An object, not five closures: one is held by every open stream. A
+ *  response with a body coding (asked for identity, a provider compressed anyway) is aborted: the
+ *  attempt fails as an unreadable answer (transient: retried or fallen back from) whose message
+ *  names the coding. */
 class GatedHandler implements UpstreamHandler {
+  private abort: ((err?: Error) => void) | undefined;
+
   constructor(private readonly handler: UpstreamHandler, private readonly release: () => void, private readonly pools: Pools) {}
 
-  onConnect(abort: (err?: Error) => void): void { this.handler.onConnect(abort); }
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    this.handler.onConnect(abort);
+  }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
+    const coding = contentCoding(rawHeaders);
+    if (coding !== undefined) {
+      this.abort!(new Error(`the provider answered ${statusCode} with Content-Encoding: ${coding.slice(0, 40)}, asked for identity`));
+      return false;
+    }
     return this.handler.onHeaders(statusCode, rawHeaders, resume, statusText);
   }
 

@@ -4,6 +4,8 @@
 // process that died is released by the next gateway's lease sweep, while live holds are renewed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -195,4 +197,53 @@ test('close while a request awaits its admission: the gateway waits for it, its 
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+});
+
+test('while draining, no connection is kept: an answer under way closes its connection when it ends, a request arriving on a kept connection gets 503 shutting_down with Retry-After and Connection: close', async () => {
+  const g = await startTestGateway({ drainMs: 8_000 });
+  try {
+    const org = await newOrg(g, 5_000_000);
+    const request = (input: string, stream: boolean): string => {
+      const body = JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', stream, input });
+      return `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    };
+    const open = async () => {
+      const socket = connect(g.gw.port, '127.0.0.1');
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      const c = { socket, text: '', closedAt: 0 };
+      socket.on('data', (d: Buffer) => { c.text += d.toString('latin1'); });
+      socket.on('close', () => { c.closedAt = Date.now(); });
+      return c;
+    };
+    // A: a stream of ~1 s, under way when the drain starts. B: one of ~4 s, which keeps the drain
+    // going. C: a kept connection whose next request is half sent when the drain starts.
+    const a = await open();
+    const b = await open();
+    const c = await open();
+    a.socket.write(request(`a ${sim({ output_tokens: 20, tokens_per_s: 20 })}`, true));
+    b.socket.write(request(`b ${sim({ output_tokens: 80, tokens_per_s: 20 })}`, true));
+    c.socket.write(request(`c ${sim({ output_tokens: 2 })}`, false));
+    await waitFor(() => a.text.includes('\r\n\r\n') && b.text.includes('\r\n\r\n') && /"status":"completed"/.test(c.text), 'the answers to start');
+    const next = request(`c2 ${sim({ output_tokens: 2 })}`, false);
+    c.socket.write(next.slice(0, 20));
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = g.gw.close();
+    await new Promise((r) => setTimeout(r, 100));
+    c.socket.write(next.slice(20));
+    await waitFor(() => c.closedAt > 0, 'the kept connection to be answered and closed', 3_000);
+    const answer = c.text.slice(c.text.lastIndexOf('HTTP/1.1 '));
+    assert.match(answer, /^HTTP\/1\.1 503 /);
+    assert.match(answer, /\r\nretry-after: 1\r\n/i);
+    assert.match(answer, /\r\nconnection: close\r\n/i);
+    assert.match(answer, /"code":"shutting_down"/);
+
+    // A's stream ends about 1 s in; its connection is closed then, not kept for keep-alive's 65 s.
+    await waitFor(() => /response\.completed/.test(a.text), 'A\'s stream to end', 3_000);
+    const ended = Date.now();
+    await waitFor(() => a.closedAt > 0, 'A\'s connection to be closed after its answer', 1_000);
+    assert.ok(a.closedAt - ended < 500, `A closed ${a.closedAt - ended} ms after its answer`);
+    assert.equal(b.closedAt, 0, 'B still streams');
+    await closing;
+  } finally { await g.close(); }
 });

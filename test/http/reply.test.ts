@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sendError, asGatewayError } from '../../lib/http/reply.ts';
+import { sendError, asGatewayError, setRequestId } from '../../lib/http/reply.ts';
 import { GatewayError, type ErrorCode } from '../../lib/errors.ts';
 import type { FormatName } from '../../lib/ir.ts';
 
@@ -17,7 +17,9 @@ before(async () => {
     const code = u.searchParams.get('code') as ErrorCode;
     const retry = u.searchParams.get('retry');
     const err = new GatewayError(code, undefined, { param: u.searchParams.get('param') ?? undefined, retryAfterS: retry ? Number(retry) : undefined });
-    sendError(res, u.searchParams.get('format') as FormatName | 'plain', err, { 'x-extra': 'kept' });
+    const rid = u.searchParams.get('rid');
+    if (u.searchParams.has('set')) setRequestId(res, 'set-id');
+    sendError(res, u.searchParams.get('format') as FormatName | 'plain', err, { 'x-extra': 'kept', ...(rid ? { 'x-request-id': rid } : {}) });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -65,6 +67,32 @@ test('Retry-After is sent when the error carries one, and only then', async () =
   const limited = await get('responses', 'invalid_api_key', '&retry=7');
   assert.equal(limited.headers.get('retry-after'), '7');
   assert.equal((await get('responses', 'invalid_api_key')).headers.get('retry-after'), null);
+});
+
+test('Messages errors carry request-id (what the Anthropic SDKs read) equal to x-request-id: the one given, the one set on the answer, or a fresh one; other formats do not', async () => {
+  const given = await get('messages', 'invalid_json', '&rid=req-1');
+  assert.equal(given.headers.get('request-id'), 'req-1');
+  assert.equal(given.headers.get('x-request-id'), 'req-1');
+  const set = await get('messages', 'invalid_json', '&set=1');
+  assert.equal(set.headers.get('request-id'), 'set-id');
+  assert.equal(set.headers.get('x-request-id'), 'set-id');
+  const fresh = await get('messages', 'method_not_allowed');
+  assert.match(fresh.headers.get('request-id') ?? '', /^[0-9a-f-]{36}$/);
+  assert.equal(fresh.headers.get('x-request-id'), fresh.headers.get('request-id'));
+  for (const format of ['responses', 'chat', 'interactions', 'plain']) {
+    const other = await get(format, 'invalid_json', '&rid=req-2');
+    assert.equal(other.headers.get('request-id'), null, format);
+    assert.equal(other.headers.get('x-request-id'), 'req-2', format);
+  }
+});
+
+test('shutting_down carries Retry-After: 1; unsupported_content_encoding carries Accept-Encoding: identity', async () => {
+  assert.equal((await get('responses', 'shutting_down')).headers.get('retry-after'), '1');
+  assert.equal((await get('responses', 'shutting_down', '&retry=5')).headers.get('retry-after'), '5');
+  const coded = await get('messages', 'unsupported_content_encoding');
+  assert.equal(coded.status, 415);
+  assert.equal(coded.headers.get('accept-encoding'), 'identity');
+  assert.equal(coded.body.error.type, 'invalid_request_error');
 });
 
 test('asGatewayError keeps a GatewayError and turns anything else into internal_error', () => {
