@@ -42,8 +42,9 @@ export type IRPart =
   /** Reasoning replayed from an earlier turn. signature = Anthropic thinking signature or Gemini
    *  thought_signature; encrypted = OpenAI encrypted_content. Opaque: carried, never interpreted
    *  (a caller's format that carries another vendor's value tags it: formats/reasoning-tags.ts).
-   *  anthropic: the signature is known to be Anthropic's (a Responses caller's tagged
-   *  encrypted_content); the Gemini encoders leave it out. */
+   *  anthropic: the signature is known to be Anthropic's (a Messages caller's, or a Responses or
+   *  Interactions caller's tagged value); the Messages encoder sends only these, the Gemini
+   *  encoders leave them out. */
   | { type: 'reasoning'; text?: string; signature?: string; encrypted?: string; id?: string; anthropic?: true }
   | { type: 'tool_call'; id: string; name: string; arguments: string /* JSON text */; signature?: string }
   | { type: 'tool_result'; callId: string; name?: string; content: string; isError?: boolean };

@@ -13,6 +13,7 @@ import type { CallerRequest, Endpoint } from '../formats/types.ts';
 import type { RetryPolicy } from '../machine/backoff.ts';
 import { parseStartWithin, type StartWithin } from './start-within.ts';
 import { requestBetas } from '../formats/messages/betas.ts';
+import { isUnstoredInteractionId, UNSTORED_INTERACTION_PREFIX } from '../formats/interactions/ids.ts';
 import common from '../../schemas/common.json' with { type: 'json' };
 import countTokensSchema from '../../schemas/count-tokens.json' with { type: 'json' };
 
@@ -65,7 +66,10 @@ export function checkRequest(
   const explicitProvider = raw.provider !== undefined;
   let routes = explicitProvider ? parseProvider(raw.provider) : [model.routes[0]!];
   const pinnedBy = stateField(endpoint, raw);
-  if (pinnedBy) routes = pinToIssuingRoute(endpoint.state!.route, pinnedBy, routes, model);
+  if (pinnedBy) {
+    refuseUnstored(pinnedBy, raw[pinnedBy]);
+    routes = pinToIssuingRoute(endpoint.state!.route, pinnedBy, routes, model);
+  }
   for (const route of routes) {
     if (!model.routes.includes(route)) {
       throw new GatewayError('provider_model_mismatch', `The route '${route}' cannot serve '${model.id}'.`, { param: 'provider' });
@@ -101,6 +105,16 @@ function stateId(value: unknown): string {
   if (typeof value === 'string') return value;
   const id = (value as { id?: unknown } | null)?.id;
   return typeof id === 'string' ? id : '';
+}
+
+/** An interaction id the gateway minted for an answer no provider stored (one translated from
+ *  another API, or served by cloud_a: formats/interactions/ids.ts) names no state any route holds:
+ *  refused here, before vendor B is asked and answers an unknown id with a 404. */
+function refuseUnstored(field: string, value: unknown): void {
+  if (field !== 'previous_interaction_id' || typeof value !== 'string' || !isUnstoredInteractionId(value)) return;
+  const why = `Interaction '${value}' was not stored: ids beginning '${UNSTORED_INTERACTION_PREFIX}' are the gateway's, for an answer `
+    + 'translated from another API or served by cloud_a, which no provider keeps; send the whole conversation instead.';
+  throw new GatewayError('conversation_state_unroutable', why, { param: field });
 }
 
 /** What each provider answers for a state id it does not hold (the simulator's wording, that of

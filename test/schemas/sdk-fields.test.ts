@@ -56,7 +56,7 @@ const interactions: Every<Interactions.CreateModelInteractionParamsNonStreaming>
 /** Fields the spec refuses on that caller format, with the code it names. */
 const REFUSED: Partial<Record<CallerFormat, Record<string, string>>> = {
   messages: { service_tier: 'service_tier_not_allowed', container: 'beta_not_supported' },
-  interactions: { service_tier: 'service_tier_not_allowed' },
+  interactions: { service_tier: 'service_tier_not_allowed', webhook_config: 'unsupported_parameter' },
 };
 
 const REQUIRED: Record<CallerFormat, string[]> = {
@@ -114,7 +114,7 @@ const OMIT: Record<CallerFormat, string[]> = {
   responses: ['previous_response_id', 'conversation', 'stream', 'service_tier'],
   chat: ['stream', 'service_tier'],
   messages: ['stream', 'service_tier', 'container'],
-  interactions: ['previous_interaction_id', 'continuation_token', 'stream', 'service_tier'],
+  interactions: ['previous_interaction_id', 'continuation_token', 'stream', 'service_tier', 'webhook_config'],
 };
 const PATHS: Record<CallerFormat, string> = { responses: '/v1/responses', chat: '/v1/chat/completions', messages: '/v1/messages', interactions: '/v1/interactions' };
 /** [model, route, fields the spec refuses on that model (vendor C's own fields elsewhere)] */

@@ -1,12 +1,33 @@
-// POST /v1/interactions: the request rules of the Gemini Interactions format.
+// POST /v1/interactions: the request rules of the Gemini Interactions format: the fields the gateway
+// refuses (service_tier, delivery later), and the format's own extras (hosted tools,
+// generation_config keys) checked against every route of the chain before anything is sent.
 import { GatewayError } from '../../errors.ts';
-import type { Endpoint } from '../types.ts';
+import type { RouteName } from '../../routes.ts';
+import type { CallerRequest, Endpoint } from '../types.ts';
 import schema from '../../../schemas/interactions.json' with { type: 'json' };
 
 /** generation_config keys the Interactions format maps for every model. */
 const MAPPED_GENERATION_CONFIG = new Set([
   'max_output_tokens', 'thinking_level', 'temperature', 'top_p', 'stop_sequences', 'tool_choice', 'thinking_summaries',
 ]);
+
+/** What a route carries of the format's own extras. Vendor B's API is this format: everything goes
+ *  as sent. cloud_a's Vertex generateContent (the same Gemini models) has a field for these hosted
+ *  tools (per tool, the keys it may carry and their values) and generation_config keys, which its
+ *  encoder maps (vertex/request-encode.ts; test/formats/interactions-fidelity.test.ts holds the two
+ *  equal). A route not listed carries none. */
+export const CARRIED_EXTRAS: Partial<Record<RouteName, 'all' | {
+  tools: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
+  generation: ReadonlySet<string>;
+}>> = {
+  vendor_b: 'all',
+  cloud_a: {
+    tools: { google_search: { search_types: ['web_search', 'image_search'] }, code_execution: {}, url_context: {} },
+    generation: new Set(['seed']),
+  },
+};
+
+const unsupported = (param: string, message: string) => new GatewayError('unsupported_parameter', message, { param });
 
 export const interactionsEndpoint: Endpoint = {
   path: '/v1/interactions',
@@ -15,15 +36,91 @@ export const interactionsEndpoint: Endpoint = {
   check(request) {
     const body = request.body;
     if (body.service_tier !== undefined) throw new GatewayError('service_tier_not_allowed', undefined, { param: 'service_tier' });
-    if (request.model.family === 'vendor_b' || !body.generation_config) return;
-    const extra = Object.keys(body.generation_config).find((k) => !MAPPED_GENERATION_CONFIG.has(k));
-    if (extra) {
-      const param = `generation_config.${extra}`;
-      throw new GatewayError('unsupported_generation_config', `${param} is only supported on vendor B models.`, { param });
-    }
+    refuseLaterDelivery(body);
+    refuseUncarriedExtras(request);
   },
   maxOutput(body) {
     const value = body.generation_config?.max_output_tokens;
     return Number.isInteger(value) ? value : undefined;
   },
 };
+
+/** Fields asking for the answer to be delivered later: run in the background and fetched with
+ *  GET /v1/interactions/{id}, or pushed to a webhook. The gateway answers in this request's
+ *  response only and serves no such GET, so that work could never be collected, and on a managed
+ *  route it would run on the service's account, charged to no one. `background: false` is the
+ *  default and changes nothing. */
+function refuseLaterDelivery(body: Record<string, any>): void {
+  if (body.background === true) {
+    throw unsupported('background', "background: true is not supported: the gateway answers only in this request's response and keeps "
+      + 'nothing to fetch later; leave it out or send false (stream: true for a long answer).');
+  }
+  if (body.webhook_config !== undefined && body.webhook_config !== null) {
+    throw unsupported('webhook_config', 'webhook_config is not supported: the gateway answers only in this request\'s response and '
+      + 'delivers nothing later.');
+  }
+}
+
+/** Hosted tools (google_search, code_execution, …) and unmapped generation_config keys: carried as
+ *  sent on vendor B, mapped on cloud_a where Vertex has the field, and refused wherever a route of
+ *  the chain would drop them (a grounded answer asked for must not come back ungrounded). On a
+ *  model of another family an unmapped generation_config key keeps the spec's code. */
+function refuseUncarriedExtras(request: CallerRequest): void {
+  const body = request.body;
+  const gc = body.generation_config;
+  const extras = gc && typeof gc === 'object' ? Object.keys(gc).filter((k) => !MAPPED_GENERATION_CONFIG.has(k)) : [];
+  const hosted = Array.isArray(body.tools) ? hostedTools(body.tools) : [];
+  if (!extras.length && !hosted.length) return;
+  if (request.model.family !== 'vendor_b') {
+    if (extras.length) {
+      const param = `generation_config.${extras[0]}`;
+      throw new GatewayError('unsupported_generation_config', `${param} is only supported on vendor B models.`, { param });
+    }
+    const [i, tool] = hosted[0]!;
+    throw unsupported(`tools[${i}]`, `The ${JSON.stringify(tool.type)} tool is only served on vendor B models.`);
+  }
+  for (const route of chainOf(request)) {
+    const carried = CARRIED_EXTRAS[route];
+    if (carried === 'all') continue;
+    const extra = extras.find((k) => !carried?.generation.has(k));
+    if (extra) {
+      throw unsupported(`generation_config.${extra}`, `generation_config.${extra} cannot be served on ${route}, which has no such `
+        + `field; leave ${route} out of provider or drop the key.`);
+    }
+    for (const [i, tool] of hosted) {
+      const param = uncarriedToolParam(tool, carried?.tools[tool.type], `tools[${i}]`);
+      if (param) {
+        throw unsupported(param, `The ${JSON.stringify(tool.type)} tool${param.includes('.') ? ' as asked' : ''} cannot be served on `
+          + `${route}; leave ${route} out of provider or drop the tool.`);
+      }
+    }
+  }
+}
+
+/** The tools that are not function tools, with their index. */
+function hostedTools(tools: unknown[]): [number, Record<string, any>][] {
+  const out: [number, Record<string, any>][] = [];
+  tools.forEach((tool: any, i) => { if (tool && typeof tool === 'object' && tool.type !== 'function') out.push([i, tool]); });
+  return out;
+}
+
+/** Where a hosted tool asks what the route cannot carry: the tool (an unknown type), a key it has
+ *  no field for, or a value it cannot take; undefined when it is carried whole. */
+function uncarriedToolParam(
+  tool: Record<string, any>, keys: Readonly<Record<string, readonly string[]>> | undefined, at: string,
+): string | undefined {
+  if (!keys) return at;
+  for (const [key, value] of Object.entries(tool)) {
+    if (key === 'type' || value === undefined || value === null) continue;
+    const allowed = keys[key];
+    if (!allowed) return `${at}.${key}`;
+    if (!Array.isArray(value) || value.some((v) => !allowed.includes(v))) return `${at}.${key}`;
+  }
+  return undefined;
+}
+
+/** The routes the request may run on: validate.ts's CheckedRequest carries its chain (pinned state
+ *  included); a CallerRequest without one runs on the model's native route. */
+function chainOf(request: CallerRequest): readonly RouteName[] {
+  return (request as CallerRequest & { routes?: readonly RouteName[] }).routes ?? request.model.routes.slice(0, 1);
+}

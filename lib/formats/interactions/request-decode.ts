@@ -3,6 +3,7 @@
 // generation_config keys, previous_interaction_id, …) stays in native.fields.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
+import { ANTHROPIC_SIGNATURE_TAG, untag } from '../reasoning-tags.ts';
 
 const CONSUMED = new Set([
   'model', 'input', 'system_instruction', 'tools', 'response_format', 'generation_config', 'stream',
@@ -63,7 +64,8 @@ export function decodeInteractionsRequest(body: Record<string, any>): IRRequest 
     if (tools.length) ir.tools = tools;
     if (toolLoss.lossy) native.tools = body.tools;
   }
-  if (body.response_format !== undefined) {
+  if (isLegacySchema(body)) ir.responseFormat = { type: 'json_schema', schema: body.response_format };
+  else if (body.response_format !== undefined) {
     const fmtLoss = new Loss();
     const format = decodeResponseFormat(body.response_format, fmtLoss);
     if (format) ir.responseFormat = format;
@@ -113,9 +115,10 @@ function decodeItem(item: any, path: string, turns: Turns, loss: Loss, role: IRM
         ? item.summary.filter((part: any) => part?.type === 'text').map((part: any) => String(part.text ?? ''))
         : [];
       if (Array.isArray(item.summary) && summary.length < item.summary.length) loss.lossy = true;
+      // Joined as they came: a streamed summary arrives as one item per delta, and Claude's
+      // signature covers its thinking text exactly.
       const reasoning: IRPart = {
-        type: 'reasoning', ...(summary.length ? { text: summary.join('\n') } : {}),
-        ...(item.signature ? { signature: String(item.signature) } : {}),
+        type: 'reasoning', ...(summary.length ? { text: summary.join('') } : {}), ...thoughtSignature(item.signature),
       };
       turns.add('assistant', [reasoning]);
       return;
@@ -141,6 +144,16 @@ function decodeItem(item: any, path: string, turns: Turns, loss: Loss, role: IRM
     default: // image, audio, video, document
       turns.add(role, [mediaPart(item)]);
   }
+}
+
+/** A thought step's signature: Gemini's own, or Claude's that a Claude answer gave this caller,
+ *  tagged (reasoning-tags.ts), which goes back to Anthropic only (the IR's `anthropic`). */
+function thoughtSignature(value: unknown): { signature?: string; anthropic?: true } {
+  if (!value) return {};
+  const signature = String(value);
+  const claude = untag(ANTHROPIC_SIGNATURE_TAG, signature);
+  if (claude === undefined) return { signature };
+  return claude ? { signature: claude, anthropic: true } : {};
 }
 
 function decodeTurn(turn: any, path: string, turns: Turns, loss: Loss): void {
@@ -196,6 +209,16 @@ function decodeTools(tools: unknown, loss: Loss): IRToolDef[] {
   return out;
 }
 
+const FORMAT_TYPES = new Set(['text', 'image', 'audio', 'video']);
+
+/** The deprecated form the SDK still types: `response_mime_type: "application/json"` beside a bare
+ *  JSON schema as `response_format` (not one of the current format objects, which name a type of
+ *  their own: text, image, audio, video). */
+function isLegacySchema(body: Record<string, any>): boolean {
+  const rf = body.response_format;
+  if (body.response_mime_type !== 'application/json' || !rf || typeof rf !== 'object' || Array.isArray(rf)) return false;
+  return rf.mime_type === undefined && !FORMAT_TYPES.has(rf.type);
+}
 function decodeResponseFormat(rf: unknown, loss: Loss): IRResponseFormat | undefined {
   const formats = Array.isArray(rf) ? rf : [rf];
   let out: IRResponseFormat | undefined;

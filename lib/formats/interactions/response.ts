@@ -2,11 +2,12 @@
 // caller sees.
 import type { IRBlock, IRResponse } from '../../ir.ts';
 import type { EncodeContext } from '../types.ts';
-import { newInteractionId } from './ids.ts';
+import { newUnstoredInteractionId } from './ids.ts';
 import { argumentsObject } from '../tool-args.ts';
 import { statusFromStop, stopFromStatus } from './status.ts';
 import { isoSeconds, tierFromInteractions, usageFromInteractions, usageToInteractions } from './usage.ts';
 import { addCostExtras } from '../cost-extras.ts';
+import { ANTHROPIC_SIGNATURE_TAG } from '../reasoning-tags.ts';
 
 const textOf = (items: unknown): string =>
   Array.isArray(items) ? items.filter((part: any) => part?.type === 'text').map((part: any) => String(part.text ?? '')).join('') : '';
@@ -62,8 +63,11 @@ export function encodeInteractionsResponse(res: IRResponse, ctx: EncodeContext):
     output = undefined;
     if (block.kind === 'reasoning') {
       if (block.signature || block.text) {
+        // Claude's signature rides tagged, so the caller's next turn gives it back to Claude only
+        // (reasoning-tags.ts); Gemini's is the format's own.
+        const signature = block.signature && block.anthropic ? ANTHROPIC_SIGNATURE_TAG + block.signature : block.signature;
         steps.push({
-          type: 'thought', ...(block.signature ? { signature: block.signature } : {}),
+          type: 'thought', ...(signature ? { signature } : {}),
           ...(block.text ? { summary: [{ type: 'text', text: block.text }] } : {}),
         });
       }
@@ -76,7 +80,9 @@ export function encodeInteractionsResponse(res: IRResponse, ctx: EncodeContext):
   }
   const at = isoSeconds(ctx.createdAt);
   const body: Record<string, any> = {
-    id: ctx.id || newInteractionId(),
+    // ctx.id is the provider's own (vendor B, assembled from its stream); any other answer was
+    // stored by no provider, and its id says so (ids.ts).
+    id: ctx.id || newUnstoredInteractionId(),
     object: 'interaction',
     model: ctx.model,
     status: statusFromStop(res.stopReason, res.blocks.some((block) => block.kind === 'tool_call')),

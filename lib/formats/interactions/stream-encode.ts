@@ -1,19 +1,25 @@
 // IR events → Interactions SSE (steps schema), as the API sends it and @google/genai parses it:
 // interaction.created, interaction.status_update, step.start/delta/stop per block,
-// interaction.completed, then `event: done` / `data: [DONE]`.
+// interaction.completed, then `event: done` / `data: [DONE]`. Only translated streams come here
+// (vendor B's own is passed through), so the interaction's id is one the gateway mints: no provider
+// stored it (ids.ts), whatever id the provider's own stream carried.
 import { formatFrame } from '../../sse.ts';
 import type { IREvent } from '../../ir.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
-import { newInteractionId } from './ids.ts';
+import { newUnstoredInteractionId } from './ids.ts';
 import { interactionUsage } from './response.ts';
 import { statusFromStop } from './status.ts';
 import { isoSeconds } from './usage.ts';
+import { ANTHROPIC_SIGNATURE_TAG } from '../reasoning-tags.ts';
 
 interface OpenStep {
   kind: 'text' | 'reasoning' | 'tool_call';
   /** Step index; undefined while a function_call's step.start is held back for its signature. */
   at?: number;
   tool?: { id: string; name: string; signature?: string };
+  /** Claude's signature of a thought step, held to its step.stop and sent there in one tagged
+   *  thought_signature delta (where Gemini sends its own). */
+  anthropicSignature?: string;
 }
 
 const DONE = formatFrame('[DONE]', 'done');
@@ -30,7 +36,7 @@ export class InteractionsStreamEncoder implements StreamEncoder {
 
   push(ev: IREvent): string {
     if (this.done || ev.type === 'usage') return '';
-    let out = this.started ? '' : this.created(ev.type === 'start' ? ev.id : undefined);
+    let out = this.started ? '' : this.created();
     switch (ev.type) {
       case 'start': break;
       case 'block_start':
@@ -59,7 +65,9 @@ export class InteractionsStreamEncoder implements StreamEncoder {
           break;
         }
         const [step, pre] = this.stepFor(ev.index, 'reasoning');
-        if (step.kind === 'reasoning') out += pre + delta(step.at!, { type: 'thought_signature', signature: ev.signature });
+        if (step.kind !== 'reasoning') break;
+        if (ev.anthropic) { step.anthropicSignature = (step.anthropicSignature ?? '') + ev.signature; out += pre; }
+        else out += pre + delta(step.at!, { type: 'thought_signature', signature: ev.signature });
         break;
       }
       case 'args_delta': {
@@ -89,9 +97,9 @@ export class InteractionsStreamEncoder implements StreamEncoder {
     return out;
   }
 
-  private created(id: string | undefined): string {
+  private created(): string {
     this.started = true;
-    this.id = this.ctx.id || id || newInteractionId();
+    this.id = this.ctx.id || newUnstoredInteractionId();
     return frame(
       'interaction.created', { interaction: { id: this.id, status: 'in_progress', object: 'interaction', model: this.ctx.model } },
     )
@@ -125,7 +133,10 @@ export class InteractionsStreamEncoder implements StreamEncoder {
     const step = this.steps.get(index);
     if (!step) return '';
     this.steps.delete(index);
-    return this.flushTool(step) + frame('step.stop', { index: step.at });
+    const signed = step.anthropicSignature
+      ? delta(step.at!, { type: 'thought_signature', signature: ANTHROPIC_SIGNATURE_TAG + step.anthropicSignature })
+      : '';
+    return this.flushTool(step) + signed + frame('step.stop', { index: step.at });
   }
 
   private closeAll(): string {

@@ -1,8 +1,8 @@
 // IR → Anthropic Messages request body (with `model`; without stream/service_tier, which the
 // adapter owns; a body without max_tokens gets the adapter's, thinking.ts maxTokensFor).
 // Must accept IR built from any caller format: same-role turns are merged, tool results lead their
-// user turn, reasoning only survives when it carries an Anthropic signature, and thinking is sent
-// only where Anthropic takes it (thinking.ts).
+// user turn, reasoning only survives when it carries a signature known to be Anthropic's, and
+// thinking is sent only where Anthropic takes it (thinking.ts).
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice } from '../../ir.ts';
 import { argumentsObject } from '../tool-args.ts';
@@ -83,8 +83,12 @@ function assistantBlock(p: IRPart): Block[] {
   switch (p.type) {
     case 'text': return p.text ? [{ type: 'text', text: p.text }] : [];
     case 'reasoning':
-      // Anthropic rejects thinking it did not sign (OpenAI's encrypted reasoning has no place here).
-      if (!p.signature) return [];
+      // Anthropic rejects thinking it did not sign and verifies every signature it gets back, so
+      // only one known to be its own goes (`anthropic`: a Claude answer's, handed to a Responses or
+      // Interactions caller tagged). Gemini's thought signatures and OpenAI's encrypted reasoning
+      // are left out. A Messages caller's own blocks never come here: its bodies reach Claude routes
+      // as they are.
+      if (!p.signature || !p.anthropic) return [];
       // redacted_thinking decodes to a reasoning part without text; give it back the same way.
       return [p.text === undefined
         ? { type: 'redacted_thinking', data: p.signature }

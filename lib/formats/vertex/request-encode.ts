@@ -43,6 +43,7 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
       : { thinkingLevel: ir.reasoning.effort.toUpperCase(), includeThoughts: true };
   }
   if (Object.keys(gc).length) body.generationConfig = gc;
+  if (ir.native?.family === 'interactions') addInteractionsExtras(body, ir.native.fields);
   if (ir.native?.family === 'vertex') {
     for (const [k, v] of Object.entries(ir.native.fields)) {
       if (k === 'generationConfig' && v && typeof v === 'object') body.generationConfig = { ...body.generationConfig, ...(v as object) };
@@ -50,6 +51,38 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
     }
   }
   return body;
+}
+
+/** An Interactions caller's hosted tools and generation_config keys that Vertex has a field for
+ *  (cloud_a serves the same Gemini models as vendor B, whose API takes them as sent). The
+ *  Interactions endpoint refuses every other before a request for cloud_a gets here
+ *  (CARRIED_EXTRAS, interactions/endpoint.ts; test/formats/interactions-fidelity.test.ts keeps the
+ *  two lists equal). */
+export const SEARCH_TYPES: Readonly<Record<string, string>> = { web_search: 'webSearch', image_search: 'imageSearch' };
+export const INTERACTIONS_TOOLS: Readonly<Record<string, (tool: Record<string, any>) => Record<string, unknown>>> = {
+  google_search: (tool) => ({
+    googleSearch: Array.isArray(tool.search_types)
+      ? { searchTypes: Object.fromEntries(tool.search_types.map((type: string) => [SEARCH_TYPES[type], {}])) }
+      : {},
+  }),
+  code_execution: () => ({ codeExecution: {} }),
+  url_context: () => ({ urlContext: {} }),
+};
+export const INTERACTIONS_GENERATION: Readonly<Record<string, string>> = { seed: 'seed' };
+
+function addInteractionsExtras(body: Record<string, any>, fields: Record<string, unknown>): void {
+  const hosted = Array.isArray(fields.tools)
+    ? fields.tools.flatMap((tool: any) => (INTERACTIONS_TOOLS[tool?.type] ? [INTERACTIONS_TOOLS[tool.type]!(tool)] : []))
+    : [];
+  if (hosted.length) body.tools = [...(body.tools ?? []), ...hosted];
+  const gc = fields.generation_config as Record<string, unknown> | undefined;
+  if (!gc || typeof gc !== 'object') return;
+  for (const [key, field] of Object.entries(INTERACTIONS_GENERATION)) {
+    if (gc[key] !== undefined) body.generationConfig = { ...body.generationConfig, [field]: gc[key] };
+  }
+  // thinking_summaries "none": thoughts are still made, their summaries not sent.
+  const thinking = body.generationConfig?.thinkingConfig;
+  if (gc.thinking_summaries === 'none' && thinking) thinking.includeThoughts = false;
 }
 
 /** Gemini 3 wants a thoughtSignature on the first functionCall part of every model step (parallel
