@@ -8,36 +8,26 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
+import { recordUpstreamBodies, type UpstreamBodies } from '../helpers/upstream-bodies.ts';
 import type { RouteName } from '../../lib/routes.ts';
 import { ANTHROPIC_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../../lib/formats/reasoning-tags.ts';
 
 let t: TestGateway;
 let openai: OpenAI;
 let anthropic: Anthropic;
-/** The bodies the route adapters built, newest last. */
-const sent: Array<{ route: RouteName; body: any }> = [];
+/** The bodies the route adapters built. */
+let recorded: UpstreamBodies;
 
 before(async () => {
   t = await startTestGateway();
   const key = (await t.newOrg({ balance: 1_000_000_000 })).key;
   openai = new OpenAI({ apiKey: key, baseURL: `${t.url}/v1`, maxRetries: 0 });
   anthropic = new Anthropic({ authToken: key, apiKey: null, baseURL: t.url, maxRetries: 0 });
-  const adapters = t.gw.services.adapters as Record<RouteName, any>;
-  for (const route of ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_b'] as const) {
-    const real = adapters[route];
-    adapters[route] = {
-      ...real,
-      async build(args: any) {
-        const built = await real.build(args);
-        sent.push({ route, body: JSON.parse(String(built.body)) });
-        return built;
-      },
-    };
-  }
+  recorded = recordUpstreamBodies(t, ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_b']);
 });
 after(() => t.close());
 
-const last = (route: RouteName): any => sent.filter((s) => s.route === route).at(-1)?.body;
+const last = (route: RouteName): any => recorded.last(route);
 const CLAUDE = 'claude-sonnet-4-6';
 const GPT = 'gpt-5.4-mini';
 const NOW = { start_within: 'now' };

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { GoogleGenAI } from '@google/genai';
 import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
+import { recordUpstreamBodies, type UpstreamBodies } from '../helpers/upstream-bodies.ts';
 import type { RouteName } from '../../lib/routes.ts';
 import { ANTHROPIC_SIGNATURE_TAG } from '../../lib/formats/reasoning-tags.ts';
 import { UNSTORED_INTERACTION_PREFIX } from '../../lib/formats/interactions/ids.ts';
@@ -16,30 +17,19 @@ import { UNSTORED_INTERACTION_PREFIX } from '../../lib/formats/interactions/ids.
 let t: TestGateway;
 let genai: any;
 let openai: OpenAI;
-/** The bodies the route adapters built, oldest first. */
-const sent: Array<{ route: RouteName; body: any }> = [];
+/** The bodies the route adapters built. */
+let recorded: UpstreamBodies;
 
 before(async () => {
   t = await startTestGateway();
   const key = (await t.newOrg({ balance: 1_000_000_000 })).key;
   genai = new GoogleGenAI({ apiKey: 'unused', apiVersion: 'v1', httpOptions: { baseUrl: t.url, headers: { authorization: `Bearer ${key}` } } });
   openai = new OpenAI({ apiKey: key, baseURL: `${t.url}/v1`, maxRetries: 0 });
-  const adapters = t.gw.services.adapters as Record<RouteName, any>;
-  for (const route of ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b'] as const) {
-    const real = adapters[route];
-    adapters[route] = {
-      ...real,
-      async build(args: any) {
-        const built = await real.build(args);
-        sent.push({ route, body: JSON.parse(String(built.body)) });
-        return built;
-      },
-    };
-  }
+  recorded = recordUpstreamBodies(t, ['vendor_a', 'vendor_b', 'vendor_c', 'cloud_a', 'cloud_b']);
 });
 after(() => t.close());
 
-const last = (route: RouteName): any => sent.filter((s) => s.route === route).at(-1)?.body;
+const last = (route: RouteName): any => recorded.last(route);
 const GEMINI = 'gemini-3.5-flash';
 const CLAUDE = 'claude-haiku-4-5';
 const GPT = 'gpt-5.4-mini';
@@ -57,9 +47,9 @@ async function refused(p: Promise<unknown>, code: string, param: string): Promis
 
 /** Runs `f` and asserts no route adapter built a body meanwhile: refused before anything was sent. */
 async function nothingSent(f: () => Promise<void>): Promise<void> {
-  const before = sent.length;
+  const before = recorded.sent.length;
   await f();
-  assert.equal(sent.length, before, `sent upstream: ${JSON.stringify(sent.slice(before))}`);
+  assert.equal(recorded.sent.length, before, `sent upstream: ${JSON.stringify(recorded.sent.slice(before))}`);
 }
 
 // ---------- 1. Delivery later ----------
@@ -94,13 +84,13 @@ test('hosted tools and generation_config.seed reach cloud_a in Vertex\'s own fie
 });
 
 test('on fallback from vendor_b, cloud_a gets the hosted tool and the seed vendor_b got as sent', async () => {
-  const before = sent.length;
+  const before = recorded.sent.length;
   const r = await i({
     model: GEMINI, provider: ['vendor_b', 'cloud_a'], input: `news? ${sim({ fail: [503], id: 'fidelity-fallback' })}`,
     tools: [FUNCTION, { type: 'google_search' }], generation_config: { seed: 7 },
   });
   assert.equal(r.status, 'completed');
-  const [b, a] = sent.slice(before);
+  const [b, a] = recorded.sent.slice(before);
   assert.equal(b!.route, 'vendor_b');
   assert.deepEqual(b!.body.tools[1], { type: 'google_search' });
   assert.equal(b!.body.generation_config.seed, 7);
