@@ -219,7 +219,8 @@ function holdStreamOpen(ctx: RequestContext): void {
     ctx.headTimer = undefined;
     if (ctx.outcome || ctx.clientClosed || res.destroyed) return;
     if (!res.headersSent) {
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': ctx.id });
+      const id = ctx.format === 'messages' ? { 'x-request-id': ctx.id, 'request-id': ctx.id } : { 'x-request-id': ctx.id };
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...id });
       ctx.headSent = true;
       res.write(': waiting for the provider to start (start_within); the stream begins when it does\n\n');
     } else res.write(': waiting\n\n');
