@@ -229,15 +229,20 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   // write per event.
   let pending = '';
   const emit = (events: IREvent[]): void => {
-    for (const ev of events) {
+    for (let ev of events) {
       if (ev.type === 'finish') {
         const tier = ev.tier ?? committed.tier;
         const price = args.pricing.price(ev.usage, tier);
         costMicroUsd = price.costMicroUsd;
         if (args.includeCost) ev.extras = price.extras;
         finish = { ...ev, tier };
-      } else if (ev.type === 'error') failed = ev.message;
-      else if (ev.type === 'usage') reported = { ...(reported ?? zeroUsage()), ...ev.usage };
+      } else if (ev.type === 'error') {
+        failed = ev.message;
+        // A provider's own code (server_error, RESOURCE_EXHAUSTED…) names nothing in the caller's
+        // format: every failure of a translated stream is provider_error, the provider's code kept
+        // in the message.
+        if (ev.code !== 'provider_error') ev = { type: 'error', code: 'provider_error', message: `${ev.code}: ${ev.message}` };
+      } else if (ev.type === 'usage') reported = { ...(reported ?? zeroUsage()), ...ev.usage };
       pending += encoder.push(ev);
     }
   };

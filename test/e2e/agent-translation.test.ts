@@ -163,6 +163,24 @@ test('parallel tool calls off, across formats: vendor A gets parallel_tool_calls
   assert.ok(!/parallel/.test(JSON.stringify(last('vendor_b'))));
 });
 
+test('an in-stream error from Gemini or GPT reaches a translated caller as provider_error too, the provider\'s code in the message', async () => {
+  const input = `x ${sim({ output_tokens: 30, error_after_tokens: 3 })}`;
+  for (const model of ['gemini-3.5-flash', GPT]) {
+    await assert.rejects(async () => {
+      for await (const _ of (await openai.chat.completions.create({ model, messages: [{ role: 'user', content: input }], stream: true, ...NOW } as any)) as any) { /* read */ }
+    }, (err: any) => {
+      assert.equal(err.code ?? err.error?.code, 'provider_error', `${model}: ${String(err)}`);
+      return true;
+    });
+  }
+  await assert.rejects(async () => {
+    for await (const _ of (await openai.responses.create({ model: 'gemini-3.5-flash', input, stream: true, ...NOW } as any)) as any) { /* read */ }
+  }, (err: any) => {
+    assert.equal(err.code ?? err.error?.code, 'provider_error', String(err));
+    return true;
+  });
+});
+
 test('an in-stream error from Claude reaches Responses and Chat callers as provider_error, the provider\'s words kept', async () => {
   const input = `x ${sim({ output_tokens: 30, error_after_tokens: 3 })}`;
   await assert.rejects(async () => {
