@@ -1,33 +1,12 @@
 // Provider-held state on managed routes with several gateways on one PostgreSQL database: the id
 // org A was handed by one process is known to the other at once (its owner row is written before
 // A could name it again), so A continues it there and org B is refused there too.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSimulator, type Simulator } from '../../lib/simulator/server.ts';
-import { spawnGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
-import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
+import type { GatewayProcess } from '../helpers/gateway-process.ts';
+import { sharedGateways } from '../helpers/shared-gateways.ts';
 
-const ADMIN = 'shared-state-admin-token';
-const available = await postgresReachable();
-const skip = available ? false : 'PostgreSQL not reachable';
-let db: TestDatabase;
-let simulator: Simulator;
-const gws: GatewayProcess[] = [];
-
-before(async () => {
-  if (!available) return;
-  db = await createTestDatabase('state_e2e');
-  simulator = await startSimulator({ standard: { startMs: 5 }, tokensPerS: 1_000, outputTokens: 4 });
-  const env = { GATEWAY_DATABASE_URL: db.url, GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_SECRET_KEY: 'shared-state-secret', SIM_URL: simulator.url };
-  gws.push(...await Promise.all([0, 1].map(() => spawnGateway(env))));
-});
-
-after(async () => {
-  if (!available) return;
-  await Promise.all(gws.map((g) => g.stop()));
-  await simulator?.close();
-  await db?.drop();
-});
+const { skip, admin: ADMIN, gws } = await sharedGateways('state');
 
 async function call(g: GatewayProcess, path: string, token: string, body: unknown): Promise<{ status: number; text: string }> {
   const res = await fetch(g.url + path, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -1,38 +1,14 @@
 // Usage records shared by several gateways: two real gateway processes on one real PostgreSQL
 // database, requests through both; the usage report and the raw listing of either process show
 // every request, whichever process served it (each writes its records to the shared table).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSimulator, type Simulator } from '../../lib/simulator/server.ts';
 import { DEFAULT_USAGE } from '../../lib/usage/service.ts';
-import { spawnGateway, type GatewayProcess } from '../helpers/gateway-process.ts';
-import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
+import type { GatewayProcess } from '../helpers/gateway-process.ts';
+import { sharedGateways } from '../helpers/shared-gateways.ts';
 import { sim, waitFor } from '../helpers/wait.ts';
 
-const ADMIN = 'shared-usage-admin-token';
-const available = await postgresReachable();
-const skip = available ? false : 'PostgreSQL not reachable';
-let db: TestDatabase;
-let simulator: Simulator;
-const gws: GatewayProcess[] = [];
-
-before(async () => {
-  if (!available) return;
-  db = await createTestDatabase('usage_e2e');
-  simulator = await startSimulator({ standard: { startMs: 5 }, tokensPerS: 1_000, outputTokens: 4 });
-  const env = {
-    GATEWAY_DATABASE_URL: db.url, GATEWAY_ADMIN_TOKEN: ADMIN, GATEWAY_SECRET_KEY: 'shared-usage-secret', SIM_URL: simulator.url,
-    CHILD_CONFIG: JSON.stringify({ usage: { ...DEFAULT_USAGE, flush_interval_ms: 100 } }),
-  };
-  gws.push(...await Promise.all([0, 1].map(() => spawnGateway(env))));
-});
-
-after(async () => {
-  if (!available) return;
-  await Promise.all(gws.map((g) => g.stop()));
-  await simulator?.close();
-  await db?.drop();
-});
+const { skip, admin: ADMIN, gws } = await sharedGateways('usage', { CHILD_CONFIG: JSON.stringify({ usage: { ...DEFAULT_USAGE, flush_interval_ms: 100 } }) });
 
 async function call(g: GatewayProcess, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: any; headers: Headers }> {
   const res = await fetch(g.url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
