@@ -19,6 +19,7 @@ import { parseVertexCredential } from '../providers/vertex.ts';
 import { parseBedrockCredential } from '../providers/bedrock.ts';
 import { SCOPES, type Scope } from '../store/orgs.ts';
 import { usageReport, usageRequests } from './usage.ts';
+import { BalanceOverflowError } from '../ledger/rules.ts';
 import adminSchemas from '../../schemas/admin.json' with { type: 'json' };
 
 const ADMIN_BODY_CAP = 1_000_000;
@@ -100,14 +101,14 @@ const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
     await requireOrg(svc, orgId!);
     const { cash_micro_usd, credit_micro_usd } = checked(BODIES.topup, await body(),
       'body must be {"cash_micro_usd"?: int >= 0, "credit_micro_usd"?: int >= 0}, at most 10^15 each');
-    // The balance must stay an integer the ledger (and JavaScript) holds exactly.
-    const now = svc.clock.now();
-    const snapshot = await svc.ledger.snapshot(orgId!, now);
-    const balanceAfter = snapshot.cashMicroUsd + (cash_micro_usd ?? 0) + snapshot.creditMicroUsd + (credit_micro_usd ?? 0);
-    if (balanceAfter > Number.MAX_SAFE_INTEGER) {
-      throw bad('the balance would pass 9007199254740991 micro-USD');
+    // The balance must stay an integer the ledger (and JavaScript) holds exactly: the ledger checks
+    // it inside the top-up's transaction.
+    try {
+      return [200, await svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, svc.clock.now())];
+    } catch (err) {
+      if (err instanceof BalanceOverflowError) throw bad(err.message);
+      throw err;
     }
-    return [200, await svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, now)];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/overrides$/, async (svc, [orgId], body) => {
     await requireOrg(svc, orgId!);

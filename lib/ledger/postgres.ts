@@ -9,7 +9,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { RouteName } from '../routes.ts';
 import type { AdmitResult, Ledger, LedgerConfig, PauseReason, ReleasedHold, Snapshot } from './types.ts';
 import {
-  assess, buildSnapshot, checkAmount, checkConfig, entryView, orgRecordOf, poolRatesAt, utcDay,
+  assess, buildSnapshot, checkAmount, checkConfig, entryView, orgRecordOf, poolRatesAt, toppedUp, utcDay,
   type EntryRow, type OrgRecord, type OrgRow, type SpendAndHolds,
 } from './rules.ts';
 import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
@@ -326,8 +326,9 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
       const cash = checkAmount('cash_micro_usd', amounts.cash_micro_usd ?? 0);
       const credit = checkAmount('credit_micro_usd', amounts.credit_micro_usd ?? 0);
       return withOrg(orgId, async (client, org) => {
+        const after = toppedUp(org, cash, credit);
         await client.query('UPDATE ledger_orgs SET cash_micro_usd = $1, credit_micro_usd = $2 WHERE org_id = $3',
-          [org.cash + cash, org.credit + credit, orgId]);
+          [after.cash, after.credit, orgId]);
         // The ramp starts at the first cash top-up (see sqlite.ts).
         if (cash > 0) {
           await client.query('UPDATE ledger_orgs SET first_topup_at_ms = $1 WHERE org_id = $2 AND first_topup_at_ms IS NULL',

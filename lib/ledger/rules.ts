@@ -66,6 +66,19 @@ export function checkAmount(what: string, amount: unknown): number {
   return amount;
 }
 
+/** A top-up that would take the balance (cash + credit) past 2^53 − 1 micro-USD, which neither the
+ *  ledger's readers nor JavaScript hold exactly. Checked inside the top-up's transaction, so two
+ *  concurrent top-ups cannot both pass it. */
+export class BalanceOverflowError extends Error {
+  constructor() { super(`the balance would pass ${Number.MAX_SAFE_INTEGER} micro-USD`); }
+}
+
+/** The balance after a top-up, refused past the exact range (BalanceOverflowError). */
+export function toppedUp(org: Pick<OrgRecord, 'cash' | 'credit'>, cash: number, credit: number): { cash: number; credit: number } {
+  if (org.cash + cash + org.credit + credit > Number.MAX_SAFE_INTEGER) throw new BalanceOverflowError();
+  return { cash: org.cash + cash, credit: org.credit + credit };
+}
+
 /** Cash first, then credit. Cash does not go below zero while credit remains; once both are
  *  exhausted the rest is owed on cash (negative), which the next admission turns into a pause. */
 export function debit(cash: number, credit: number, cost: number): { cash: number; credit: number } {

@@ -14,7 +14,7 @@ import { migrateLedger } from './sqlite-schema.ts';
 import { predecessorGone, thisHost, type PredecessorRow } from './liveness.ts';
 import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 import {
-  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, lateSettlement, orgRecordOf, pauseDue, poolRatesAt, utcDay,
+  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, lateSettlement, orgRecordOf, pauseDue, poolRatesAt, toppedUp, utcDay,
   POOL_WINDOW_MS,
   type EntryRow, type OrgRecord, type OrgRow, type Standing, type SpendAndHolds,
 } from './rules.ts';
@@ -333,8 +333,8 @@ export function openSqliteLedger(
   // ── administration ─────────────────────────────────────────────────────────────────────────
 
   const topupTx = db.transaction((orgId: string, cash: number, credit: number, nowMs: number): Snapshot => {
-    const org = readOrg(orgId);
-    statements.setMoney.run(org.cash + cash, org.credit + credit, orgId);
+    const after = toppedUp(readOrg(orgId), cash, credit);
+    statements.setMoney.run(after.cash, after.credit, orgId);
     // The ramp starts at the first cash top-up: promo credit is granted, not paid, so an account
     // living on credit alone stays in week 0 ("never topped up") with week 0's ceilings.
     if (cash > 0) statements.setFirstTopup.run(nowMs, orgId);

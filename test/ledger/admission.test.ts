@@ -3,6 +3,7 @@
 // per recovery rule.
 import { test, describe, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import { BalanceOverflowError } from '../../lib/ledger/rules.ts';
 import { adapters, fundedOrg, admit, okHold, USD, DAY, type Fixture } from './helpers.ts';
 
 for (const adapter of await adapters('admission')) describe(adapter.name, () => {
@@ -369,5 +370,21 @@ for (const adapter of await adapters('admission')) describe(adapter.name, () => 
     await assert.rejects(() => f.ledger.settle(h, -3, now), /integer/);
     await assert.rejects(() => f.ledger.settle('unknown', Number.NaN, now), /integer/);
     assert.equal((await f.ledger.snapshot('o', now)).cashMicroUsd, 10 * USD);
+  });
+
+  test('top-ups past 2^53 − 1 micro-USD: checked in the transaction, so of two concurrent ones only one lands', async () => {
+    const MAX = Number.MAX_SAFE_INTEGER;
+    await f.ledger.ensureOrg('o', f.clock.now());
+    await f.ledger.topup('o', { cash_micro_usd: MAX - 10 }, f.clock.now());
+    const results = await Promise.allSettled([
+      f.ledger.topup('o', { cash_micro_usd: 6 }, f.clock.now()),
+      f.ledger.topup('o', { credit_micro_usd: 6 }, f.clock.now()),
+    ]);
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    assert.ok(refused.reason instanceof BalanceOverflowError, String(refused.reason));
+    const s = await f.ledger.snapshot('o', f.clock.now());
+    assert.equal(s.cashMicroUsd + s.creditMicroUsd, MAX - 4);
+    assert.equal((await f.ledger.entries('o', 10)).filter((e: any) => e.kind === 'topup').length, 2);
   });
 });
