@@ -399,7 +399,11 @@ function servedRoute(ctx: RequestContext): RoutePlan | undefined {
 function failureError(f: Failure | undefined, managed: boolean): GatewayError {
   if (f?.callerError) return f.callerError;
   if (f?.gatewayCode) return new GatewayError(f.gatewayCode, undefined, { retryAfterS: Math.ceil((f.retryAfterMs ?? 1_000) / 1000) });
-  if (f?.kind === 'fatal') {
+  // On a managed route a refused credential (401, 403), payment (402) or billing cap is the
+  // service's own account's: not the caller's fault, and its words describe that account (its key's
+  // tail, its quota). The caller gets a provider failure with the status only, like any other.
+  const serviceAccount = managed && f !== undefined && (f.billing || f.status === 401 || f.status === 402 || f.status === 403);
+  if (f?.kind === 'fatal' && !serviceAccount) {
     const status = f.status >= 400 && f.status < 500 ? f.status : 400;
     return new GatewayError('provider_rejected', `The provider rejected the request: ${f.message}`, { status });
   }

@@ -58,6 +58,8 @@ export interface Failure {
   message: string;
   retryAfterMs?: number;
   upstreamCode?: string;
+  /** A billing or spend-cap refusal (never retried): on a managed route it is the service's account's. */
+  billing?: true;
   /** Set when the gateway itself refused (capacity): the error code to answer if nothing else serves. */
   gatewayCode?: 'rate_limit_exceeded' | 'upstream_capacity_exceeded';
   /** Set when the caller's request could not be built for the provider (nothing was sent): the

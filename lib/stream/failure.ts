@@ -7,6 +7,8 @@ import { UnusableCredential } from '../providers/unusable-credential.ts';
 
 type Headers = Record<string, string | string[] | undefined>;
 
+const BILLING = /insufficient_quota|billing|spend_limit|credit_balance/;
+
 export function classify(status: number, headers: Headers, bodyText: string, tier: Tier, nowMs: number): Failure {
   let parsed: any;
   try { parsed = JSON.parse(bodyText); } catch { parsed = undefined; }
@@ -15,13 +17,15 @@ export function classify(status: number, headers: Headers, bodyText: string, tie
   const upstreamCode: string | undefined = [err?.code, err?.type, err?.status].find((name) => typeof name === 'string');
   const message = String(err?.message ?? parsed?.message ?? (bodyText.slice(0, 500) || `upstream status ${status}`));
   const retryAfterMs = retryAfter(headers, err, nowMs);
-  // Billing and spend-cap 429s never succeed on retry.
-  const billing = upstreamCode !== undefined && /insufficient_quota|billing|spend_limit/.test(upstreamCode);
+  // Billing and spend-cap 429s never succeed on retry. Every name the provider gives counts: OpenAI's
+  // type says insufficient_quota where its code says credit_balance_exhausted, and Anthropic's spend
+  // cap is a rate_limit_error named only in details.error_code (enforced_spend_limit_reached).
+  const billing = [err?.code, err?.type, err?.details?.error_code].some((name) => typeof name === 'string' && BILLING.test(name));
   let kind: Failure['kind'];
   if (tier === 'flex' && (status === 429 || status === 503) && !billing) kind = 'capacity';
   else if ((status === 408 || status === 409 || status === 429 || status >= 500) && !billing) kind = 'transient';
   else kind = 'fatal';
-  return { kind, status, message, retryAfterMs, upstreamCode };
+  return billing ? { kind, status, message, retryAfterMs, upstreamCode, billing } : { kind, status, message, retryAfterMs, upstreamCode };
 }
 
 function header(headers: Headers, name: string): string | undefined {

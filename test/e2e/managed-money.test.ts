@@ -409,3 +409,21 @@ test('a request that names no output cap holds what its route may generate: the 
   // claude-haiku-4-5: $1 / $5 per million; 4,096 (hold.default_max_output_tokens) + 16,384 (high).
   assert.equal(snapshot.reservedMicroUsd, part(Math.ceil(Buffer.byteLength(body) / 4), 1_000_000) + part(4_096 + 16_384, 5_000_000));
 });
+
+test("the service account's own refusals (401, 403) on a managed route are a provider failure, without its words; an own key's are the caller's", async () => {
+  const managed = await t.newOrg({ balance: 1_000_000 });
+  for (const status of [401, 403]) {
+    const res = await post(managed.key, mini({ fail: [status], id: `managed-${status}` }));
+    const body = await res.json() as any;
+    assert.equal(res.status, 502, JSON.stringify(body));
+    assert.equal(body.error.code, 'provider_error');
+    assert.equal(body.error.message, `The provider failed (${status}).`);
+  }
+  await assertNothingHeld(managed.orgId);
+  const own = await t.newOrg({ ownKeys: ['vendor_a'] });
+  const res = await post(own.key, mini({ fail: [401], id: 'own-401' }));
+  const body = await res.json() as any;
+  assert.equal(res.status, 401);
+  assert.equal(body.error.code, 'provider_rejected');
+  assert.match(body.error.message, /invalid credentials/i);
+});
