@@ -84,6 +84,11 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
   });
   // An idle connection that breaks (server restarted) must not crash the process.
   pool.on('error', (err) => log.warn({ err: { message: err.message } }, 'database connection lost'));
+  // Readiness asks whether the database answers, on a connection of its own: on the shared pool a
+  // burst that holds every connection made /readyz wait for one (up to the 10 s connect timeout)
+  // and then call a busy but healthy database unreachable.
+  const probe = new pg.Pool({ ...clientConfig(opts.databaseUrl, 1_000), max: 1, connectionTimeoutMillis: 1_000, idleTimeoutMillis: 60_000 });
+  probe.on('error', () => {}); // a lost idle probe connection is noticed by the next probe
   await migrate(pool);
 
   const orgs = new OrgStore(postgresOrgRows(pool), new SecretBox(opts.secret));
@@ -100,7 +105,7 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
     orgs, ledger, flexSlots, stateOwners,
     async ready() {
       try {
-        await pool.query({ text: 'SELECT 1', query_timeout: 1_000 } as pg.QueryConfig);
+        await probe.query('SELECT 1');
         return true;
       } catch {
         return false;
@@ -111,6 +116,7 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
       await stateOwners.close();
       await ledger.close();
       await listener.close();
+      await probe.end();
       await pool.end();
     },
   };
