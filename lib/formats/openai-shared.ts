@@ -42,9 +42,15 @@ export const CHAT_NATIVE = [
   'web_search_options',
 ];
 
-/** A Chat-native parameter counts when set to a real value (not null/false/empty; text-only modalities do not). */
+/** Chat-native numbers whose 0 is OpenAI's default, which the OpenAI Playground's code sends as
+ *  it is. A seed of 0 is not among them: it is a real seed. */
+const ZERO_IS_DEFAULT = new Set(['presence_penalty', 'frequency_penalty', 'top_logprobs']);
+
+/** A Chat-native parameter counts when set to a real value (not null/false/empty/a default 0;
+ *  text-only modalities do not). */
 export function isRealChatNative(key: string, value: unknown): boolean {
   if (value === undefined || value === null || value === false) return false;
+  if (value === 0 && ZERO_IS_DEFAULT.has(key)) return false;
   if (key === 'modalities') return Array.isArray(value) && value.some((m) => m !== 'text');
   if (Array.isArray(value)) return value.length > 0;
   if (typeof value === 'object') return Object.keys(value as object).length > 0;
@@ -67,7 +73,7 @@ export function chatFieldsAsResponses(fields: Record<string, unknown>): Record<s
     else if (key === 'reasoning_effort') out.reasoning = { effort: value }; // 'none', 'xhigh'… as sent
     else if (key === 'verbosity') out.text = { verbosity: value };
     else if (key === 'tool_choice' && isPlainObject(value) && value.type === 'allowed_tools') out.tool_choice = allowedTools(value);
-    else if (CHAT_NATIVE.includes(key) && !isRealChatNative(key, value)) continue; // the default (false, [], ['text']…)
+    else if (CHAT_NATIVE.includes(key) && !isRealChatNative(key, value)) continue; // the default (false, 0, [], ['text']…)
     else {
       // Custom tools and their choices, legacy functions: their calls would come back in a form
       // the IR cannot carry.

@@ -13,6 +13,7 @@ import OpenAI from 'openai';
 import { GoogleGenAI } from '@google/genai';
 import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
 import { OWN_FIXTURES, RECORDED, recordedOnly } from '../helpers/recorded.ts';
+import { recordUpstreamBodies } from '../helpers/upstream-bodies.ts';
 
 let t: TestGateway;
 let key: string;
@@ -124,11 +125,43 @@ test('Messages: base64 document blocks become the target\'s file input on vendor
   } finally { await close(); }
 });
 
+test('Messages: a base64 file block reaches vendor A and vendor B as the document block does', async () => {
+  const org = await t.newOrg({ ownKeys: ['vendor_a', 'vendor_b'] });
+  const upstream = recordUpstreamBodies(t, ['vendor_a', 'vendor_b']);
+  const pdf = Buffer.from('%PDF-1.4 test').toString('base64');
+  const sent = async (model: string, route: 'vendor_a' | 'vendor_b', type: string): Promise<any[]> => {
+    const content = [{ type, source: { type: 'base64', media_type: 'application/pdf', data: pdf } }, { type: 'text', text: `summarise ${sim({ output_tokens: 2 })}` }];
+    const res = await fetch(`${t.url}/v1/messages`, {
+      method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, max_tokens: 50, start_within: 'now', messages: [{ role: 'user', content }] }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    return upstream.last(route).input;
+  };
+  const a = await sent('gpt-5.4-mini', 'vendor_a', 'file');
+  const fileA = a.flatMap((item: any) => item.content ?? []).find((p: any) => p.type === 'input_file');
+  assert.equal(fileA?.file_data, `data:application/pdf;base64,${pdf}`, JSON.stringify(a));
+  assert.deepEqual(a, await sent('gpt-5.4-mini', 'vendor_a', 'document'));
+  const b = await sent('gemini-3.5-flash', 'vendor_b', 'file');
+  const fileB = b.flatMap((step: any) => step.content ?? []).find((p: any) => p.data === pdf);
+  assert.equal(fileB?.mime_type, 'application/pdf', JSON.stringify(b));
+  assert.deepEqual(b, await sent('gemini-3.5-flash', 'vendor_b', 'document'));
+});
+
 test('Messages: vendor C native fields on other models → 400 unsupported_parameter', async () => {
   await anthropicError(m({ model: 'gpt-5.4-mini', messages: msg('x'), start_within: 'now', top_k: 3 }), 400, 'unsupported_parameter');
   await anthropicError(m({ model: 'gemini-3.5-flash', messages: msg('x'), start_within: 'now', stop_sequences: ['x'] }), 400, 'unsupported_parameter');
   await anthropicError(m({ model: 'gpt-5.4-mini', start_within: 'now', messages: [{ role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' } }] }] }), 400, 'unsupported_parameter');
   await anthropicError(m({ model: 'gpt-5.4-mini', start_within: 'now', messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x/y.pdf' }, citations: { enabled: true } }] }] }), 400, 'unsupported_parameter');
+  // The same inside a tool_result's content, where the translation would drop it.
+  const withResult = (block: Record<string, unknown>) => [
+    { role: 'user', content: 'q' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [block] }] },
+  ];
+  const tools = [{ name: 'f', input_schema: { type: 'object' } }];
+  await anthropicError(m({ model: 'gpt-5.4-mini', start_within: 'now', tools, messages: withResult({ type: 'text', text: 'r', cache_control: { type: 'ephemeral' } }) }), 400, 'unsupported_parameter');
+  await anthropicError(m({ model: 'gemini-3.5-flash', start_within: 'now', tools, messages: withResult({ type: 'document', source: { type: 'url', url: 'https://x/y.pdf' } }) }), 400, 'unsupported_parameter');
 });
 
 test('Messages: output_config on a non-family model → 400 unsupported_parameter naming output_config', async () => {

@@ -4,6 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { recordUpstreamBodies } from '../helpers/upstream-bodies.ts';
 
 let t: TestGateway;
 let client: OpenAI;
@@ -102,6 +103,24 @@ test('Chat-native parameters: vendor B/C model → unsupported_parameter; with a
   // A null or text-only value is not "a real value".
   const ok = await chat({ start_within: '00h-00m-10s', seed: null, modalities: ['text'], messages: [{ role: 'user', content: '#sim{"flex_start_ms":0}' }] });
   assert.equal((ok as any).object, 'chat.completion');
+});
+
+test('Chat penalties and top_logprobs at their default 0 are not "a real value": translated, the field dropped', async () => {
+  // What the OpenAI Playground's generated code sends.
+  const defaults = { presence_penalty: 0, frequency_penalty: 0, top_logprobs: 0 };
+  const org = await t.newOrg({ ownKeys: ['vendor_a', 'vendor_c'] });
+  const own = new OpenAI({ apiKey: org.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+  const messages = [{ role: 'user', content: 'hi #sim{"flex_start_ms":0,"output_tokens":2}' }];
+  const claude = await own.chat.completions.create({ model: 'claude-sonnet-4-6', start_within: 'now', messages, ...defaults } as any);
+  assert.equal((claude as any).object, 'chat.completion');
+  const upstream = recordUpstreamBodies(t, ['vendor_a']);
+  const gpt = await own.chat.completions.create({ model: 'gpt-5.4', start_within: '00h-00m-10s', messages, ...defaults } as any);
+  assert.equal((gpt as any).object, 'chat.completion');
+  const body = upstream.last('vendor_a');
+  assert.ok(Array.isArray(body.input), 'the Responses wire, not Chat passthrough');
+  for (const field of Object.keys(defaults)) assert.equal(body[field], undefined, `${field} is not forwarded to Responses`);
+  // A seed of 0 is a real seed.
+  await expectError(chat({ model: 'gemini-3.5-flash', start_within: 'now', seed: 0 }), 400, 'unsupported_parameter', 'seed');
 });
 
 test('Chat and Responses fields with no translation → 400 unsupported_parameter, never dropped', async () => {

@@ -157,6 +157,25 @@ test('encodeRequest: contents, signatures on the parts they belong to, tools, to
   assert.deepEqual(budget.toolConfig, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['f'] } });
 });
 
+test('encodeRequest: an image URL without a media type gets the one its path\'s extension names, else image/png', () => {
+  const urls = [
+    'https://example.com/a.jpg', 'https://example.com/b.JPEG?w=200#top', 'gs://bucket/c.webp', 'https://x/d.gif', 'gs://b/e.heic',
+    'https://x/f.heif', 'https://x/g.png', 'https://images.example.com/photo?id=42', 'https://x/h.svg', 'https://x.jpg/', 'gs://bucket',
+  ];
+  const body = vertexCodec.encodeRequest({
+    model: 'm', stream: false, messages: [{ role: 'user', content: urls.map((url) => ({ type: 'image' as const, url })) }],
+  });
+  assert.deepEqual(body.contents[0].parts.map((p: any) => p.fileData.mimeType), [
+    'image/jpeg', 'image/jpeg', 'image/webp', 'image/gif', 'image/heic',
+    'image/heif', 'image/png', 'image/png', 'image/png', 'image/png', 'image/png',
+  ]);
+  // A media type the caller gave wins over the extension.
+  const given = vertexCodec.encodeRequest({
+    model: 'm', stream: false, messages: [{ role: 'user', content: [{ type: 'image', url: 'gs://b/a.jpg', mediaType: 'image/png' }] }],
+  });
+  assert.deepEqual(given.contents[0].parts, [{ fileData: { mimeType: 'image/png', fileUri: 'gs://b/a.jpg' } }]);
+});
+
 test('decodeRequest (best effort): reads back what encodeRequest wrote', () => {
   const body = vertexCodec.encodeRequest(ir());
   const back = vertexCodec.decodeRequest({ ...body, model: 'gemini-3-pro', safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_NONE' }] });

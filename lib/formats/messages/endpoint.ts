@@ -40,12 +40,20 @@ function isFormatOnly(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Object.keys(value).every((k) => k === 'format');
 }
 
-/** cache_control, citations, or a non-base64 document/file block anywhere in system or messages. */
+/** cache_control, citations, or a non-base64 document/file block anywhere in system, messages
+ *  (the blocks inside a tool_result too) or tools. */
 function nativeBlockField(body: Record<string, any>): string | undefined {
   if (body.cache_control !== undefined) return 'cache_control';
   const blocks: any[] = [];
   if (Array.isArray(body.system)) blocks.push(...body.system);
-  for (const message of body.messages ?? []) if (Array.isArray(message?.content)) blocks.push(...message.content);
+  for (const message of body.messages ?? []) {
+    if (!Array.isArray(message?.content)) continue;
+    for (const block of message.content) {
+      blocks.push(block);
+      // A tool_result's own blocks carry the same fields; the translation would drop them there.
+      if (block?.type === 'tool_result' && Array.isArray(block.content)) blocks.push(...block.content);
+    }
+  }
   // The schema leaves tools untyped (the translation names what is wrong with them): not an array,
   // they hold no block to look at here.
   if (Array.isArray(body.tools)) blocks.push(...body.tools);

@@ -18,6 +18,7 @@ const BLOCK_KEYS: Record<string, string[]> = {
   text: ['type', 'text'],
   image: ['type', 'source'],
   document: ['type', 'source', 'title'],
+  file: ['type', 'source', 'title'],
   tool_use: ['type', 'id', 'name', 'input'],
   tool_result: ['type', 'tool_use_id', 'content', 'is_error'],
   thinking: ['type', 'thinking', 'signature'],
@@ -125,6 +126,14 @@ function decodeBlock(block: any, path: string, loss: Loss): IRPart[] {
       return [decodeImage(block.source, `${path}.source`, loss)];
     case 'document':
       return [decodeDocument(block, path, loss)];
+    case 'file':
+      // The spec's `file` block: a document by another name, which Anthropic's API has as a block
+      // type nowhere (its `file` is a source, a Files API id). A base64 one becomes the canonical
+      // file input for the other vendors; any other source stays native only (vendor A or B
+      // models refuse it before this, see ./endpoint.ts). Either way a Messages encoder gets the
+      // caller's block back as it was sent.
+      loss.lossy = true;
+      return block.source?.type === 'base64' ? [decodeDocument(block, path, loss)] : [];
     case 'tool_use':
       if (typeof block.id !== 'string' || typeof block.name !== 'string') throw invalid(path, 'tool_use needs an id and a name.');
       return [{ type: 'tool_call', id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) }];

@@ -62,10 +62,25 @@ export function encodeParts(parts: IRPart[], callNames: Map<string, string>, res
 }
 
 function mediaPart(p: Extract<IRPart, { type: 'image' | 'file' }>): VertexPart {
-  const mimeType = p.mediaType ?? (p.type === 'image' ? 'image/png' : 'application/pdf');
+  const mimeType = p.mediaType ?? (p.type === 'image' ? imageTypeOfUrl(p.url) ?? 'image/png' : 'application/pdf');
   if (p.data) return { inlineData: { mimeType, data: p.data } };
   if (p.url) return { fileData: { mimeType, fileUri: p.url } };
   throw new GatewayError('invalid_request', `An ${p.type} part has neither data nor url.`, { param: 'contents' });
+}
+
+/** Image media types by file extension. Vertex needs a fileData's mimeType and an image URL
+ *  comes without one (Chat's image_url, a Messages url source). */
+const IMAGE_TYPES: Record<string, string> = {
+  jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', heic: 'image/heic', heif: 'image/heif',
+};
+
+/** The image type a URL's path names by its extension (query and fragment ignored), if it does. */
+function imageTypeOfUrl(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  let path: string;
+  try { path = new URL(url).pathname; } catch { return undefined; }
+  const ext = /\.([a-z0-9]+)$/i.exec(path)?.[1]?.toLowerCase();
+  return ext ? IMAGE_TYPES[ext] : undefined;
 }
 
 function argsObject(args: string, id: string, lenient: boolean): Record<string, unknown> {
