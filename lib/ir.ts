@@ -23,6 +23,8 @@ export interface IRUsage {
   inputTokens: number;
   cachedInputTokens: number;   // subset of inputTokens read from cache
   cacheWriteTokens: number;    // subset of inputTokens written to cache
+  /** Subset of cacheWriteTokens written for Anthropic's 1-hour cache (priced apart); absent: none. */
+  cacheWrite1hTokens?: number;
   outputTokens: number;
   reasoningTokens: number;     // subset of outputTokens
 }

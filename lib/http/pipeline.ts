@@ -153,7 +153,7 @@ async function admit(ctx: RequestContext): Promise<void> {
   const checked = plan.checked;
   const inputTokens = Math.ceil(ctx.bytes!.length / 4);
   const maxOutput = requestedMaxOutput(checked) ?? uncappedOutput(ctx, svc.config.hold.default_max_output_tokens);
-  const micro = costOf(checked.model.prices.standard, {
+  const micro = costOf(svc.catalog.priceOf(checked.model, 'standard', ctx.t0), {
     inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: maxOutput, reasoningTokens: 0,
   });
   ctx.estimate = { inputTokens, maxOutput, micro };
@@ -265,7 +265,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   // A translated stream's delivered output is measured in the provider's bytes (the wire's
   // bytesPerOutputToken is about them), a passthrough's in the bytes written to the caller.
   const wireMeter = served.passthrough ? undefined : { bytes: 0 };
-  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, res, ctx.estimate!, perToken, wireMeter);
+  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, ctx.t0, res, ctx.estimate!, perToken, wireMeter);
   // The race ended at commit: its slot is free for the org's next race while this answer streams.
   if (ctx.holdsSlot) { ctx.holdsSlot = false; void svc.flexSlots.release(ctx.key!.orgId); }
   // Counted in the loop's check phase, after this turn has written the answer's first bytes.
@@ -281,7 +281,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     passthrough: served.passthrough, stream: checked.stream, includeCost: checked.includeCost, includeUsage: checked.includeUsage,
     headers,
     ctx: { id: '', model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage },
-    pricing: pricing(svc, plan, served, outcome),
+    pricing: pricing(svc, plan, served, outcome, ctx.t0),
     issued, wireMeter,
     callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
   });
@@ -290,7 +290,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     sendError(res, checked.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
   }
   ctx.usage = result.usage ?? unpricedUsage(result.wireBytes ?? result.bytesOut, ctx.estimate!, perToken, result.reported);
-  ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier), ctx.usage);
+  ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier, ctx.t0), ctx.usage);
 }
 
 /** Where the caller is handed the provider's own id of state kept on the service's account (a
@@ -494,12 +494,12 @@ async function settle(ctx: RequestContext, cost: number, nowMs: number): Promise
  *  socket (headers included, a few tokens' worth), or for a translated stream the provider's
  *  bytes behind them (`wireMeter`). */
 function deliveredCost(
-  svc: Services, checked: CheckedRequest, tier: Tier, res: ServerResponse, est: HoldEstimate, bytesPerToken: number,
+  svc: Services, checked: CheckedRequest, tier: Tier, t0: number, res: ServerResponse, est: HoldEstimate, bytesPerToken: number,
   wireMeter: { bytes: number } | undefined,
 ): () => number {
   const socket = res.socket;
   const base = socket?.bytesWritten ?? 0;
-  const price = svc.catalog.priceOf(checked.model, tier);
+  const price = svc.catalog.priceOf(checked.model, tier, t0);
   const delivered = wireMeter ? () => wireMeter.bytes : () => (socket?.bytesWritten ?? base) - base;
   return () => costOf(price, unpricedUsage(delivered(), est, bytesPerToken));
 }
@@ -517,11 +517,12 @@ function unpricedUsage(
   return { ...reported, reasoningTokens: Math.min(reported.reasoningTokens, outputTokens), outputTokens };
 }
 
-function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome): Pricing {
+/** Prices the committed answer at the prices in force when the request started (t0). */
+function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome, t0: number): Pricing {
   const checked = plan.checked;
   return {
     price(usage: IRUsage, tier: Tier) {
-      const costMicroUsd = costOf(svc.catalog.priceOf(checked.model, tier), usage);
+      const costMicroUsd = costOf(svc.catalog.priceOf(checked.model, tier, t0), usage);
       const extras: CostExtras = {
         cost: { total_micro_usd: costMicroUsd, currency: 'USD' },
         routing: {

@@ -4,7 +4,7 @@
 import type { IRUsage } from '../ir.ts';
 import type { RouteName, Tier } from '../routes.ts';
 import type { ModelEntry } from '../catalog/catalog.ts';
-import { costOf } from '../catalog/catalog.ts';
+import { costOf, pricesAt } from '../catalog/catalog.ts';
 
 export type KeyMode = 'byok' | 'managed';
 
@@ -44,10 +44,11 @@ export interface UsageRecord {
   deadline_met: boolean | null;
 }
 
-/** Standard-tier cost of the tokens that ran: cost itself when standard served. */
-export function standardEquivalent(model: ModelEntry, tier: Tier | null, usage: IRUsage | undefined, cost: number): number {
+/** Standard-tier cost of the tokens that ran, at the prices in force when the request started:
+ *  cost itself when standard served. */
+export function standardEquivalent(model: ModelEntry, tier: Tier | null, usage: IRUsage | undefined, cost: number, startedAt: number): number {
   if (tier !== 'flex' || !usage) return cost;
-  return costOf(model.prices.standard, usage);
+  return costOf(pricesAt(model, startedAt).standard, usage);
 }
 
 /** What the pipeline knows when a request ends: a plain object handed to the queue as is (one
@@ -94,7 +95,7 @@ export function recordOf(end: RequestEnd): UsageRecord {
     reasoning_tokens: usage?.reasoningTokens ?? 0, usage_estimated: end.usageEstimated ?? false,
     cost_micro_usd: end.costMicroUsd,
     standard_cost_micro_usd: typeof model === 'object' && model
-      ? standardEquivalent(model, tier, usage, end.costMicroUsd)
+      ? standardEquivalent(model, tier, usage, end.costMicroUsd, end.startedAt)
       : end.costMicroUsd,
     key_mode: end.servedRoute ? end.mode ?? null : null,
     time_to_commit_ms: end.committedAt === undefined ? null : end.committedAt - end.startedAt,

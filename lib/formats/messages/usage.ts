@@ -1,12 +1,18 @@
 // Anthropic usage ⇄ IR usage. Anthropic's input_tokens excludes cache reads and writes (the IR's
 // inputTokens includes them), and every counter is a cumulative total: a later frame overwrites.
+// cache_creation_input_tokens is every cache write; cache_creation splits it by lifetime (5 minutes,
+// 1 hour), and the 1-hour part costs more. message_start carries the split, message_delta only the
+// total, so the split a later frame does not restate is kept.
 import type { IRUsage } from '../../ir.ts';
 import type { Tier } from '../../routes.ts';
 
-/** The four counters as Anthropic reports them, plus thinking tokens when the wire has them. */
-export interface AnthropicCounters { input: number; cacheRead: number; cacheWrite: number; output: number; thinking: number }
+/** The four counters as Anthropic reports them, the 1-hour part of the cache writes, plus thinking
+ *  tokens when the wire has them. */
+export interface AnthropicCounters {
+  input: number; cacheRead: number; cacheWrite: number; cacheWrite1h: number; output: number; thinking: number;
+}
 
-export const zeroCounters = (): AnthropicCounters => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, thinking: 0 });
+export const zeroCounters = (): AnthropicCounters => ({ input: 0, cacheRead: 0, cacheWrite: 0, cacheWrite1h: 0, output: 0, thinking: 0 });
 
 const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
@@ -16,18 +22,22 @@ export function mergeAnthropicUsage(counters: AnthropicCounters, wire: any): voi
   counters.input = num(wire.input_tokens) ?? counters.input;
   counters.cacheRead = num(wire.cache_read_input_tokens) ?? counters.cacheRead;
   counters.cacheWrite = num(wire.cache_creation_input_tokens) ?? counters.cacheWrite;
+  counters.cacheWrite1h = num(wire.cache_creation?.ephemeral_1h_input_tokens) ?? counters.cacheWrite1h;
   counters.output = num(wire.output_tokens) ?? counters.output;
   counters.thinking = num(wire.output_tokens_details?.thinking_tokens) ?? counters.thinking;
 }
 
 export function countersToIR(counters: AnthropicCounters): IRUsage {
-  return {
+  const usage: IRUsage = {
     inputTokens: counters.input + counters.cacheRead + counters.cacheWrite,
     cachedInputTokens: counters.cacheRead,
     cacheWriteTokens: counters.cacheWrite,
     outputTokens: counters.output,
     reasoningTokens: counters.thinking,
   };
+  // Only when there are some: the IR of every other wire has no such field.
+  if (counters.cacheWrite1h) usage.cacheWrite1hTokens = counters.cacheWrite1h;
+  return usage;
 }
 
 export function countersFromIR(usage: IRUsage): AnthropicCounters {
@@ -35,6 +45,7 @@ export function countersFromIR(usage: IRUsage): AnthropicCounters {
     input: Math.max(0, usage.inputTokens - usage.cachedInputTokens - usage.cacheWriteTokens),
     cacheRead: usage.cachedInputTokens,
     cacheWrite: usage.cacheWriteTokens,
+    cacheWrite1h: usage.cacheWrite1hTokens ?? 0,
     output: usage.outputTokens,
     thinking: usage.reasoningTokens,
   };
