@@ -40,8 +40,8 @@ export function createMetrics() {
     }),
     deadlineMisses: deadlineMisses.counter,
     flexRaces: flexRaces.counter,
-    retries: new Counter({ name: 'gateway_retries_total', help: 'Retries performed before commit', registers: [registry] }),
-    fallbacks: new Counter({ name: 'gateway_fallbacks_total', help: 'Fallback routes tried', registers: [registry] }),
+    retries: new Counter({ name: 'gateway_retries_total', help: 'Retries of upstream attempts, counted when the request ends, whether or not a tier committed', registers: [registry] }),
+    fallbacks: new Counter({ name: 'gateway_fallbacks_total', help: 'Fallback routes tried, counted when the request ends, whether or not a tier committed', registers: [registry] }),
     timeouts: new Counter({
       name: 'gateway_timeouts_total',
       help: 'Timeouts by edge: request_headers, request_body, request_body_idle, upstream_connect, upstream_first_byte, '

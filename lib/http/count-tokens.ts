@@ -4,26 +4,34 @@
 // estimate (`estimateTokens`). `counted_by` says which: "vendor_c" or "gateway_estimate". Both
 // paths first run the Messages decoder's checks (roles, block shapes), so a body one path refuses
 // the other refuses too. Auth, abuse limits, the body cap and the Messages error envelope apply
-// as on /v1/messages; nothing is generated, so no start_within, hold or charge.
+// as on /v1/messages; nothing is generated, so no start_within, hold or charge. Each answer is
+// counted (gateway_requests_total, endpoint "count_tokens") and has its summary line, as an
+// inference request's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { guard } from './auth.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { asGatewayError, sendError, sendJson, setRequestId } from './reply.ts';
+import { recordAnswer, type Summary } from './pipeline.ts';
 import { checkCountTokens } from '../routing/validate.ts';
 import { decodeMessagesRequest } from '../formats/messages/request-decode.ts';
 
 export async function handleCountTokens(req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
-  setRequestId(res);   // x-request-id and the Anthropic SDK's request-id, on every answer
+  const t0 = svc.clock.now();
+  // x-request-id and the Anthropic SDK's request-id, on every answer.
+  const line: Summary = { req: setRequestId(res), endpoint: 'count_tokens', status: 200, cost_micro_usd: 0, ms: 0 };
   try {
     const key = await guard(req, svc);
+    line.org = key.orgId;
     const bytes = await readBody(req, requestBodyLimits(svc));
     const { model, body, betas } = checkCountTokens(parseJsonObject(bytes), svc.catalog, req.headers);
+    line.model = model.id;
     decodeMessagesRequest(body); // the checks /v1/messages runs on a body it translates; throws the caller's 400
     const own = model.family === 'vendor_c' ? await svc.orgs.providerKey(key.orgId, 'vendor_c') : undefined;
     const counter = svc.adapters.vendor_c.countTokens;
     if (own !== undefined && counter) {
+      line.route = 'vendor_c';
       const upstream = counter({ body: { ...body, model: model.route_model_ids?.vendor_c ?? model.id }, credential: own, betas });
       const timeouts = svc.config.timeouts;
       let status: number;
@@ -53,8 +61,14 @@ export async function handleCountTokens(req: IncomingMessage, res: ServerRespons
     sendJson(res, 200, JSON.stringify({ input_tokens: estimateTokens(bytes.length, body.messages), counted_by: 'gateway_estimate' }));
   } catch (err) {
     const ge = asGatewayError(err);
-    if (ge.code === 'internal_error') svc.log.error({ err }, 'internal error');
+    if (ge.code === 'internal_error') svc.log.error({ req: line.req, endpoint: line.endpoint, org: line.org, err }, 'internal error');
     if (!res.headersSent && !res.destroyed) sendError(res, 'messages', ge);
+    line.status = ge.status;
+    line.code = ge.code;
+  } finally {
+    line.ms = svc.clock.now() - t0;
+    // Counted (a vendor C call, or the estimate) or refused before the count.
+    recordAnswer(svc, line, line.route || line.status === 200 ? 'request' : 'refused');
   }
 }
 

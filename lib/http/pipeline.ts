@@ -52,6 +52,7 @@ interface RequestContext {
   headTimer?: unknown;                // race: a long wait's early stream head, then its keep-alive comments
   headSent?: boolean;                 // … the head went out before commit
   inflight?: InFlight;
+  drained?: boolean;                  // shutdown's drain ran out and stopped it (stopDrained)
   onClose?: () => void;               // the caller's socket closed
   outcome?: Outcome;                  // race
   result?: StreamResult;              // respond
@@ -137,7 +138,7 @@ async function checkStateOwner(ctx: RequestContext): Promise<void> {
   try {
     owner = checked.pinnedId ? await ctx.svc.store.stateOwners.ownerOf(checked.pinnedId, route.route) : undefined;
   } catch (err) {
-    ctx.svc.log.error({ err, org: orgId }, 'state owners unreadable');
+    ctx.svc.log.error({ req: ctx.id, org: orgId, err }, 'state owners unreadable');
     throw new GatewayError('store_unavailable', 'The conversation state record cannot be read right now; retry shortly.');
   }
   if (owner !== orgId) throw stateNotFound(checked.pinnedBy!, checked.pinnedId ?? '');
@@ -159,7 +160,7 @@ async function admit(ctx: RequestContext): Promise<void> {
   ctx.estimate = { inputTokens, maxOutput, micro };
   if (!plan.anyManaged) return;
   try {
-    ctx.admitted = await admitToLedger(svc, ctx.key!.orgId, plan.routes.find((r) => r.mode === 'managed')!.route, micro);
+    ctx.admitted = await admitToLedger(svc, ctx.id, ctx.key!.orgId, plan.routes.find((r) => r.mode === 'managed')!.route, micro);
   } catch (err) {
     if (!(err instanceof GatewayError) || plan.routes[0]!.mode !== 'byok') throw err;
     ctx.routes = plan.routes.filter((r) => r.mode === 'byok');
@@ -197,11 +198,32 @@ async function race(ctx: RequestContext): Promise<void> {
     random: svc.random,
     launch: (route, tier) => launchAttempt(ctx, route, tier),
   }, svc.timerClock);
-  ctx.inflight = new InFlight(() => run.stop(), ctx.admitted?.holdId);
+  ctx.inflight = new InFlight(() => stopDrained(ctx), ctx.admitted?.holdId);
   svc.inflight.add(ctx.inflight);
   if (checked.stream && svc.config.timeouts.stream_head_ms && ctx.deadlineAt - ctx.t0 > svc.config.timeouts.stream_head_ms) holdStreamOpen(ctx);
-  ctx.outcome = await run.outcome;
+  const outcome = ctx.outcome = await run.outcome;
+  // A request that left its first route was a fallback, whatever it ended with (the answer's
+  // x-service-routing-reason says so): the machine names only a committed one so.
+  if (outcome.routeIndex > 0) outcome.reason = 'fallback';
   stopHoldingOpen(ctx);
+}
+
+/** Shutdown's drain ran out with this request in flight (lib/app.ts close): it is stopped, and
+ *  answered as the gateway's refusal, not as a provider's failure. A request still waiting for a
+ *  tier gets 503 shutting_down with Retry-After: 1 (respondStep); a stream under way ends with its
+ *  format's shutting_down error event. Its responder (lib/stream/respond.ts) ends a stream whose
+ *  upstream was aborted with a provider_error event: this one response's end() writes the
+ *  shutting_down event instead (patched here, on this path only). */
+function stopDrained(ctx: RequestContext): void {
+  ctx.drained = true;
+  const { res } = ctx;
+  if (ctx.outcome?.winner && ctx.plan!.checked.stream && !ctx.result && res.headersSent && !res.writableEnded) {
+    const err = new GatewayError('shutting_down');
+    const frame = ctx.svc.codecs[ctx.format].errorFrame(err.code, err.message);
+    const end = res.end;
+    res.end = ((): ServerResponse => { res.end = end; return res.end(frame); }) as ServerResponse['end'];
+  }
+  ctx.run!.stop();
 }
 
 /** How often a stream whose head went out before commit is sent a comment line while it waits. */
@@ -253,7 +275,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   if (ctx.clientClosed) return;
   if (!winner) {
     const last = ctx.routes[outcome.routeIndex]!;
-    const err = failureError(outcome.failure, last.mode === 'managed');
+    const err = ctx.drained ? new GatewayError('shutting_down') : failureError(outcome.failure, last.mode === 'managed');
     ctx.status = err.status;
     ctx.errorCode = err.code;
     if (ctx.headSent) endStreamWithError(ctx, err);
@@ -286,8 +308,9 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
   });
   if (!result.complete && !checked.stream && !res.headersSent) {
-    ctx.status = 502;
-    sendError(res, checked.format, new GatewayError('provider_error', `The provider stream failed: ${result.error}`), headers);
+    const err = ctx.drained ? new GatewayError('shutting_down') : new GatewayError('provider_error', `The provider stream failed: ${result.error}`);
+    ctx.status = err.status;
+    sendError(res, checked.format, err, headers);
   }
   ctx.usage = result.usage ?? unpricedUsage(result.wireBytes ?? result.bytesOut, ctx.estimate!, perToken, result.reported);
   ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier, ctx.t0), ctx.usage);
@@ -330,7 +353,7 @@ async function finish(ctx: RequestContext): Promise<void> {
   if (ctx.run && !(result?.complete && !ctx.clientClosed)) ctx.run.stop();
   if (ctx.holdsSlot) void svc.flexSlots.release(key!.orgId);
   if (ctx.clientClosed) { ctx.status = 499; ctx.errorCode = 'client_closed_request'; }
-  else if (!ctx.errorCode && result && !result.complete) ctx.errorCode = 'provider_error';
+  else if (!ctx.errorCode && result && !result.complete) ctx.errorCode = ctx.drained ? 'shutting_down' : 'provider_error';
   // The balance pays only for what a managed route served; an own-key route's cost is the org's own.
   const mode = servedRoute(ctx)?.mode;
   const cost = ctx.costMicroUsd;
@@ -339,7 +362,10 @@ async function finish(ctx: RequestContext): Promise<void> {
   if (ctx.admitted) await settle(ctx, mode === 'managed' ? cost : 0, now);
   if (ctx.inflight) svc.inflight.delete(ctx.inflight);
   if (mode && cost) svc.metrics.spendBy(mode).inc(cost);
-  svc.metrics.requestsBy(ctx.format, ctx.status).inc();
+  // Every retry and fallback the machine made, whether or not a tier then committed: a provider
+  // outage, when nothing commits, is when they count most.
+  if (outcome?.retries) svc.metrics.retries.inc(outcome.retries);
+  if (outcome?.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
   const checked = ctx.checked;
   const tier = result?.tier ?? outcome?.winner?.tier;
   if (key) {
@@ -357,11 +383,30 @@ async function finish(ctx: RequestContext): Promise<void> {
     route: outcome?.winner?.route, tier, reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks,
     cost_micro_usd: cost, ms: now - ctx.t0, code: ctx.errorCode ?? undefined, stream_error: result?.error,
   };
-  infoLine(summaryLog(svc.log), summary, summaryMembers, ctx.clientClosed ? 'client_closed_request' : outcome ? 'request' : 'refused');
+  recordAnswer(svc, summary, ctx.clientClosed ? 'client_closed_request' : outcome ? 'request' : 'refused');
+}
+
+/** An answer's count (gateway_requests_total, by endpoint and status) and its one summary line:
+ *  every inference request's (finish), an answer written before the pipeline runs (refuseEarly),
+ *  and count_tokens'. */
+export function recordAnswer(svc: Services, summary: Summary, msg: 'request' | 'refused' | 'client_closed_request'): void {
+  svc.metrics.requestsBy(summary.endpoint, summary.status).inc();
+  infoLine(summaryLog(svc.log), summary, summaryMembers, msg);
+}
+
+/** An inference endpoint's refusal written before its handler runs (lib/http/server.ts: a 405, a
+ *  declared body over the cap with Expect: 100-continue): its id, count and summary line, as a
+ *  request the pipeline refuses. `format` is the error envelope's; `endpoint`, the metric's label. */
+export function refuseEarly(
+  svc: Services, res: ServerResponse, format: CallerFormat, endpoint: string, err: GatewayError, headers: Headers = {},
+): void {
+  const id = randomUUID();
+  sendError(res, format, err, { ...headers, 'x-request-id': id });
+  recordAnswer(svc, { req: id, endpoint, status: err.status, cost_micro_usd: 0, ms: 0, code: err.code }, 'refused');
 }
 
 /** The request summary line's fields: scalars, none of them secret. */
-interface Summary {
+export interface Summary {
   req: string; endpoint: string; org?: string; model?: string; status: number; route?: string; tier?: string;
   reason?: string; retries?: number; fallbacks?: number; cost_micro_usd: number; ms: number; code?: string; stream_error?: string;
 }
@@ -373,7 +418,7 @@ const summaryMembers = (s: Summary): string =>
   + member('retries', s.retries) + member('fallbacks', s.fallbacks) + member('cost_micro_usd', s.cost_micro_usd)
   + member('ms', s.ms) + member('code', s.code) + member('stream_error', s.stream_error);
 
-/** The commit's metrics (time to commit, deadline, flex share, outcome, retries, fallbacks), counted
+/** The commit's metrics (time to commit, deadline, flex share, outcome), counted
  *  once the answer's first bytes are out: at one connection the histogram's update was 4 µs of the
  *  first byte's path (bench/README.md, "One connection: the warm-up"). */
 function countCommit(ctx: RequestContext): void {
@@ -384,8 +429,6 @@ function countCommit(ctx: RequestContext): void {
   // A "now" request (flex off) has no deadline to miss: its deadline is its arrival.
   svc.metrics.observeCommit(labels, winner.committedAt - ctx.t0, ctx.flex === 'race', ctx.flex !== 'off' && winner.committedAt > ctx.deadlineAt);
   svc.metrics.outcomesBy(outcome.reason, winner.route, winner.tier).inc();
-  if (outcome.retries) svc.metrics.retries.inc(outcome.retries);
-  if (outcome.fallbacks) svc.metrics.fallbacks.inc(outcome.fallbacks);
 }
 
 /** The route that served, when one committed. */
@@ -460,13 +503,13 @@ function upstreamTerms(svc: Services, org: string, tier: Tier, streamed: boolean
 }
 
 /** One atomic ledger step; an unreadable ledger refuses managed traffic (limits_unavailable). */
-async function admitToLedger(svc: Services, orgId: string, route: RouteName, holdMicroUsd: number): Promise<Admitted> {
+async function admitToLedger(svc: Services, reqId: string, orgId: string, route: RouteName, holdMicroUsd: number): Promise<Admitted> {
   const now = svc.clock.now();
   let r;
   try {
     r = await svc.ledger.admit({ orgId, holdMicroUsd, route, nowMs: now });
   } catch (err) {
-    svc.log.error({ err, org: orgId }, 'ledger unreadable at admission');
+    svc.log.error({ req: reqId, org: orgId, err }, 'ledger unreadable at admission');
     throw new GatewayError('limits_unavailable');
   }
   if (!r.ok) {

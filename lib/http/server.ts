@@ -2,7 +2,7 @@
 import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server } from 'node:http';
 import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { handleInference } from './pipeline.ts';
+import { handleInference, refuseEarly } from './pipeline.ts';
 import { guard } from './auth.ts';
 import { handleAdmin } from './admin.ts';
 import { handleCountTokens } from './count-tokens.ts';
@@ -45,7 +45,7 @@ export function createHttpServer(svc: Services, adminToken: string | undefined):
   // connection after the answer (the body the client may still send is not waited for).
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (Number(req.headers['content-length']) > BODY_CAP) {
-      sendError(res, formatOf(pathOf(req)), new GatewayError('request_too_large'));
+      refuseAt(pathOf(req), res, svc, new GatewayError('request_too_large'));
       return;
     }
     awaitContinue(req, res);
@@ -112,9 +112,18 @@ function pathOf(req: IncomingMessage): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-/** The envelope of a path's errors: an inference endpoint's caller format, else the plain one. */
-const formatOf = (path: string): CallerFormat | 'plain' =>
-  INFERENCE[path] ?? (path === '/v1/messages/count_tokens' ? 'messages' : 'plain');
+const COUNT_TOKENS = '/v1/messages/count_tokens';
+
+/** A refusal written before a path's handler runs (a 405, a declared body over the cap). An
+ *  inference endpoint's, count_tokens' among them, is answered in its caller format with its id,
+ *  counted and logged as any refused request (lib/http/pipeline.ts refuseEarly); any other path's
+ *  in the plain envelope. */
+function refuseAt(path: string, res: ServerResponse, svc: Services, err: GatewayError, headers?: Headers): void {
+  const format = INFERENCE[path];
+  if (format) refuseEarly(svc, res, format, format, err, headers);
+  else if (path === COUNT_TOKENS) refuseEarly(svc, res, 'messages', 'count_tokens', err, headers);
+  else sendError(res, 'plain', err, headers);
+}
 
 async function dispatch(
   req: IncomingMessage, res: ServerResponse, svc: Services, adminToken: string | undefined, models: string,
@@ -122,11 +131,11 @@ async function dispatch(
   const path = pathOf(req);
   const format = INFERENCE[path];
   if (format) {
-    if (req.method !== 'POST') return sendError(res, format, new GatewayError('method_not_allowed'), POST_ONLY);
+    if (req.method !== 'POST') return refuseAt(path, res, svc, new GatewayError('method_not_allowed'), POST_ONLY);
     return handleInference(format, req, res, svc);
   }
-  if (path === '/v1/messages/count_tokens') {
-    if (req.method !== 'POST') return sendError(res, 'messages', new GatewayError('method_not_allowed'), POST_ONLY);
+  if (path === COUNT_TOKENS) {
+    if (req.method !== 'POST') return refuseAt(path, res, svc, new GatewayError('method_not_allowed'), POST_ONLY);
     return handleCountTokens(req, res, svc);
   }
   // HEAD is answered as GET on every route: node made a HEAD's answer bodiless when the request

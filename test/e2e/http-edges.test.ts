@@ -213,6 +213,45 @@ test('405 carries Allow (RFC 9110), and Allow names exactly the methods each pat
   } finally { await t.close(); }
 });
 
+test('every answer of an inference endpoint, count_tokens included, carries x-request-id, has one summary line with that id and is counted: an oversize body refused before its 100 Continue, a 405, a count', async () => {
+  const t = await startTestGateway({ config: { abuse_limits: NO_LIMITS } });
+  try {
+    const org = await t.newOrg({ balance: 5_000_000 });
+    const count = JSON.stringify({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hi' }] });
+    const head = (method: string, path: string, key: string, length?: number, extra = ''): string =>
+      `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nConnection: close\r\n`
+      + `${length === undefined ? '' : `Content-Length: ${length}\r\n`}${extra}\r\n`;
+    const requestsTotal = async (endpoint: string, status: number): Promise<number> => {
+      const text = await (await fetch(`${t.url}/metrics`)).text();
+      return Number(new RegExp(`^gateway_requests_total\\{endpoint="${endpoint}",status="${status}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    };
+    const cases: Array<[string, string, number, string]> = [
+      ['oversize with Expect: 100-continue', head('POST', '/v1/responses', org.key, 60_000_000, 'Expect: 100-continue\r\n'), 413, 'responses'],
+      ['count_tokens, oversize with Expect: 100-continue', head('POST', '/v1/messages/count_tokens', org.key, 60_000_000, 'Expect: 100-continue\r\n'), 413, 'count_tokens'],
+      ['GET /v1/chat/completions', head('GET', '/v1/chat/completions', org.key), 405, 'chat'],
+      ['GET /v1/messages', head('GET', '/v1/messages', org.key), 405, 'messages'],
+      ['GET /v1/messages/count_tokens', head('GET', '/v1/messages/count_tokens', org.key), 405, 'count_tokens'],
+      ['count_tokens', head('POST', '/v1/messages/count_tokens', org.key, Buffer.byteLength(count)) + count, 200, 'count_tokens'],
+      ['count_tokens, wrong key', head('POST', '/v1/messages/count_tokens', 'flex_live_wrong', Buffer.byteLength(count)) + count, 401, 'count_tokens'],
+    ];
+    for (const [name, request, status, endpoint] of cases) {
+      const before = await requestsTotal(endpoint, status);
+      const raw = await open(t);
+      raw.socket.write(request);
+      assert.ok(await closedWithin(raw, 5_000), `${name}: answered and closed`);
+      assert.deepEqual(statusLines(raw.text()), [`HTTP/1.1 ${status}`], name);
+      const id = headerOf(raw.text(), 'x-request-id');
+      assert.ok(id, `${name}: x-request-id`);
+      const lines = t.logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.req === id);
+      assert.equal(lines.length, 1, `${name}: one line with the request's id`);
+      assert.equal(lines[0]!.msg, status === 200 ? 'request' : 'refused', name);
+      assert.equal(lines[0]!.endpoint, endpoint, name);
+      assert.equal(lines[0]!.status, status, name);
+      assert.equal(await requestsTotal(endpoint, status) - before, 1, `${name}: counted in gateway_requests_total`);
+    }
+  } finally { await t.close(); }
+});
+
 test('HEAD answers as GET without a body, on every GET route', async () => {
   const t = await startTestGateway({ config: { abuse_limits: NO_LIMITS } });
   try {
