@@ -30,6 +30,16 @@ export interface StreamDecoder {
   end(): IREvent[];
 }
 
+/** A stream decoder that also keeps its format's own events, to build the non-streamed body of
+ *  that same format from them: what the IR has no shape for survives (Anthropic's stop_sequence,
+ *  citations, redacted_thinking). Stateful, one per stream. */
+export interface NativeAssembler extends StreamDecoder {
+  /** The caller's body once the stream finished: the provider's own content and stop, with the
+   *  usage and tier the IR `res` holds (what is charged). Undefined when the stream never carried
+   *  the body's head (the codec's encodeResponse then builds it from `res`). */
+  response(res: IRResponse, ctx: EncodeContext): Record<string, any> | undefined;
+}
+
 /** Incremental encoder of a caller stream (IR events → SSE text). Stateful, one per stream. */
 export interface StreamEncoder {
   push(event: IREvent): string;
@@ -79,6 +89,10 @@ export interface FormatCodec {
   /** IR → non-streamed caller body (with usage.cost / usage.routing when ir.extras is set). */
   encodeResponse(res: IRResponse, ctx: EncodeContext): Record<string, any>;
   createStreamDecoder(): StreamDecoder;
+  /** A decoder that also assembles this format's own non-streamed body, for a caller of the same
+   *  format whose answer was streamed upstream (a route called streamed only). Absent: the body is
+   *  encodeResponse of the IR. */
+  assembleNative?(): NativeAssembler;
   createStreamEncoder(ctx: EncodeContext): StreamEncoder;
   tap: UsageTap;
   /** The body of an error answer in this format's envelope (so its official SDK raises its typed

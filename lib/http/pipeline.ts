@@ -211,18 +211,10 @@ async function race(ctx: RequestContext): Promise<void> {
 /** Shutdown's drain ran out with this request in flight (lib/app.ts close): it is stopped, and
  *  answered as the gateway's refusal, not as a provider's failure. A request still waiting for a
  *  tier gets 503 shutting_down with Retry-After: 1 (respondStep); a stream under way ends with its
- *  format's shutting_down error event. Its responder (lib/stream/respond.ts) ends a stream whose
- *  upstream was aborted with a provider_error event: this one response's end() writes the
- *  shutting_down event instead (patched here, on this path only). */
+ *  format's shutting_down error event (respond.ts stoppedBy). */
+const SHUTTING_DOWN = (({ code, message }) => ({ code, message }))(new GatewayError('shutting_down'));
 function stopDrained(ctx: RequestContext): void {
   ctx.drained = true;
-  const { res } = ctx;
-  if (ctx.outcome?.winner && ctx.plan!.checked.stream && !ctx.result && res.headersSent && !res.writableEnded) {
-    const err = new GatewayError('shutting_down');
-    const frame = ctx.svc.codecs[ctx.format].errorFrame(err.code, err.message);
-    const end = res.end;
-    res.end = ((): ServerResponse => { res.end = end; return res.end(frame); }) as ServerResponse['end'];
-  }
   ctx.run!.stop();
 }
 
@@ -305,6 +297,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     ctx: { id: '', model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage },
     pricing: pricing(svc, plan, served, outcome, ctx.t0),
     issued, wireMeter,
+    stoppedBy: () => (ctx.drained ? SHUTTING_DOWN : undefined),
     callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
   });
   if (!result.complete && !checked.stream && !res.headersSent) {

@@ -2,9 +2,10 @@
 // - passthrough (caller format = upstream wire): bytes forwarded untouched, the usage frame tapped
 //   (and rewritten only when the caller asked include_cost);
 // - translate: upstream frames → IR events → the caller format's encoder;
-// - assemble: a non-streamed caller gets one body built from the IR events.
+// - assemble: a non-streamed caller gets one body built from the IR events (same API in and out,
+//   where the codec can, from the provider's own events); an answer that failed is not a body.
 import type { ServerResponse } from 'node:http';
-import type { CostExtras, FormatName, IREvent, IRUsage } from '../ir.ts';
+import type { CostExtras, FormatName, IREvent, IRResponse, IRUsage } from '../ir.ts';
 import type { Tier } from '../routes.ts';
 import { zeroUsage } from '../ir.ts';
 import type { EncodeContext, FormatCodec, TapState } from '../formats/types.ts';
@@ -44,6 +45,15 @@ export interface RespondArgs {
    *  conversation state, same API in and out): record() is told that id before the bytes carrying
    *  it are written, and the answer ends only once written() resolved (lib/store/state-owners.ts). */
   issued?: IssuedIds;
+  /** Why the gateway itself stopped this answer, when it did (the shutdown drain): a broken stream
+   *  then ends with that error event instead of provider_error. */
+  stoppedBy?: () => { code: string; message: string } | undefined;
+}
+
+/** The error event a broken stream ends with: the gateway's own reason when it stopped the answer,
+ *  else the provider's failure. */
+function brokenError(args: RespondArgs, why: string): { code: string; message: string } {
+  return args.stoppedBy?.() ?? { code: 'provider_error', message: `The provider stream failed: ${why}` };
 }
 
 export interface IssuedIds { record(id: string): void; written(): Promise<void> }
@@ -198,7 +208,10 @@ const EMPTY = Buffer.alloc(0);
 function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number, why: string, last: Buffer = EMPTY): StreamResult {
   const own = last.length ? providerError(args.wire, last) : undefined;
   if (own !== undefined) why = `the provider's error event: ${own}`;
-  if (!args.res.destroyed) args.res.end(own === undefined ? args.caller.errorFrame('provider_error', `The provider stream failed: ${why}`) : undefined);
+  if (own === undefined && !args.res.destroyed) {
+    const err = brokenError(args, why);
+    args.res.end(args.caller.errorFrame(err.code, err.message));
+  } else if (!args.res.destroyed) args.res.end();
   const tier = tapState.tier ?? args.committed.tier;
   // What the tap read before the break is not the provider's final usage (Messages' message_start
   // says 1 output token): the request is charged the estimate of what reached the caller, on top
@@ -264,8 +277,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   }
   if (!finish && !failed) failed = 'upstream stream ended before its final event';
   if (failed && !finish) {
-    const message = `The provider stream failed: ${failed}`;
-    if (!res.destroyed) res.end(pending + encoder.push({ type: 'error', code: 'provider_error', message }));
+    if (!res.destroyed) res.end(pending + encoder.push({ type: 'error', ...brokenError(args, failed) }));
     return { complete: false, tier: committed.tier, bytesOut, wireBytes: meter.bytes, reported, error: failed };
   }
   bytesOut += Buffer.byteLength(pending);
@@ -291,12 +303,18 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       raw = await collectBody(committed);
       body = JSON.parse(raw.toString('utf8'));
       const ir = args.wire.decodeResponse(body);
+      const failure = failureOf(ir);
+      if (failure) return failedAssembly(args, failure, ir.usage);
       usage = ir.usage;
       tier = ir.tier ?? committed.tier;
       if (args.issued && ir.id) { args.issued.record(ir.id); await args.issued.written(); }
       if (args.wire.name !== args.caller.name) { body = args.caller.encodeResponse(ir, args.ctx); raw = undefined; }
     } else {
-      const decoder = args.wire.createStreamDecoder();
+      // Same API in and out: where the codec has a native assembler, the body is built from the
+      // provider's own events, keeping what the IR has no shape for (Anthropic's stop_sequence,
+      // citations, redacted_thinking); the IR events it returns still give usage, tier and failure.
+      const native = args.wire.name === args.caller.name ? args.wire.assembleNative?.() : undefined;
+      const decoder = native ?? args.wire.createStreamDecoder();
       const collector = new ResponseCollector(committed.tier);
       let finished = false;
       await drainFrames(committed, committed.framer, committed.frames, args.res, (frames) => {
@@ -304,19 +322,18 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       });
       for (const ev of decoder.end()) { collector.push(ev); if (ev.type === 'finish') finished = true; }
       const ir = collector.result();
-      if (!finished || ir.error) {
-        const error = ir.error?.message ?? 'upstream stream ended before its final event';
-        return { complete: false, tier: committed.tier, bytesOut: 0, error };
-      }
+      const failure = finished ? failureOf(ir) : 'upstream stream ended before its final event';
+      if (failure) return failedAssembly(args, failure, ir.usage);
       usage = ir.usage;
       tier = ir.tier;
       if (args.issued && ir.id) { args.issued.record(ir.id); await args.issued.written(); }
       // Same API in and out: keep the provider's id, the one its stored state is found by
       // (previous_response_id, previous_interaction_id).
-      body = args.caller.encodeResponse(ir, { ...args.ctx, tier, ...(args.wire.name === args.caller.name && ir.id ? { id: ir.id } : {}) });
+      const ctx = { ...args.ctx, tier, ...(args.wire.name === args.caller.name && ir.id ? { id: ir.id } : {}) };
+      body = native?.response(ir, ctx) ?? args.caller.encodeResponse(ir, ctx);
     }
   } catch (err) {
-    return { complete: false, tier: committed.tier, bytesOut: 0, error: (err as Error).message };
+    return failedAssembly(args, (err as Error).message);
   }
   const { costMicroUsd, extras } = args.pricing.price(usage, tier);
   const headers: Headers = { ...args.headers };
@@ -341,6 +358,21 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
   args.res.end(out);
   return { complete: true, usage, tier, costMicroUsd, bytesOut: out.length };
 }
+
+/** Why a provider's whole answer is a failure, if it is: its error, or a finish that says it failed
+ *  (Vertex MALFORMED_FUNCTION_CALL, a `failed` Interaction), which a stream of the same answer ends
+ *  with an error event for: a 200 never carries it. */
+function failureOf(ir: IRResponse): string | undefined {
+  if (ir.error) return ir.error.message;
+  return ir.stopReason === 'error' ? 'the provider ended the response with an error' : undefined;
+}
+
+/** An answer that could not be assembled or failed: nothing was written (the caller gets its
+ *  format's 502 provider_error). It is charged as a broken answer (lib/http/pipeline.ts
+ *  unpricedUsage): what the provider reported it used (a failed finish is billed), else the input
+ *  estimate and no output. */
+const failedAssembly = (args: RespondArgs, error: string, reported?: IRUsage): StreamResult =>
+  ({ complete: false, tier: args.committed.tier, bytesOut: 0, error, ...(reported ? { reported } : {}) });
 
 const isEventStream = (ct: string | string[] | undefined): boolean => typeof ct === 'string' && ct.startsWith('text/event-stream');
 

@@ -316,9 +316,10 @@ test('stream encoder: cost and routing on message_delta; IR error → error even
   assert.deepEqual(md.data.usage.cost, { total_micro_usd: 42, currency: 'USD' });
   assert.deepEqual(md.data.usage.routing, routing);
   const err = encode([{ type: 'start' }, { type: 'error', code: 'overloaded', message: 'busy' }]);
-  assert.deepEqual(err.frames.at(-1), { event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'busy' } } });
+  assert.deepEqual(err.frames.at(-1), { event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'busy', code: 'overloaded' } } });
   const failed = encode([{ type: 'start' }, { type: 'finish', reason: 'error', usage: zeroUsage() }]);
   assert.equal(failed.frames.at(-1)!.event, 'error');
+  assert.equal(failed.frames.at(-1)!.data.error.code, 'provider_error');
 });
 
 test('a model refusal and a content filter both end with stop_reason refusal; the refusal text is a text block', () => {

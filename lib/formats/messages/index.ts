@@ -4,6 +4,7 @@ import { decodeMessagesRequest } from './request-decode.ts';
 import { encodeMessagesRequest } from './request-encode.ts';
 import { decodeMessagesResponse, encodeMessagesResponse } from './response.ts';
 import { MessagesStreamDecoder } from './stream-decode.ts';
+import { MessagesAssembler } from './assemble.ts';
 import { MessagesStreamEncoder } from './stream-encode.ts';
 import { messagesTap } from './tap.ts';
 import { messagesErrorBody, messagesErrorFrame } from './errors.ts';
@@ -17,6 +18,7 @@ export const messagesCodec: CallerCodec = {
   decodeResponse: decodeMessagesResponse,
   encodeResponse: encodeMessagesResponse,
   createStreamDecoder: () => new MessagesStreamDecoder(),
+  assembleNative: () => new MessagesAssembler(),
   createStreamEncoder: (ctx) => new MessagesStreamEncoder(ctx),
   tap: messagesTap,
   errorBody: messagesErrorBody,

@@ -60,7 +60,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
       case 'finish': {
         out += this.closeAll();
         this.done = true;
-        if (ev.reason === 'error') return out + errorFrame('api_error', 'The provider reported a failed response.');
+        if (ev.reason === 'error') return out + errorFrame('api_error', 'The provider reported a failed response.', 'provider_error');
         const usage: Record<string, unknown> = anthropicUsage(ev.usage);
         if (ev.extras) addCostExtras(usage, ev.extras);
         out += frame(
@@ -71,7 +71,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
       }
       case 'error':
         this.done = true;
-        out += errorFrame(anthropicErrorType(ev.code), ev.message);
+        out += errorFrame(anthropicErrorType(ev.code), ev.message, ev.code);
         break;
     }
     return out;
@@ -154,4 +154,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
 const frame = (event: string, data: unknown): string => formatFrame(JSON.stringify(data), event);
 const delta = (index: number, d: Record<string, unknown>): string =>
   frame('content_block_delta', { type: 'content_block_delta', index, delta: d });
-const errorFrame = (type: string, message: string): string => frame('error', { type: 'error', error: { type, message } });
+/** Anthropic's error event; `code`, the gateway's (the spec's) code beside Anthropic's type, as in
+ *  every Messages error body and the passthrough's error event (errors.ts). */
+const errorFrame = (type: string, message: string, code?: string): string =>
+  frame('error', { type: 'error', error: code === undefined ? { type, message } : { type, message, code } });
