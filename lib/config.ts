@@ -1,10 +1,11 @@
 // Configuration: defaults, then an optional JSON file (GATEWAY_CONFIG) validated by schemas/config.json.
 // Without a file every route points at the built-in simulator and is served as managed.
 import { readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import { ROUTES, type RouteName } from './routes.ts';
-import { DEFAULT_MODELS, type ModelEntry } from './catalog/catalog.ts';
+import { DEFAULT_MODELS, type Family, type ModelEntry } from './catalog/catalog.ts';
 import type { LedgerConfig } from './ledger/types.ts';
+import { checkConfig as checkLedgerConfig } from './ledger/rules.ts';
 import type { SimulatorOptions } from './simulator/server.ts';
 import { DEFAULT_FLEX_POLICY, type FlexPolicyConfig } from './routing/flex-policy.ts';
 import { DEFAULT_USAGE, type UsageConfig } from './usage/service.ts';
@@ -78,10 +79,7 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
     try { file = JSON.parse(readFileSync(path, 'utf8')); } catch (err) {
       throw new Error(`cannot read GATEWAY_CONFIG ${path}: ${(err as Error).message}`);
     }
-    if (!validate(file)) {
-      const why = validate.errors!.map((error) => `${error.instancePath || '/'} ${error.message}`).join('; ');
-      throw new Error(`invalid GATEWAY_CONFIG ${path}: ${why}`);
-    }
+    if (!validate(file)) throw new Error(`invalid GATEWAY_CONFIG ${path}: ${validate.errors!.map(schemaProblem).join('; ')}`);
   }
   const useSimulator = !file.routes;
   const cfg: GatewayConfig = {
@@ -106,7 +104,91 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
     useSimulator,
     ...overrides,
   };
+  // What the schema cannot say, checked on the whole result (a file's values and the overrides of
+  // tests and entry points alike), so a configuration that would fail requests fails the start.
+  const problems = [...urlProblems(cfg), ...modelProblems(cfg.models), ...ledgerProblems(cfg.ledger)];
+  if (problems.length > 0) throw new Error(`invalid ${path ? `GATEWAY_CONFIG ${path}` : 'configuration'}: ${problems.join('; ')}`);
   return cfg;
+}
+
+/** One schema error as "<JSON pointer> <why>", naming the unknown property or the allowed values. */
+function schemaProblem(error: ErrorObject): string {
+  const at = error.instancePath || '/';
+  if (error.keyword === 'additionalProperties') return `${at} ${error.message} ("${error.params.additionalProperty}")`;
+  if (error.keyword === 'enum') return `${at} ${error.message} (${(error.params.allowedValues as unknown[]).join(', ')})`;
+  return `${at} ${error.message}`;
+}
+
+/** `at` holds an absolute http or https URL, or the problem. The value is not quoted: a URL may
+ *  carry credentials (user:password@, a key in the query). */
+function httpUrlProblem(at: string, value: unknown): string | undefined {
+  const problem = `${at} must be an absolute http or https URL, such as https://api.example.com/v1`;
+  let url: URL;
+  try { url = new URL(String(value)); } catch { return problem; }
+  // "localhost:8080" parses, with the scheme "localhost:".
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${problem} (its scheme is ${url.protocol})`;
+  return undefined;
+}
+
+/** Every URL the gateway will call: each route's base_url (new URL at start threw a bare
+ *  "Invalid URL", and an ftp: one started and answered 502 to every request), the token endpoints
+ *  cloud_a may use, and the token_uri of the service's own cloud_a key (parsed at its first use). */
+function urlProblems(cfg: GatewayConfig): string[] {
+  const problems: Array<string | undefined> = [];
+  for (const [route, entry] of Object.entries(cfg.routes)) {
+    problems.push(httpUrlProblem(`/routes/${route}/base_url`, entry?.base_url));
+    entry?.allowed_token_uris?.forEach((uri, i) => problems.push(httpUrlProblem(`/routes/${route}/allowed_token_uris/${i}`, uri)));
+  }
+  // The key is the service-account object or its JSON text (a text that does not parse is the
+  // adapter's to refuse); an empty token_uri means Google's.
+  const key = cfg.managed.cloud_a?.key;
+  let account: unknown = key;
+  if (typeof key === 'string') try { account = JSON.parse(key); } catch { account = undefined; }
+  const tokenUri = (account as { token_uri?: unknown } | null | undefined)?.token_uri;
+  if (tokenUri !== undefined && tokenUri !== null && tokenUri !== '') {
+    problems.push(httpUrlProblem('/managed/cloud_a/key/token_uri', tokenUri));
+  }
+  return problems.filter((problem) => problem !== undefined);
+}
+
+/** The routes that serve a family, its own (direct) route first: a route's adapter speaks one
+ *  family's wire format (cloud_a Vertex's Gemini, cloud_b Bedrock's Messages). */
+const FAMILY_ROUTES: Readonly<Record<Family, readonly RouteName[]>> = {
+  vendor_a: ['vendor_a'], vendor_b: ['vendor_b', 'cloud_a'], vendor_c: ['vendor_c', 'cloud_b'],
+};
+
+/** A catalog the request path can serve: one entry per id (the catalog would keep the last
+ *  silently); routes[0] the family's own route, since a request naming no provider runs there and
+ *  it is the flex gate (a cloud route first would refuse every duration with
+ *  flex_unsupported_on_cloud); only routes that speak the family's format; and no flex flag on
+ *  vendor_c, which has no flex tier (its requests are refused flex, while /v1/models would list the
+ *  model as flex_capable). */
+function modelProblems(models: readonly ModelEntry[]): string[] {
+  const problems: string[] = [];
+  const firstAt = new Map<string, number>();
+  models.forEach((model, i) => {
+    const at = `/models/${i}`;
+    const first = firstAt.get(model.id);
+    if (first === undefined) firstAt.set(model.id, i);
+    else problems.push(`${at}/id "${model.id}" is already the id of /models/${first}`);
+    const serving = FAMILY_ROUTES[model.family] ?? [];
+    const routes = model.routes ?? [];
+    if (routes[0] !== model.family) {
+      problems.push(`${at}/routes/0 must be ${model.family}, the family's own route (routes[0] is the model's native route)`);
+    }
+    routes.forEach((route, j) => {
+      if (!serving.includes(route)) problems.push(`${at}/routes/${j} ${route} cannot serve the ${model.family} family (${serving.join(', ')} can)`);
+    });
+    if (model.flex && model.family === 'vendor_c') problems.push(`${at}/flex must be false: vendor_c has no flex tier`);
+  });
+  return problems;
+}
+
+/** The ledger's own checks (lib/ledger/rules.ts, run again when it opens), here so a file's
+ *  mistake is reported with the file's name before anything starts. */
+function ledgerProblems(ledger: LedgerConfig): string[] {
+  try { checkLedgerConfig(ledger); } catch (err) { return [`/ledger ${(err as Error).message.replace(/^ledger config: /, '')}`]; }
+  return [];
 }
 
 /** The service's credential for a managed route: direct routes use `key`; cloud routes take the

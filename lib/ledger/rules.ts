@@ -47,6 +47,15 @@ export function checkConfig(config: LedgerConfig): RampStep[] {
   if (!Number.isSafeInteger(config.hold_lease_ms) || config.hold_lease_ms <= 0) {
     throw new Error('ledger config: hold_lease_ms must be a positive integer');
   }
+  // A renewal must land at least twice per lease, so one late renewal (a slow sweep, a busy
+  // database) does not let a live hold lapse: a lapsed hold frees its concurrency slot and its
+  // reserved money while the request still streams. The default (max(1000, lease / 3), app.ts)
+  // is not checked here: it passes for every lease the configuration schema accepts (>= 2000).
+  const renew = config.hold_renew_ms;
+  if (renew !== undefined && (!Number.isSafeInteger(renew) || renew <= 0 || renew * 2 > config.hold_lease_ms)) {
+    throw new Error(`ledger config: hold_renew_ms (${renew}) must be a positive integer at most half of hold_lease_ms `
+      + `(${config.hold_lease_ms}), so a hold is renewed at least twice per lease`);
+  }
   const names = new Set<string>();
   for (const pool of config.pools) {
     if (names.has(pool.name)) throw new Error(`ledger config: pool "${pool.name}" declared twice`);

@@ -257,6 +257,15 @@ test('a bad configuration is refused at open', async () => {
     assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, ramp: [] }), /ramp/);
     assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, hold_lease_ms: 0 }), /hold_lease_ms/);
     assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, ramp: [{ week: 0, concurrency: 1.5, daily_spend_micro_usd: 1 }] }), /integers/);
+    // A renewal must land at least twice per lease: a lease that runs out before its renewal
+    // frees a live request's concurrency slot and reserved money.
+    const renewal = /hold_renew_ms \(\d+\) must be .*at most half of hold_lease_ms \(30000\)/;
+    assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, hold_renew_ms: 60_000 }), renewal);
+    assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, hold_renew_ms: 30_000 }), renewal);
+    assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, hold_renew_ms: 15_001 }), renewal);
+    assert.throws(() => openSqliteLedger(f.db, { ...CONFIG, hold_renew_ms: 0 }), renewal);
+    assert.doesNotThrow(() => openSqliteLedger(f.db, { ...CONFIG, hold_renew_ms: 15_000 }));
+    assert.doesNotThrow(() => openSqliteLedger(f.db, CONFIG), 'no hold_renew_ms: the default, lease / 3');
   } finally {
     await f.close();
   }
