@@ -17,14 +17,21 @@ export const DEFAULT_MAX_GROUPS = 10_000;
 function instant(text: string, param: 'from' | 'to'): number {
   let ms: number;
   if (/^\d{1,12}$/.test(text)) ms = Number(text) * 1000;
-  else if (/^\d{4}-\d{2}-\d{2}$/.test(text)) ms = Date.parse(`${text}T00:00:00Z`) + (param === 'to' ? DAY_MS : 0);
-  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(text)) ms = Date.parse(text);
+  else if (/^\d{4}-\d{2}-\d{2}$/.test(text)) ms = calendarDay(text) ? Date.parse(`${text}T00:00:00Z`) + (param === 'to' ? DAY_MS : 0) : NaN;
+  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(text)) ms = calendarDay(text.slice(0, 10)) ? Date.parse(text) : NaN;
   else ms = NaN;
   if (!Number.isFinite(ms)) {
     const message = `${param} must be epoch seconds, an ISO date (YYYY-MM-DD) or an ISO date-time with a zone.`;
     throw new GatewayError('invalid_time_range', message, { param });
   }
   return ms;
+}
+
+/** Whether YYYY-MM-DD names a day of the calendar: Date.parse rolls February 31 over into March,
+ *  so a report would silently cover another period. */
+function calendarDay(date: string): boolean {
+  const ms = Date.parse(`${date}T00:00:00Z`);
+  return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === date;
 }
 
 export interface UsageQuery { filter: UsageFilter; groupBy: Dimension[]; limit: number; cursor: Cursor | null }
@@ -51,8 +58,10 @@ export function parseUsageQuery(
   const filter: UsageFilter = { orgId, fromMs: from, toMs: to };
   const text = (param: string): string | undefined => {
     const value = one(param);
-    if (value !== undefined && (!value || value.length > 200)) {
-      throw new GatewayError('invalid_filter', `${param} must be a non-empty string.`, { param });
+    // No control characters: no model or key id has one, and PostgreSQL cannot store a NUL (it
+    // answered 500 where SQLite found nothing).
+    if (value !== undefined && (!value || value.length > 200 || /[\u0000-\u001f\u007f]/.test(value))) {
+      throw new GatewayError('invalid_filter', `${param} must be a non-empty string without control characters.`, { param });
     }
     return value;
   };

@@ -206,6 +206,13 @@ test('bad parameters: 400 with a code naming the parameter', async () => {
     ['/v1/usage/requests?limit=0', 'invalid_limit', 'limit'],
     ['/v1/usage/requests?limit=201', 'invalid_limit', 'limit'],
     ['/v1/usage/requests?cursor=zzz', 'invalid_cursor', 'cursor'],
+    // Days that are not on the calendar (Date.parse rolls them into the next month).
+    ['/v1/usage?from=2026-02-31', 'invalid_time_range', 'from'],
+    ['/v1/usage?from=2026-10-01&to=2026-09-31', 'invalid_time_range', 'to'],
+    ['/v1/usage?from=2026-11-01&to=2026-11-31T00:00Z', 'invalid_time_range', 'to'],
+    // Control characters (PostgreSQL cannot store a NUL: it answered 500).
+    ['/v1/usage?model=%00', 'invalid_filter', 'model'],
+    ['/v1/usage/requests?key=a%00b', 'invalid_filter', 'key'],
   ];
   for (const [path, code, param] of cases) {
     const r = await get(a.key, path);
