@@ -88,9 +88,14 @@ export class FlexScheduler {
         // given that it has not started yet.
         const first = !arrived;
         arrived = true;
-        const atRisk = known ? e.flex.atRisk(waited, now) : 0;
+        const until = first ? Math.min(budget, hedgeAt - arrivalAt + this.lead(e, 0.5, now)) : budget;
+        // The chance rests on the past attempts still waiting at this point, each for what it saw
+        // of (waited, until]: one stopped inside it (standard won, the caller left) saw only the
+        // part before it stopped. Counted whole, they locked flex out: after a bad spell every
+        // request went to standard at once, its flex attempt was stopped within a second, and those
+        // stops alone kept the chance "confidently" at zero after the queue had recovered.
+        const atRisk = known ? e.flex.atRisk(waited, now) - e.flex.censoredUnseen(waited, until, now) : 0;
         if (atRisk >= this.cfg.min_observations) {
-          const until = first ? Math.min(budget, hedgeAt - arrivalAt + this.lead(e, 0.5, now)) : budget;
           const chance = e.flex.eventBetween(waited, until);
           const unlikely = chance !== undefined && upperBound(chance, atRisk, this.cfg.confidence_z) < this.cfg.min_flex_chance;
           if (unlikely) return { at: now, flexUnlikely: true };
@@ -127,7 +132,9 @@ export class FlexScheduler {
     if (n >= this.cfg.min_observations) {
       const q50 = e.standard.quantile(0.5), q90 = e.standard.quantile(0.9);
       const fitted = q50 && q90 && q90 > q50 ? q50 * Math.exp((Math.log(q90 / q50) / Z90) * normalQuantile(p)) : undefined;
-      const estimate = Math.max(e.standard.quantile(p) ?? 0, fitted ?? 0);
+      // A tail known only from attempts stopped while still waiting (flex won, the caller left) has
+      // no quantile: it is at least as long as they waited.
+      const estimate = Math.max(e.standard.quantile(p) ?? e.standard.unreachedBy(p) ?? 0, fitted ?? 0);
       // A tail from a handful of samples is a guess: until there are a few dozen, never below the prior.
       raw = n >= TAIL_OBSERVATIONS_FACTOR * this.cfg.min_observations ? estimate || raw : Math.max(raw, estimate);
     }

@@ -50,6 +50,8 @@ export class DecayedSurvival {
 
   observe(kind: Observation, ms: number, now: number): void {
     this.t0 ??= now;
+    // A wall clock stepped back (NTP) must not weigh new observations below old ones.
+    if (now < this.t0) now = this.t0;
     let x = (now - this.t0) / this.tau;
     if (x > RENORMALIZE_AT) { this.rescale(Math.exp(-x)); this.t0 = now; x = 0; }
     const w = Math.exp(x);
@@ -70,6 +72,37 @@ export class DecayedSurvival {
   atRisk(ms: number, now: number): number {
     if (this.t0 === undefined) return 0;
     return this.get().atRisk[binOf(ms)]! * this.scale(now);
+  }
+
+  /** How little the observations censored in (fromMs, toMs] say about an outcome in it, as an
+   *  effective count: one stopped at c ruled out only (fromMs, c], so it counts for the share of
+   *  the interval it did not see, (toMs − c) / (toMs − fromMs) — an attempt stopped at once says
+   *  nothing, one stopped just before toMs almost all (c from its bin's mean position in log time;
+   *  the first bin's censorings as atRisk counts them). */
+  censoredUnseen(fromMs: number, toMs: number, now: number): number {
+    if (this.t0 === undefined || toMs <= fromMs) return 0;
+    const lo = binOf(Math.max(0, fromMs)), hi = binOf(toMs);
+    let w = 0;
+    for (let i = lo; i <= hi; i++) {
+      const c = this.censored[i]!;
+      if (c <= 0) continue;
+      const at = i === 0 ? MIN_MS * (this.censoredPart[i]! / c) : edge(i) * RATIO ** (this.censoredPart[i]! / c);
+      const unseen = Math.max(0, Math.min(1, (toMs - at) / (toMs - fromMs)));
+      w += (i === lo ? this.censoredPart[i]! : c) * unseen;
+    }
+    return w * this.scale(now);
+  }
+
+  /** A time the estimate knows outcomes can take longer than, when its quantile p is not reached:
+   *  the upper edge of the last bin anything was observed in (censorings included) while
+   *  P(event by then) is still below p. Undefined when the quantile exists or nothing was seen. */
+  unreachedBy(p: number): number | undefined {
+    if (this.t0 === undefined) return undefined;
+    const { cifEvent } = this.get();
+    for (let i = BINS - 1; i >= 0; i--) {
+      if (this.event[i]! + this.other[i]! + this.censored[i]! > 0) return cifEvent[i]! < p ? edge(i + 1) : undefined;
+    }
+    return undefined;
   }
 
   /** P(no outcome by ms). */
@@ -105,7 +138,7 @@ export class DecayedSurvival {
     return undefined;
   }
 
-  private scale(now: number): number { return Math.exp(-(now - (this.t0 ?? now)) / this.tau); }
+  private scale(now: number): number { return Math.exp(-Math.max(0, now - (this.t0 ?? now)) / this.tau); }
 
   private rescale(f: number): void {
     for (let i = 0; i < BINS; i++) { this.event[i]! *= f; this.other[i]! *= f; this.censored[i]! *= f; this.censoredPart[i]! *= f; }

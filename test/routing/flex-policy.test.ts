@@ -119,3 +119,37 @@ test('track(): a refused flex attempt counts as a refusal, an aborted one as cen
   assert.ok(Math.abs(f.refusal_rate - 1 / 3) < 1e-3, `refusal rate ${f.refusal_rate}`);
   assert.ok(Math.abs(f.chance_to_start_within['5s'] - 1 / 3) < 1e-3, 'censored at 3 s: unknown beyond, so 1 of 3 by 5 s');
 });
+
+test('after a spell of refusals, flex stopped early by the standard it lost to does not keep flex locked out', async () => {
+  const { s, at, now } = scheduler();
+  // Two minutes of refusals: the policy rightly sends standard at once.
+  for (let i = 0; i < 120; i++) { at(now() + 1_000); await attempt(s, now(), 'flex', 'refuse', 50); }
+  assert.equal(s.advisor('vendor_a', 'gpt-5.4', now(), now() + 30_000).standardAt(now()).flexUnlikely, true, 'refusing: standard at once');
+  // The queue recovers, but every request still goes to standard at once, and its flex attempt is
+  // stopped when standard answers (≈ 0.6 s): those stops are all the policy hears for ten minutes.
+  for (let i = 0; i < 600; i++) {
+    at(now() + 1_000);
+    await attempt(s, now(), 'flex', 'abort', 600);
+    await attempt(s, now(), 'standard', 'start', 600);
+  }
+  const d = s.advisor('vendor_a', 'gpt-5.4', now(), now() + 30_000).standardAt(now());
+  assert.equal(d.flexUnlikely, false, 'attempts stopped at 0.6 s say nothing about a start before 30 s: race again');
+  assert.ok(d.at > now(), 'and hedge later, letting flex start');
+});
+
+test("standard's lead covers a slow tail known only from attempts stopped while still waiting", async () => {
+  const { s, now } = scheduler();
+  for (let i = 0; i < 95; i++) await attempt(s, now(), 'standard', 'start', 500 + i * 3);
+  for (let i = 0; i < 5; i++) await attempt(s, now(), 'standard', 'abort', 30_000);   // flex won after 30 s
+  const lead = (s.snapshot()[0]!.standard as any).hedge_lead_ms as number;
+  assert.ok(lead >= 30_000, `5 % of standard attempts are known to take over 30 s: lead ${lead}`);
+});
+
+test('a wall clock stepped back does not make new observations weigh less than old ones', async () => {
+  const { s, at, now } = scheduler();
+  for (let i = 0; i < 10; i++) await attempt(s, now(), 'flex', 'start', 1_000);
+  at(now() - 600_000);                                          // NTP steps the clock back 10 minutes
+  await attempt(s, now(), 'flex', 'start', 1_000);
+  const f = s.snapshot()[0]!.flex as any;
+  assert.ok(f.observations <= 11 + 1e-9, `weights not inflated by the step: ${f.observations}`);
+});
