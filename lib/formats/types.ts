@@ -21,6 +21,10 @@ export interface EncodeContext {
   tier: Tier;            // tier that served (a format reports it where it has a field for it)
   /** Chat only: stream_options.include_usage was set, so a final choices:[] usage chunk is sent. */
   includeUsage?: boolean;
+  /** Responses only, an answer translated from another API: the caller's request (its prompt,
+   *  `input`, left out), whose own fields the response object repeats as OpenAI's does
+   *  (instructions, metadata, tools, reasoning…: responses/response.ts responseShell). */
+  echo?: Readonly<Record<string, any>>;
 }
 
 /** Incremental decoder of a provider stream (frames → IR events). Stateful, one per stream. */

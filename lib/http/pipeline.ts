@@ -288,13 +288,16 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   // Nothing is sent upstream after commit: a long stream does not keep the prompt.
   const model = checked.body.model;
   const issued = issuedTo(ctx, served);
+  // A Responses answer translated from another API repeats the request's own fields (instructions,
+  // tools, metadata…) as OpenAI's does: those outlive the release below, the prompt does not.
+  const echo = checked.format === 'responses' && !served.passthrough ? { ...checked.body, input: undefined } : undefined;
   ctx.bytes = undefined;
   plan.releaseBodies();
   const result = ctx.result = await respond({
     res, committed: winner, caller: svc.codecs[checked.format], wire: svc.codecs[winner.wire],
     passthrough: served.passthrough, stream: checked.stream, includeCost: checked.includeCost, includeUsage: checked.includeUsage,
     headers,
-    ctx: { id: '', model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage },
+    ctx: { id: '', model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage, echo },
     pricing: pricing(svc, plan, served, outcome, ctx.t0),
     issued, wireMeter,
     stoppedBy: () => (ctx.drained ? SHUTTING_DOWN : undefined),

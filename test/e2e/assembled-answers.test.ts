@@ -127,3 +127,62 @@ test('a failed finish is charged what the provider reported it used (it bills th
     assert.equal(r.cost_micro_usd, Math.ceil(50 * 1.5) + Math.ceil(30 * 9));
   }
 });
+
+/** An OpenAI client on its own org, with its own key on `route`. */
+async function openaiOn(route: 'vendor_a' | 'vendor_c'): Promise<OpenAI> {
+  const org = await t.newOrg({ ownKeys: [route] });
+  return new OpenAI({ apiKey: org.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
+}
+
+test('Responses non-streamed on vendor A with a duration start_within (streamed upstream): the provider\'s own response, as the stream ends with it', async () => {
+  const client = await openaiOn('vendor_a');
+  const body = {
+    model: 'gpt-5.4-mini', start_within: '00h-00m-30s', provider: ['vendor_a'],
+    instructions: 'Cite your sources.', metadata: { topic: 'weather' }, tools: [{ type: 'web_search' }], include: ['message.output_text.logprobs'],
+    input: `weather in Paris? ${sim({ replay: 'openai-responses/web-search-citations.chunks.txt', flex_start_ms: 0 })}`,
+  } as any;
+  const streamed: any = await client.responses.stream(body).finalResponse();
+  const { data: plain, response } = (await client.responses.create(body).withResponse()) as { data: any; response: Response };
+  assert.equal(response.headers.get('x-service-flex-applied'), 'true', 'a flex race: the provider was called streamed');
+  // The SDK's stream accumulator adds `parsed` to each output_text part; all else is the provider's.
+  const withoutParsed = (output: any[]): any[] => output.map((item) =>
+    item.type !== 'message' ? item : { ...item, content: item.content.map(({ parsed: _, ...part }: any) => part) });
+  assert.deepEqual(plain.output, withoutParsed(streamed.output));
+  assert.deepEqual(plain.output.map((item: any) => [item.id, item.type]), [['ws_abc123', 'web_search_call'], ['msg_def456', 'message']],
+    "the provider's item ids, the hosted tool item kept");
+  const part = plain.output[1].content[0];
+  assert.deepEqual(part.annotations.map((a: any) => [a.type, a.url]), [['url_citation', 'https://example.com/w']]);
+  assert.deepEqual(part.logprobs.map((l: any) => [l.token, l.logprob]), [['Sunny', -0.01]]);
+  assert.equal(plain.id, 'resp_ws1', "the provider's response id");
+  assert.equal(plain.id, streamed.id);
+  assert.equal(plain.store, true);
+  assert.equal(plain.store, streamed.store);
+  assert.deepEqual(plain.metadata, streamed.metadata);
+  assert.equal(plain.instructions, streamed.instructions);
+  assert.deepEqual(plain.tools, streamed.tools);
+  assert.equal(plain.service_tier, 'flex');
+  // The provider's usage, with the cost every non-streamed answer reports.
+  const { cost, ...usage } = plain.usage;
+  assert.deepEqual(usage, streamed.usage);
+  assert.equal(typeof cost?.total_micro_usd, 'number');
+  assert.equal(String(cost.total_micro_usd), response.headers.get('x-service-cost'));
+});
+
+test('Responses on vendor C (translated): response.created and the non-streamed answer echo the request\'s fields', async () => {
+  const client = await openaiOn('vendor_c');
+  const body = {
+    model: 'claude-haiku-4-5', start_within: 'now', provider: ['vendor_c'],
+    instructions: 'Be brief.', metadata: { ticket: 'T-1' }, max_output_tokens: 300, input: 'Say hello',
+  } as any;
+  const plain: any = await client.responses.create(body);
+  const events: any[] = [];
+  for await (const ev of await client.responses.create({ ...body, stream: true }) as any) events.push(ev);
+  const created = events.find((ev) => ev.type === 'response.created').response;
+  const completed = events.find((ev) => ev.type === 'response.completed').response;
+  for (const [what, res] of [['non-streamed', plain], ['response.created', created], ['response.completed', completed]] as const) {
+    assert.equal(res.instructions, 'Be brief.', what);
+    assert.deepEqual(res.metadata, { ticket: 'T-1' }, what);
+    assert.equal(res.max_output_tokens, 300, what);
+    assert.equal(res.store, false, `${what}: an answer translated from another API is stored by no one`);
+  }
+});

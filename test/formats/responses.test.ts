@@ -687,3 +687,105 @@ describe('responses passthrough tap', () => {
     assert.deepEqual(out.response.usage, { input_tokens: 1, output_tokens: 2, routing: EXTRAS.routing });
   });
 });
+
+describe('responses answer translated from another API: the request echoed', () => {
+  const ECHO = {
+    model: 'claude-haiku-4-5', instructions: 'Be brief.', metadata: { ticket: 'T-1' }, max_output_tokens: 300,
+    reasoning: { effort: 'low', summary: 'auto' }, tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }],
+    tool_choice: 'required', text: { verbosity: 'low' }, parallel_tool_calls: false, temperature: 0.2, top_p: 0.9,
+    truncation: 'auto', user: 'u-7', store: true, input: undefined,
+  };
+  const ECHOED = {
+    instructions: 'Be brief.', metadata: { ticket: 'T-1' }, max_output_tokens: 300, reasoning: { effort: 'low', summary: 'auto' },
+    tools: ECHO.tools, tool_choice: 'required', text: { format: { type: 'text' }, verbosity: 'low' }, parallel_tool_calls: false,
+    temperature: 0.2, top_p: 0.9, truncation: 'auto', user: 'u-7', store: false,
+  };
+  const echoed = (res: Record<string, any>) => Object.fromEntries(Object.keys(ECHOED).map((k) => [k, res[k]]));
+
+  test('the body and every lifecycle event of the stream repeat the request\'s fields; store is false', async () => {
+    const ctx: EncodeContext = { ...CTX, echo: ECHO };
+    assert.deepEqual(echoed(responsesCodec.encodeResponse(collect(irStream()), ctx)), ECHOED);
+    const sse = encodeAll(irStream(), ctx);
+    const frames = new SSEParser().push(Buffer.from(sse)).filter((f) => f.event === 'response.created' || f.event === 'response.in_progress' || f.event === 'response.completed');
+    assert.equal(frames.length, 3);
+    for (const frame of frames) assert.deepEqual(echoed(JSON.parse(frame.data).response), ECHOED, frame.event);
+    const client = await serve(sse, 'text/event-stream');
+    const final: any = await client.responses.stream({ model: 'm', input: 'hi' }).finalResponse();
+    assert.deepEqual(echoed(final), ECHOED);
+  });
+
+  test('without a request to echo, OpenAI\'s defaults', () => {
+    assert.deepEqual(echoed(responsesCodec.encodeResponse(collect(irStream()), CTX)), {
+      instructions: null, metadata: {}, max_output_tokens: null, reasoning: { effort: null, summary: null }, tools: [],
+      tool_choice: 'auto', text: { format: { type: 'text' } }, parallel_tool_calls: true, temperature: null, top_p: null,
+      truncation: 'disabled', user: null, store: false,
+    });
+  });
+});
+
+describe('responses native assembler (a non-streamed answer streamed upstream)', () => {
+  const OWN = new URL('../fixtures/openai-responses/', import.meta.url);
+  const framesOf = (lines: string[]): SSEFrame[] =>
+    lines.filter((l) => l.trim()).map((data) => ({ event: JSON.parse(data).type, data }));
+  /** Every frame through a fresh assembler; the IR it gave and the body it built. */
+  function assemble(frames: SSEFrame[], ctx: EncodeContext = CTX) {
+    const asm = responsesCodec.assembleNative!();
+    const events = [...frames.flatMap((f) => asm.push(f)), ...asm.end()];
+    const res = collect(events);
+    return { events, res, body: asm.response(res, { ...ctx, id: res.id }) };
+  }
+
+  test('the terminal event\'s response is the body: hosted tool items, citations, logprobs and the provider\'s ids; the IR reads usage and tier', () => {
+    const lines = readFileSync(new URL('web-search-citations.chunks.txt', OWN), 'utf8').split('\n');
+    const frames = framesOf(lines);
+    const terminal = JSON.parse(frames.at(-1)!.data).response;
+    const { res, body } = assemble(frames);
+    assert.deepEqual(body, terminal);
+    assert.deepEqual(body!.output.map((item: any) => item.id), ['ws_abc123', 'msg_def456']);
+    assert.equal(res.id, 'resp_ws1', 'the id an issued-id record takes is the body\'s');
+    assert.deepEqual(res.blocks, [{ kind: 'text', text: 'Sunny' }]);
+    assert.deepEqual([res.stopReason, res.tier], ['end', 'flex']);
+    assert.deepEqual(res.usage, { inputTokens: 20, cachedInputTokens: 8, cacheWriteTokens: 0, outputTokens: 10, reasoningTokens: 4 });
+  });
+
+  test('a long terminal response.incomplete: the IR reads its status, reason and usage from the members it is handed', () => {
+    const instructions = 'x'.repeat(50_000);
+    const msg = { id: 'msg_1', type: 'message', status: 'incomplete', role: 'assistant', content: [{ type: 'output_text', text: 'Cut', annotations: [] }] };
+    const shell = { id: 'resp_long', object: 'response', model: 'gpt-5.4', instructions, tools: [{ type: 'web_search' }], store: true };
+    const frames = framesOf([
+      { type: 'response.created', response: { ...shell, status: 'in_progress', output: [] } },
+      { type: 'response.output_item.added', output_index: 0, item: { ...msg, content: [] } },
+      { type: 'response.content_part.added', item_id: 'msg_1', output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } },
+      { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'Cut' },
+      {
+        type: 'response.incomplete',
+        response: {
+          ...shell, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [msg], service_tier: 'default',
+          usage: { input_tokens: 9000, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 } },
+        },
+      },
+    ].map((e) => JSON.stringify(e)));
+    const { res, body } = assemble(frames);
+    assert.deepEqual([res.stopReason, res.tier, res.usage.inputTokens, res.usage.outputTokens], ['max_tokens', 'standard', 9000, 3]);
+    assert.deepEqual(res.blocks, [{ kind: 'text', text: 'Cut' }]);
+    assert.equal(body!.status, 'incomplete');
+    assert.equal(body!.instructions, instructions);
+    assert.deepEqual(body!.output, [msg]);
+  });
+
+  test('a body relayed as one terminal event: the IR replays its output, the body is that response', () => {
+    const done = { id: 'resp_one', object: 'response', status: 'completed', model: 'gpt-5.4', output: [
+      { id: 'msg_9', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Whole', annotations: [] }] },
+    ], usage: { input_tokens: 5, output_tokens: 1 } };
+    const { res, body } = assemble(framesOf([JSON.stringify({ type: 'response.completed', response: done })]));
+    assert.deepEqual(res.blocks, [{ kind: 'text', text: 'Whole' }]);
+    assert.equal(res.usage.outputTokens, 1);
+    assert.deepEqual(body, { ...done, service_tier: 'flex' }, 'the tier that served, where the provider did not say it');
+  });
+
+  test('a stream without its terminal event builds no body (the IR\'s encoding is the fallback)', () => {
+    const lines = readFileSync(new URL('web-search-citations.chunks.txt', OWN), 'utf8').split('\n').filter((l) => l.trim());
+    const { body } = assemble(framesOf(lines.slice(0, -1)));
+    assert.equal(body, undefined);
+  });
+});

@@ -4,6 +4,7 @@ import { decodeResponsesRequest } from './request-decode.ts';
 import { encodeResponsesRequest } from './request-encode.ts';
 import { decodeResponsesResponse, encodeResponsesResponse } from './response.ts';
 import { createResponsesStreamDecoder } from './stream-decode.ts';
+import { ResponsesAssembler } from './assemble.ts';
 import { createResponsesStreamEncoder } from './stream-encode.ts';
 import { responsesTap } from './tap.ts';
 import { responsesErrorBody, responsesErrorFrame } from './errors.ts';
@@ -16,6 +17,7 @@ export const responsesCodec: CallerCodec = {
   decodeResponse: decodeResponsesResponse,
   encodeResponse: encodeResponsesResponse,
   createStreamDecoder: createResponsesStreamDecoder,
+  assembleNative: () => new ResponsesAssembler(),
   createStreamEncoder: createResponsesStreamEncoder,
   tap: responsesTap,
   errorBody: responsesErrorBody,

@@ -89,8 +89,11 @@ export function encodeResponsesResponse(res: IRResponse, ctx: EncodeContext): Re
   return body;
 }
 
-/** The fields every response object carries; status in_progress and no usage for response.created. */
+/** The fields every response object carries; status in_progress and no usage for response.created.
+ *  The request's own fields are repeated (ctx.echo) as OpenAI's response does, with store false:
+ *  an answer translated from another API is stored by no one. */
 export function responseShell(id: string, ctx: EncodeContext, status: ResponseStatus): Record<string, any> {
+  const echo = ctx.echo;
   return {
     id,
     object: 'response',
@@ -99,24 +102,24 @@ export function responseShell(id: string, ctx: EncodeContext, status: ResponseSt
     background: false,
     error: null,
     incomplete_details: null,
-    instructions: null,
-    max_output_tokens: null,
+    instructions: echo?.instructions ?? null,
+    max_output_tokens: echo?.max_output_tokens ?? null,
     model: ctx.model,
     output: [] as unknown[],
-    parallel_tool_calls: true,
+    parallel_tool_calls: echo?.parallel_tool_calls ?? true,
     previous_response_id: null,
-    reasoning: { effort: null, summary: null },
+    reasoning: { effort: null, summary: null, ...echo?.reasoning },
     service_tier: serviceTierOf(ctx.tier),
     store: false,
-    temperature: null,
-    text: { format: { type: 'text' } },
-    tool_choice: 'auto',
-    tools: [],
-    top_p: null,
-    truncation: 'disabled',
+    temperature: echo?.temperature ?? null,
+    text: { format: { type: 'text' }, ...echo?.text },
+    tool_choice: echo?.tool_choice ?? 'auto',
+    tools: echo?.tools ?? [],
+    top_p: echo?.top_p ?? null,
+    truncation: echo?.truncation ?? 'disabled',
     usage: null as unknown,
-    user: null,
-    metadata: {},
+    user: echo?.user ?? null,
+    metadata: echo?.metadata ?? {},
   };
 }
 
