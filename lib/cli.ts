@@ -8,7 +8,7 @@ const USAGE = `usage: gateway <command>
   key create <org_id> [--default-start-within HHh-MMm-SSs|now] [--manage]
   key revoke <key_id>
   provider-key set <org_id> <route> <key>          (direct routes)
-  provider-key set <org_id> <route> --json <file>  (cloud routes: credential JSON)
+  provider-key set <org_id> <route> --json <file>  (the whole body: {"key": <credential>, "project"?, "location"?, "region"?})
   provider-key delete <org_id> <route>
   topup <org_id> [--cash <micro_usd>] [--credit <micro_usd>]
   overrides <org_id> [--concurrency <n|null>] [--daily-spend <micro_usd|null>]

@@ -43,5 +43,14 @@ export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Prom
 // Started directly (tsx lib/main.ts, node dist/lib/main.mjs) — not when imported by run-demo, whose
 // bundle shares this module's import.meta.url.
 if (/(^|\/)main\.(ts|mjs|js)$/.test(process.argv[1] ?? '')) {
-  startFromEnv().catch((err) => { console.error(err); process.exit(1); });
+  startFromEnv().catch((err) => { console.error(startFailure(err)); process.exit(1); });
+}
+
+/** Why the start failed, in an operator's terms where the cause is a common one (the URL, which may
+ *  carry a password, is not repeated). */
+function startFailure(err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === '3D000') return 'gateway: the database named in GATEWAY_DATABASE_URL does not exist; create it first (createdb), the gateway creates its tables';
+  if (code === 'ECONNREFUSED' && process.env.GATEWAY_DATABASE_URL) return 'gateway: PostgreSQL refused the connection (GATEWAY_DATABASE_URL): is the server running and listening there?';
+  return err;
 }
