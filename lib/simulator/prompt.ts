@@ -2,6 +2,7 @@
 // whatever the wire format. Decoders live next to their route; the answer is composed from this.
 import type { Tier } from '../routes.ts';
 import type { JsonOutput } from './structured-output.ts';
+import { lookupTable } from '../formats/lookup-table.ts';
 
 export interface PromptTool { name: string; parameters: unknown }
 
@@ -38,9 +39,9 @@ export type DecodeResult = { ok: true; value: Decoded } | { ok: false; status: n
 export const invalid = (message: string, status = 400): DecodeResult => ({ ok: false, status, message });
 
 /** Reasoning token counts per effort / thinking level (one word = one token). */
-export const REASONING_TOKENS: Record<string, number> = {
+export const REASONING_TOKENS: Readonly<Record<string, number>> = lookupTable({
   minimal: 4, low: 8, medium: 16, high: 32, xhigh: 48, max: 48,
-};
+});
 export const DEFAULT_REASONING_TOKENS = 16;
 
 // Small readers shared by the decoders: request bodies are untrusted JSON.

@@ -29,7 +29,7 @@ export async function checkSigV4(req: SigV4Request, secrets: Record<string, stri
     return 'Missing or invalid X-Amz-Date header.';
   }
   if (!secrets) return undefined;
-  const secret = secrets[akid!];
+  const secret = Object.hasOwn(secrets, akid!) ? secrets[akid!] : undefined;
   if (secret === undefined) return 'The security token included in the request is invalid.';
 
   const signed = signedList!.split(';');

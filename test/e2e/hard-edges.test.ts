@@ -389,3 +389,71 @@ test('a provider failure on a managed route reaches the caller as its status wit
     assert.equal(theirs.message, 'The provider failed (500).');
   } finally { await t.close(); }
 });
+
+test('a response schema or tool schema asking the simulator for a billion values, or referring to itself, is answered at once and the process lives', async () => {
+  const t = await startTestGateway({ config: { abuse_limits: NO_LIMITS } });
+  try {
+    const org = await t.newOrg({ balance: 100_000_000 });
+    const billion = { type: 'array', minItems: 1000, items: { type: 'array', minItems: 1000, items: { type: 'array', minItems: 1000, items: { type: 'integer' } } } };
+    const selfRef = { anyOf: [{ $ref: '#' }] };
+    const post = (path: string, body: object): Promise<Response> => fetch(t.url + path, {
+      method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ start_within: 'now', ...body }),
+    });
+    const chat = (schema: object) => post('/v1/chat/completions', {
+      model: 'gpt-5.4-mini', messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema } },
+    });
+    const tool = (schema: object) => post('/v1/messages', {
+      model: 'claude-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ name: 'f', input_schema: { type: 'object', properties: { v: schema }, required: ['v'] } }], tool_choice: { type: 'tool', name: 'f' },
+    });
+    for (const [label, send] of [['chat response_format', chat], ['messages tool', tool]] as const) {
+      for (const schema of [billion, selfRef]) {
+        const t0 = Date.now();
+        const res = await send(schema);
+        const text = await res.text();
+        assert.equal(res.status, 200, `${label} ${JSON.stringify(schema)}: ${text.slice(0, 200)}`);
+        assert.ok(text.length < 1024 * 1024, `${label}: ${text.length} bytes`);
+        assert.ok(Date.now() - t0 < 5_000, `${label}: ${Date.now() - t0} ms`);
+      }
+    }
+    const next = await chat({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] });
+    assert.equal(next.status, 200, 'a following request is served');
+    assert.equal(typeof JSON.parse((await next.json() as any).choices[0].message.content).a, 'string');
+    assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
+  } finally { await t.close(); }
+});
+
+test('a type or key named after an Object.prototype member (constructor, toString, __proto__) is an unknown one on every path, never a 500', async () => {
+  const t = await startTestGateway({ config: { abuse_limits: NO_LIMITS } });
+  try {
+    const org = await t.newOrg({ balance: 100_000_000, ownKeys: ['cloud_a'] });
+    const post = async (path: string, body: string): Promise<{ status: number; json: any }> => {
+      const res = await fetch(t.url + path, {
+        method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body,
+      });
+      return { status: res.status, json: await res.json() };
+    };
+    const names = ['constructor', 'toString', '__proto__', 'hasOwnProperty'];
+    // Interactions hosted tools on cloud_a (Vertex): refused like the unknown type "bogus", naming the tool or its key.
+    const interactions = (tool: string) => post('/v1/interactions', `{"model":"gemini-2.5-flash","input":"hi","start_within":"now","provider":["cloud_a"],"tools":[${tool}]}`);
+    for (const name of ['bogus', ...names]) {
+      const { status, json } = await interactions(`{"type":${JSON.stringify(name)}}`);
+      assert.deepEqual([status, json.error?.code], [400, 'unsupported_parameter'], `tool type ${name}: ${JSON.stringify(json)}`);
+      assert.match(json.error.message, new RegExp(`The "${name}" tool cannot be served on cloud_a`));
+    }
+    for (const name of ['bogus', ...names]) {
+      const { status, json } = await interactions(`{"type":"google_search",${JSON.stringify(name)}:["web_search"]}`);
+      assert.deepEqual([status, json.error?.code], [400, 'unsupported_parameter'], `google_search key ${name}: ${JSON.stringify(json)}`);
+      assert.match(json.error.message, /The "google_search" tool as asked cannot be served on cloud_a/);
+    }
+    // A Messages block or an Interactions input item of such a type, translated for vendor A: dropped like any unknown one.
+    for (const name of ['bogus_block', ...names]) {
+      const messages = await post('/v1/messages', `{"model":"gpt-5.4-mini","max_tokens":20,"start_within":"now","messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":${JSON.stringify(name)}}]}]}`);
+      assert.equal(messages.status, 200, `messages block ${name}: ${JSON.stringify(messages.json)}`);
+      const items = await post('/v1/interactions', `{"model":"gpt-5.4-mini","start_within":"now","input":[{"type":"user_input","content":[{"type":"text","text":"hi"}]},{"type":${JSON.stringify(name)}}]}`);
+      assert.equal(items.status, 200, `interactions item ${name}: ${JSON.stringify(items.json)}`);
+    }
+    assert.deepEqual(t.logLines.filter((l) => /"level":50/.test(l)), [], 'no internal error was logged');
+  } finally { await t.close(); }
+});

@@ -8,11 +8,12 @@ import assert from 'node:assert/strict';
 import { interactionsCodec } from '../../lib/formats/interactions/index.ts';
 import { messagesCodec } from '../../lib/formats/messages/index.ts';
 import { vertexCodec } from '../../lib/formats/vertex/index.ts';
-import { CARRIED_EXTRAS } from '../../lib/formats/interactions/endpoint.ts';
+import { CARRIED_EXTRAS, interactionsEndpoint } from '../../lib/formats/interactions/endpoint.ts';
 import { isUnstoredInteractionId, UNSTORED_INTERACTION_PREFIX } from '../../lib/formats/interactions/ids.ts';
 import { INTERACTIONS_GENERATION, INTERACTIONS_TOOLS, SEARCH_TYPES } from '../../lib/formats/vertex/request-encode.ts';
 import { ANTHROPIC_SIGNATURE_TAG } from '../../lib/formats/reasoning-tags.ts';
-import type { EncodeContext } from '../../lib/formats/types.ts';
+import type { CallerRequest, EncodeContext } from '../../lib/formats/types.ts';
+import { GatewayError } from '../../lib/errors.ts';
 import { type IREvent, zeroUsage } from '../../lib/ir.ts';
 import { parseFrame } from '../../lib/sse.ts';
 
@@ -153,4 +154,35 @@ test('an answer no provider stored gets a gateway id, streamed or not; the wire\
   assert.equal(events.find((e) => e.event_type === 'interaction.completed').interaction.id, created);
   // the provider's id of an Interactions answer assembled from its own stream is kept
   assert.equal(interactionsCodec.encodeResponse({ id: 'v1_x', model: 'g', blocks: [], stopReason: 'end', usage: zeroUsage(), tier: 'standard' }, { ...CTX, id: 'v1_x' }).id, 'v1_x');
+});
+
+test('a hosted tool or tool key named after an Object.prototype member is unknown on cloud_a: 400 naming it, never carried', () => {
+  const check = (tool: Record<string, unknown>): unknown => {
+    const request = {
+      model: { id: 'gemini-x', family: 'vendor_b', routes: ['vendor_b', 'cloud_a'] }, routes: ['cloud_a'],
+      startWithin: { kind: 'now' }, body: { model: 'gemini-x', input: 'hi', tools: [tool] }, ownWire: false, includeUsage: false, betas: [],
+    } as unknown as CallerRequest;
+    try { interactionsEndpoint.check(request, {}); } catch (err) { return err; }
+    return undefined;
+  };
+  const refusedAt = (tool: Record<string, unknown>, param: string): void => {
+    const err = check(tool) as GatewayError | undefined;
+    assert.ok(err instanceof GatewayError, `${JSON.stringify(tool)}: refused (got ${String(err)})`);
+    assert.deepEqual([err.status, err.code, err.param], [400, 'unsupported_parameter', param], JSON.stringify(tool));
+  };
+  refusedAt({ type: 'bogus' }, 'tools[0]');
+  for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+    refusedAt(JSON.parse(`{"type":${JSON.stringify(name)}}`), 'tools[0]');
+    refusedAt(JSON.parse(`{"type":"google_search",${JSON.stringify(name)}:["web_search"]}`), `tools[0].${name}`);
+  }
+  refusedAt({ type: ['google_search'] }, 'tools[0]');
+  assert.equal(check({ type: 'google_search', search_types: ['web_search'] }), undefined, 'the known tool is carried');
+  // Vertex's encoder has no tool for such a type either, should one ever reach it.
+  for (const type of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+    const body = vertexCodec.encodeRequest({
+      model: 'm', stream: false, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      native: { family: 'interactions', fields: { tools: [JSON.parse(`{"type":${JSON.stringify(type)}}`)] } },
+    });
+    assert.equal(body.tools, undefined, type);
+  }
 });

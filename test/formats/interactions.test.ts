@@ -310,3 +310,15 @@ test('tap: final usage of every recorded stream equals the decoder\'s; inject ad
   assert.deepEqual([cost, r, input_tokens, output_tokens], [{ total_micro_usd: 3, currency: 'USD' }, routing, 7, 141]);
   assert.deepEqual({ ...out, interaction: { ...out.interaction, usage: rest } }, final);
 });
+
+test('decodeRequest: an input item whose type names an Object.prototype member is an unknown item like any other (native only)', () => {
+  const decode = (type: string) => interactionsCodec.decodeRequest({
+    model: 'm', input: [{ type: 'user_input', content: [{ type: 'text', text: 'hi' }] }, { type }],
+  });
+  const unknown = decode('bogus_item');
+  assert.deepEqual(unknown.messages, [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+  for (const type of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+    assert.deepEqual(decode(type).messages, unknown.messages, type);
+    assert.equal(decode(type).native?.fields.input !== undefined, unknown.native?.fields.input !== undefined, `${type}: kept as sent, as an unknown item is`);
+  }
+});

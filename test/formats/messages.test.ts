@@ -399,3 +399,15 @@ test('tap: inject adds cost and routing and changes nothing else', recordedOnly,
   const noCost = JSON.parse(messagesCodec.tap.inject(final!.data, { routing }));
   assert.equal('cost' in noCost.usage, false);
 });
+
+test('decodeRequest: a block whose type names an Object.prototype member is an unknown block like any other (native only)', () => {
+  const decode = (type: string) => messagesCodec.decodeRequest({
+    model: 'm', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type }] }],
+  });
+  const unknown = decode('bogus_block');
+  assert.deepEqual(unknown.messages, [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+  for (const type of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+    assert.deepEqual(decode(type).messages, unknown.messages, type);
+    assert.equal(decode(type).native?.fields.messages !== undefined, unknown.native?.fields.messages !== undefined, `${type}: kept as sent, as an unknown block is`);
+  }
+});

@@ -266,3 +266,11 @@ test('tap: only the last recorded chunk carries usage; inject adds only the spec
   assert.deepEqual([cost, r, input_tokens, output_tokens], [{ total_micro_usd: 8, currency: 'USD' }, routing, 31, 1710]);
   assert.deepEqual({ ...out, usageMetadata: rest }, data);
 });
+
+test('encodeRequest: an image URL whose extension names an Object.prototype member is an unknown extension (image/png)', () => {
+  const urls = ['https://x/a.constructor', 'https://x/b.toString', 'https://x/c.valueOf', 'gs://b/d.hasOwnProperty', 'https://x/e.isPrototypeOf'];
+  const body = vertexCodec.encodeRequest({
+    model: 'm', stream: false, messages: [{ role: 'user', content: urls.map((url) => ({ type: 'image' as const, url })) }],
+  });
+  assert.deepEqual(body.contents[0].parts.map((p: any) => p.fileData.mimeType), urls.map(() => 'image/png'));
+});

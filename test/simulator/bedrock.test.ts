@@ -20,12 +20,12 @@ before(async () => {
 after(async () => { await sim.close(); await verifying.close(); });
 
 /** Sign like the AWS SDK does (SigV4, service bedrock) and send. */
-async function invoke(target: Simulator, verb: 'invoke' | 'invoke-with-response-stream', body: object, secret = SECRET) {
+async function invoke(target: Simulator, verb: 'invoke' | 'invoke-with-response-stream', body: object, secret = SECRET, akid = AKID) {
   const url = new URL(`${target.url}/model/${encodeURIComponent(MODEL)}/${verb}`);
   const payload = JSON.stringify(body);
   const signer = new SignatureV4({
     service: 'bedrock', region: 'us-east-1', sha256: Sha256,
-    credentials: { accessKeyId: AKID, secretAccessKey: secret },
+    credentials: { accessKeyId: akid, secretAccessKey: secret },
   });
   const signed = await signer.sign({
     method: 'POST', protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: url.pathname, query: {},
@@ -86,6 +86,12 @@ test('403 UnrecognizedClientException without a signature; SigV4 verified when s
   const wrong = await invoke(verifying, 'invoke', base('x'), 'not-the-secret');
   assert.equal(wrong.status, 403);
   assert.equal(wrong.headers.get('x-amzn-errortype'), 'UnrecognizedClientException');
+  // An access key id named like an Object.prototype member is an unknown key, not a lookup hit.
+  for (const akid of ['constructor', 'toString']) {
+    const odd = await invoke(verifying, 'invoke', base('x'), String(Object), akid);
+    assert.equal(odd.status, 403, akid);
+    assert.match((await odd.json() as { message: string }).message, /security token included in the request is invalid/, akid);
+  }
 });
 
 test('body validation: anthropic_version required, model/stream refused → 400 ValidationException', async () => {

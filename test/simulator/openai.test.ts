@@ -198,6 +198,12 @@ describe('chat completions', () => {
     assert.equal(res.usage!.completion_tokens_details!.reasoning_tokens, 32);
     assert.equal(res.usage!.completion_tokens, 32 + 16);
     assert.equal(res.choices[0]!.message.content!.split(' ').length, 16);
+    // An effort named like an Object.prototype member is unknown: the default reasoning, with text.
+    const odd = await client.chat.completions.create({
+      model: 'gpt-sim', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'constructor' as any,
+    });
+    assert.equal(odd.usage!.completion_tokens_details!.reasoning_tokens, 16);
+    assert.equal(odd.choices[0]!.message.content!.split(' ').length, 16);
   });
 
   test('forced tool via directive and via tool_choice; finish_reason tool_calls; length on truncation', async () => {

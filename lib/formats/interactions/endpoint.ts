@@ -4,6 +4,7 @@
 import { GatewayError } from '../../errors.ts';
 import type { RouteName } from '../../routes.ts';
 import type { CallerRequest, Endpoint } from '../types.ts';
+import { lookupTable } from '../lookup-table.ts';
 import schema from '../../../schemas/interactions.json' with { type: 'json' };
 
 /** generation_config keys the Interactions format maps for every model. */
@@ -22,7 +23,11 @@ export const CARRIED_EXTRAS: Partial<Record<RouteName, 'all' | {
 }>> = {
   vendor_b: 'all',
   cloud_a: {
-    tools: { google_search: { search_types: ['web_search', 'image_search'] }, code_execution: {}, url_context: {} },
+    // Looked up with the caller's tool type and keys: tables without a prototype, so "constructor",
+    // "toString" or "__proto__" is an unknown type or key (400 naming it), not a hit.
+    tools: lookupTable({
+      google_search: lookupTable({ search_types: ['web_search', 'image_search'] }), code_execution: lookupTable({}), url_context: lookupTable({}),
+    }),
     generation: new Set(['seed']),
   },
 };
@@ -88,7 +93,8 @@ function refuseUncarriedExtras(request: CallerRequest): void {
         + `field; leave ${route} out of provider or drop the key.`);
     }
     for (const [i, tool] of hosted) {
-      const param = uncarriedToolParam(tool, carried?.tools[tool.type], `tools[${i}]`);
+      const keys = typeof tool.type === 'string' ? carried?.tools[tool.type] : undefined; // ["google_search"] is no name
+      const param = uncarriedToolParam(tool, keys, `tools[${i}]`);
       if (param) {
         throw unsupported(param, `The ${JSON.stringify(tool.type)} tool${param.includes('.') ? ' as asked' : ''} cannot be served on `
           + `${route}; leave ${route} out of provider or drop the tool.`);

@@ -4,6 +4,7 @@
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
 import { ANTHROPIC_SIGNATURE_TAG, untag } from '../reasoning-tags.ts';
+import { lookupTable } from '../lookup-table.ts';
 
 const CONSUMED = new Set([
   'model', 'input', 'system_instruction', 'tools', 'response_format', 'generation_config', 'stream',
@@ -13,8 +14,9 @@ const GENERATION_KEYS = new Set(['max_output_tokens', 'thinking_level', 'tempera
 const EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
 
 /** Per item type, the keys the decoder reads; any other key makes the original `input` travel
- *  in native.fields. */
-const ITEM_KEYS: Record<string, string[]> = {
+ *  in native.fields. Looked up with the caller's type: no prototype, so "constructor" or
+ *  "toString" is an unknown type like any other. */
+const ITEM_KEYS: Readonly<Record<string, string[]>> = lookupTable({
   text: ['type', 'text'],
   image: ['type', 'data', 'uri', 'mime_type'],
   audio: ['type', 'data', 'uri', 'mime_type'],
@@ -25,7 +27,7 @@ const ITEM_KEYS: Record<string, string[]> = {
   thought: ['type', 'signature', 'summary'],
   function_call: ['type', 'id', 'name', 'arguments', 'signature'],
   function_result: ['type', 'call_id', 'name', 'result', 'is_error'],
-};
+});
 
 const invalid = (param: string, message: string) => new GatewayError('invalid_request', message, { param });
 

@@ -14,6 +14,7 @@
 // docs/decisions.md ("Anthropic betas"); a value whose feature the IR cannot carry stays out.
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors.ts';
+import { lookupTable } from '../lookup-table.ts';
 
 export interface BetaEntry {
   /** What the beta turns on. */
@@ -24,7 +25,8 @@ export interface BetaEntry {
   elsewhere: 'translated' | 'dropped';
 }
 
-export const MESSAGES_BETAS: Readonly<Record<string, BetaEntry>> = {
+/** Looked up with header values (bedrock.ts too): no prototype, so "constructor" is no beta. */
+export const MESSAGES_BETAS: Readonly<Record<string, BetaEntry>> = lookupTable({
   'claude-code-20250219': { enables: "Claude Code's client identity (no request field)", bedrock: false, elsewhere: 'dropped' },
   'interleaved-thinking-2025-05-14': { enables: 'thinking between tool calls', bedrock: true, elsewhere: 'translated' },
   'effort-2025-11-24': { enables: 'output_config.effort', bedrock: true, elsewhere: 'dropped' },
@@ -32,7 +34,7 @@ export const MESSAGES_BETAS: Readonly<Record<string, BetaEntry>> = {
   'fine-grained-tool-streaming-2025-05-14': { enables: 'tool arguments streamed unbuffered', bedrock: true, elsewhere: 'dropped' },
   'prompt-caching-2024-07-31': { enables: 'cache_control (generally available)', bedrock: false, elsewhere: 'dropped' },
   'token-counting-2024-11-01': { enables: 'POST /v1/messages/count_tokens (generally available)', bedrock: false, elsewhere: 'dropped' },
-};
+});
 
 /** The understood betas a Messages request's headers name (the `anthropic-beta` header). */
 export const requestBetas = (headers: IncomingHttpHeaders): string[] => parseBetas(headers['anthropic-beta']);

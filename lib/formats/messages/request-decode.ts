@@ -4,6 +4,7 @@
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
 import { OPENAI_ENCRYPTED_TAG, untag } from '../reasoning-tags.ts';
+import { lookupTable } from '../lookup-table.ts';
 
 /** Keys the IR carries; every other top-level key goes to native.fields. */
 const CONSUMED = new Set([
@@ -13,8 +14,9 @@ const CONSUMED = new Set([
 ]);
 
 /** Per block type, the keys the decoder reads; any other key (cache_control, citations, context,
- *  …) makes the original `messages` travel in native.fields. */
-const BLOCK_KEYS: Record<string, string[]> = {
+ *  …) makes the original `messages` travel in native.fields. Looked up with the caller's type:
+ *  no prototype, so "constructor" or "toString" is an unknown type like any other. */
+const BLOCK_KEYS: Readonly<Record<string, string[]>> = lookupTable({
   text: ['type', 'text'],
   image: ['type', 'source'],
   document: ['type', 'source', 'title'],
@@ -23,7 +25,7 @@ const BLOCK_KEYS: Record<string, string[]> = {
   tool_result: ['type', 'tool_use_id', 'content', 'is_error'],
   thinking: ['type', 'thinking', 'signature'],
   redacted_thinking: ['type', 'data'],
-};
+});
 
 const invalid = (param: string, message: string) => new GatewayError('invalid_request', message, { param });
 

@@ -6,6 +6,7 @@
 // what an Interactions thought step without summary decodes to) gives it to the part after it.
 import { GatewayError } from '../../errors.ts';
 import type { IRPart } from '../../ir.ts';
+import { lookupTable } from '../lookup-table.ts';
 
 export type VertexPart = Record<string, unknown>;
 
@@ -69,10 +70,11 @@ function mediaPart(p: Extract<IRPart, { type: 'image' | 'file' }>): VertexPart {
 }
 
 /** Image media types by file extension. Vertex needs a fileData's mimeType and an image URL
- *  comes without one (Chat's image_url, a Messages url source). */
-const IMAGE_TYPES: Record<string, string> = {
+ *  comes without one (Chat's image_url, a Messages url source). Looked up with the URL's
+ *  extension: no prototype, so `.constructor` is an unknown extension (image/png). */
+const IMAGE_TYPES = lookupTable({
   jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', gif: 'image/gif', heic: 'image/heic', heif: 'image/heif',
-};
+});
 
 /** The image type a URL's path names by its extension (query and fragment ignored), if it does. */
 function imageTypeOfUrl(url: string | undefined): string | undefined {

@@ -2,6 +2,7 @@
 import type { IRRequest, IRToolChoice } from '../../ir.ts';
 import { encodeParts, type VertexPart } from './parts-encode.ts';
 import { SKIP_SIGNATURE } from '../google-shared.ts';
+import { lookupTable } from '../lookup-table.ts';
 
 export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
   const contents: { role: 'user' | 'model'; parts: VertexPart[] }[] = [];
@@ -57,22 +58,29 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
  *  (cloud_a serves the same Gemini models as vendor B, whose API takes them as sent). The
  *  Interactions endpoint refuses every other before a request for cloud_a gets here
  *  (CARRIED_EXTRAS, interactions/endpoint.ts; test/formats/interactions-fidelity.test.ts keeps the
- *  two lists equal). */
-export const SEARCH_TYPES: Readonly<Record<string, string>> = { web_search: 'webSearch', image_search: 'imageSearch' };
-export const INTERACTIONS_TOOLS: Readonly<Record<string, (tool: Record<string, any>) => Record<string, unknown>>> = {
+ *  two lists equal). Looked up with the caller's tool type and values: no prototype, so a type
+ *  "constructor" or "toString" is no tool here (the endpoint refuses it as an unknown type). */
+export const SEARCH_TYPES = lookupTable({ web_search: 'webSearch', image_search: 'imageSearch' });
+export const INTERACTIONS_TOOLS = lookupTable<(tool: Record<string, any>) => Record<string, unknown>>({
   google_search: (tool) => ({
     googleSearch: Array.isArray(tool.search_types)
-      ? { searchTypes: Object.fromEntries(tool.search_types.map((type: string) => [SEARCH_TYPES[type], {}])) }
+      ? { searchTypes: Object.fromEntries(tool.search_types.flatMap((type: unknown) => {
+        const field = typeof type === 'string' ? SEARCH_TYPES[type] : undefined;
+        return field ? [[field, {}]] : [];
+      })) }
       : {},
   }),
   code_execution: () => ({ codeExecution: {} }),
   url_context: () => ({ urlContext: {} }),
-};
-export const INTERACTIONS_GENERATION: Readonly<Record<string, string>> = { seed: 'seed' };
+});
+export const INTERACTIONS_GENERATION = lookupTable({ seed: 'seed' });
 
 function addInteractionsExtras(body: Record<string, any>, fields: Record<string, unknown>): void {
   const hosted = Array.isArray(fields.tools)
-    ? fields.tools.flatMap((tool: any) => (INTERACTIONS_TOOLS[tool?.type] ? [INTERACTIONS_TOOLS[tool.type]!(tool)] : []))
+    ? fields.tools.flatMap((tool: any) => {
+      const encode = typeof tool?.type === 'string' ? INTERACTIONS_TOOLS[tool.type] : undefined;
+      return encode ? [encode(tool)] : [];
+    })
     : [];
   if (hosted.length) body.tools = [...(body.tools ?? []), ...hosted];
   const gc = fields.generation_config as Record<string, unknown> | undefined;
