@@ -28,6 +28,8 @@ import { Usage } from './usage/service.ts';
 import { openSqliteUsageStore } from './usage/sqlite.ts';
 import { openPostgresUsageStore } from './usage/postgres.ts';
 import { createHttpServer } from './http/server.ts';
+import { stopBodyRead } from './http/body.ts';
+import { GatewayError } from './errors.ts';
 import { clientIpResolver } from './http/client-ip.ts';
 import type { Simulator } from './simulator/server.ts';
 import { InFlightSet, OpenRequests, type Services } from './services.ts';
@@ -110,6 +112,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     inflight: new InFlightSet(),
     open: new OpenRequests(),
     shuttingDown: false,
+    drainOver: false,
   };
   // Live holds are renewed by their own process, recording what each has delivered so far; each
   // renewal also refreshes the process's heartbeat (ledger/liveness.ts). Holds of dead processes
@@ -175,10 +178,16 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
         if ((message as { server?: unknown }).server === server) setImmediate(() => server.closeIdleConnections());
       };
       subscribe(RESPONSE_FINISH, closeWhenIdle);
-      // Drain: streams in flight get drainMs to finish, then are aborted; each settles its hold.
+      // Drain: requests get drainMs to finish, then what is left ends: streams in flight are
+      // aborted (each settles its hold); a body still arriving is no longer waited for, and a
+      // request not yet racing is refused before anything goes upstream (lib/http/pipeline.ts
+      // check, race), each answered 503 shutting_down. Only a step already awaiting the store
+      // (key, plan, admission) is waited for, so that its hold is settled before the ledger closes.
       const timer = new Promise((resolve) => setTimeout(resolve, opts.drainMs ?? config.timeouts.shutdown_drain_ms).unref());
       await Promise.race([services.open.whenNone(), timer]);
+      services.drainOver = true;
       for (const entry of services.inflight) entry.abort();
+      for (const request of services.open) stopBodyRead(request.req, new GatewayError('shutting_down'));
       await services.open.whenNone();
       server.closeAllConnections();
       unsubscribe(RESPONSE_FINISH, closeWhenIdle);

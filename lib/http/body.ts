@@ -31,6 +31,17 @@ export function awaitContinue(req: IncomingMessage, res: ServerResponse): void {
   (req as ContinueRequest)[AWAITING_CONTINUE] = res;
 }
 
+/** The refusal of a body read under way, while it waits for its chunks (the slow path only): the
+ *  shutdown drain ends such reads (stopBodyRead) when its time runs out. */
+const READING = Symbol('body read under way');
+type ReadingRequest = IncomingMessage & { [READING]?: (err: Error) => void };
+
+/** Ends `req`'s body read, if one is under way, with `err` (nothing otherwise): the drain's end
+ *  does not wait for a body that trickles in (lib/app.ts close). */
+export function stopBodyRead(req: IncomingMessage, err: Error): void {
+  (req as ReadingRequest)[READING]?.(err);
+}
+
 export function readBody(req: IncomingMessage, limits: number | BodyLimits = BODY_CAP): Promise<Buffer> {
   const { cap = BODY_CAP, totalMs = 0, idleMs = 0, onTimeout } = typeof limits === 'number' ? { cap: limits } : limits;
   const declared = Number(req.headers['content-length']);
@@ -65,6 +76,7 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
     // lives as long as its answer streams) would keep this scope, and every chunk in `parts`
     // with it, for minutes.
     const stop = (): void => {
+      (req as ReadingRequest)[READING] = undefined;
       clearTimeout(total);
       clearTimeout(idle);
       req.off('data', onData);
@@ -101,6 +113,7 @@ export function readBody(req: IncomingMessage, limits: number | BodyLimits = BOD
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('aborted', onAborted);
+    (req as ReadingRequest)[READING] = fail;
   });
 }
 

@@ -9,7 +9,7 @@ import type { CostExtras, IRUsage } from '../ir.ts';
 import type { RouteName, Tier } from '../routes.ts';
 import { DAY_MS } from '../ledger/rules.ts';
 import { GatewayError } from '../errors.ts';
-import { InFlight, type Services } from '../services.ts';
+import { InFlight, type OpenRequest, type Services } from '../services.ts';
 import { managedCredential } from '../config.ts';
 import { costOf } from '../catalog/catalog.ts';
 import { guard } from './auth.ts';
@@ -30,7 +30,7 @@ type HoldEstimate = { inputTokens: number; maxOutput: number; micro: number };
 
 /** One inference request, from arrival to its record. Steps fill it in as they decide; finish()
  *  reads whatever they got to. */
-interface RequestContext {
+interface RequestContext extends OpenRequest {
   readonly id: string;
   readonly format: CallerFormat;
   readonly t0: number;
@@ -61,18 +61,21 @@ interface RequestContext {
   clientClosed: boolean;
   usage?: IRUsage;
   costMicroUsd: number;
+  prev: OpenRequest | undefined;      // its neighbours in svc.open while open (the drain walks them)
+  next: OpenRequest | undefined;
 }
 
 export async function handleInference(format: CallerFormat, req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
   const ctx: RequestContext = {
     id: randomUUID(), format, t0: svc.clock.now(), req, res, svc, deadlineAt: 0, flex: 'off', holdsSlot: false,
     streamedUpstream: [], routes: [], status: 200, errorCode: null, clientClosed: false, costMicroUsd: 0,
+    prev: undefined, next: undefined,
   };
   // Heard from arrival: a caller that leaves while its key, body, plan or hold is awaited must not
   // have its request started (and paid for) once those are done.
   ctx.onClose = () => { if (!res.writableFinished) { ctx.clientClosed = true; ctx.run?.stop(); } };
   res.on('close', ctx.onClose);
-  svc.open.begin();
+  svc.open.begin(ctx);
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
     ctx.key = await guard(req, svc);
@@ -85,13 +88,15 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   } catch (err) {
     refuse(ctx, err);
   } finally {
-    try { await finish(ctx); } finally { svc.open.end(); }
+    try { await finish(ctx); } finally { svc.open.end(ctx); }
   }
 }
 
 /** Read, parse and validate the body. */
 async function check(ctx: RequestContext): Promise<void> {
   const { req, svc, format } = ctx;
+  // Past the drain's time nothing waits for a body (one being read then is ended: lib/app.ts).
+  if (svc.drainOver) throw new GatewayError('shutting_down');
   const bytes = ctx.bytes = await readBody(req, requestBodyLimits(svc));
   const raw = parseJsonObject(bytes);
   ctx.checked = checkRequest(format, raw, svc.catalog, ctx.key!.defaultStartWithin, req.headers);
@@ -185,6 +190,9 @@ function uncappedOutput(ctx: RequestContext, cap: number): number {
 async function race(ctx: RequestContext): Promise<void> {
   const { svc } = ctx;
   if (ctx.clientClosed) throw new GatewayError('client_closed_request');
+  // The drain ran out while this request read its body or awaited its key, plan or admission:
+  // nothing is sent upstream (its hold, if any, is released by finish()).
+  if (svc.drainOver) throw new GatewayError('shutting_down');
   const plan = ctx.plan!;
   const checked = plan.checked;
   const run = ctx.run = startRequest({

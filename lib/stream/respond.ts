@@ -94,6 +94,12 @@ function drain(committed: Committed, res: ServerResponse, onChunk: (chunk: Buffe
     // A caller that reads nothing for callerIdleMs is cut off like one that went away: its socket
     // is destroyed, which stops the request (upstream aborted, hold settled for what was delivered).
     const cutOff = (): void => { idle?.onCallerIdle?.(); res.destroy(); };
+    // The clock runs only while the answer owns its socket. One queued behind an earlier answer on
+    // the same connection (HTTP pipelining) has none: node buffers its output, and no 'drain' can
+    // come until the earlier answer ends, however fast its caller reads. Its wait starts when node
+    // hands it the socket ('socket', emitted just before node flushes what it buffered, which
+    // then emits 'drain' if it all went out). Made only then: a served stream pays nothing.
+    let queued: (() => void) | undefined;
     const step = (chunk: Buffer): boolean => {
       if (failed) return true;
       try { onChunk(chunk); } catch (err) { fail(err as Error); return true; }
@@ -101,12 +107,17 @@ function drain(committed: Committed, res: ServerResponse, onChunk: (chunk: Buffe
       if (!waiting) {
         waiting = true;
         res.once('drain', onDrain);
-        if (idle?.callerIdleMs) timer = setTimeout(cutOff, idle.callerIdleMs);
+        const idleMs = idle?.callerIdleMs;
+        if (idleMs && res.socket) timer = setTimeout(cutOff, idleMs);
+        else if (idleMs && !queued) {
+          res.once('socket', queued = () => { queued = undefined; if (waiting) timer = setTimeout(cutOff, idleMs); });
+        }
       }
       return false;
     };
     const done = (): void => {
       res.off('drain', onDrain);
+      if (queued) res.off('socket', queued);
       if (timer) clearTimeout(timer);
     };
     if (committed.head.length) step(committed.head);

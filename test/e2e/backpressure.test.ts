@@ -6,9 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
-import { startTestGateway } from '../helpers/gateway.ts';
+import { startTestGateway, sim, waitFor } from '../helpers/gateway.ts';
 import { DEFAULT_TIMEOUTS } from '../../lib/config.ts';
 
 const TOTAL = 64 * 2 ** 20;   // far more than every socket buffer between provider and caller
@@ -104,5 +104,36 @@ test('a caller that reads nothing for timeouts.caller_idle_ms is cut off: the up
   } finally {
     await t.close();
     provider.close();
+  }
+});
+
+test('pipelined streams on one connection, the caller reading everything: the answer queued behind a longer one is not cut as caller idle', async () => {
+  // node gives a pipelined request's answer the socket only when the answer before it ends; until
+  // then it buffers its output, and no 'drain' can come however fast the caller reads.
+  const t = await startTestGateway({ config: { timeouts: { ...DEFAULT_TIMEOUTS, caller_idle_ms: 1_000 } } });
+  const { key } = await t.newOrg({ ownKeys: ['vendor_a'] });
+  const socket = connect(t.gw.port, '127.0.0.1');
+  socket.on('error', () => {});
+  try {
+    const request = (input: string): string => {
+      const body = JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', stream: true, input });
+      return `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    };
+    await once(socket, 'connect');
+    let text = '';
+    socket.on('data', (d: Buffer) => { text += d.toString('latin1'); });   // reads everything
+    // The first ≈ 3 s (30 tokens at 10 a second); the second, far more than node buffers for it.
+    socket.write(request(`first ${sim({ output_tokens: 30, tokens_per_s: 10 })}`) + request(`second ${sim({ output_tokens: 5_000 })}`));
+    const completed = (): number => (text.match(/event: response\.completed\n/g) ?? []).length;
+    await waitFor(() => completed() === 2 || socket.destroyed, 'both answers to end', 15_000);
+    assert.equal((text.match(/HTTP\/1\.1 200 /g) ?? []).length, 2, 'both answers started');
+    assert.equal(completed(), 2, 'both answers end with their terminal event');
+    const summaries = t.logLines.map((l) => JSON.parse(l)).filter((l) => l.req && l.endpoint && 'status' in l);
+    assert.deepEqual(summaries.map((s) => `${s.status} ${s.code ?? ''}`), ['200 ', '200 '], 'both served (the second not 499 client_closed_request)');
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    assert.doesNotMatch(metrics, /gateway_timeouts_total\{edge="caller_idle"\} [1-9]/);
+  } finally {
+    socket.destroy();
+    await t.close();
   }
 });

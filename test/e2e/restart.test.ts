@@ -4,7 +4,7 @@
 // process that died is released by the next gateway's lease sweep, while live holds are renewed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -246,4 +246,152 @@ test('while draining, no connection is kept: an answer under way closes its conn
     assert.equal(b.closedAt, 0, 'B still streams');
     await closing;
   } finally { await g.close(); }
+});
+
+/** A raw connection that keeps what it receives and when it closed. */
+async function rawClient(port: number): Promise<{ socket: Socket; text: string; closedAt: number }> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+  const c = { socket, text: '', closedAt: 0 };
+  socket.on('data', (d: Buffer) => { c.text += d.toString('latin1'); });
+  socket.on('close', () => { c.closedAt = Date.now(); });
+  return c;
+}
+
+const requestHead = (key: string, body: string): string =>
+  `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+
+/** The request summary lines a gateway wrote. */
+const summaries = (g: TestGateway): any[] => g.logLines.map((l) => JSON.parse(l)).filter((l) => l.req && 'status' in l && l.endpoint);
+
+function assertShuttingDown(text: string): void {
+  assert.match(text, /^HTTP\/1\.1 503 /);
+  assert.match(text, /\r\nretry-after: 1\r\n/i);
+  assert.match(text, /\r\nconnection: close\r\n/i);
+  assert.match(text, /"code":"shutting_down"/);
+}
+
+test('close while a body trickles in (1 byte a second): the drain does not wait for it; past drainMs it is answered 503 shutting_down and close() resolves', async () => {
+  const drainMs = 500;
+  const g = await startTestGateway({ drainMs });
+  const org = await newOrg(g, 5_000_000);
+  const c = await rawClient(g.gw.port);
+  const body = JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', input: 'x'.repeat(200) });
+  c.socket.write(requestHead(org.key, body));
+  let sent = 0;
+  const trickle = setInterval(() => { if (!c.socket.destroyed) c.socket.write(body[sent++]!); }, 1_000);
+  try {
+    await waitFor(() => g.gw.services.open.size === 1, 'the request to be open');
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = Date.now();
+    await g.gw.close();
+    const took = Date.now() - t0;
+    assert.ok(took < drainMs + 1_000, `close() took ${took} ms with drainMs ${drainMs}`);
+    await waitFor(() => c.closedAt > 0, 'the connection to be closed', 1_000);
+    assertShuttingDown(c.text);
+    assert.ok(sent < body.length, 'the body was still arriving');
+    const [summary, ...more] = summaries(g);
+    assert.equal(more.length, 0, 'one summary line');
+    assert.equal(summary.status, 503);
+    assert.equal(summary.code, 'shutting_down');
+    assert.equal(g.gw.simulator!.stats.requests, 0, 'nothing sent upstream');
+  } finally {
+    clearInterval(trickle);
+    c.socket.destroy();
+    await g.close();
+  }
+});
+
+test('close while a body is half sent, the rest arriving after the drain ran out: no upstream request, 503 shutting_down, close() resolves within the drain', async () => {
+  const drainMs = 300;
+  const g = await startTestGateway({ drainMs });
+  const org = await newOrg(g, 5_000_000);
+  const c = await rawClient(g.gw.port);
+  const body = JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', stream: true, input: `late ${sim({ output_tokens: 300, tokens_per_s: 20 })}` });
+  try {
+    c.socket.write(requestHead(org.key, body) + body.slice(0, 20));
+    await waitFor(() => g.gw.services.open.size === 1, 'the request to be open');
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    let closedAfter = 0;
+    const closing = g.gw.close().then(() => { closedAfter = Date.now() - t0; });
+    await new Promise((r) => setTimeout(r, drainMs + 300));
+    if (!c.socket.destroyed) c.socket.write(body.slice(20));   // the rest, after the drain ran out
+    await closing;
+    assert.ok(closedAfter < drainMs + 1_000, `close() took ${closedAfter} ms with drainMs ${drainMs}`);
+    await waitFor(() => c.closedAt > 0, 'the connection to be closed', 1_000);
+    assertShuttingDown(c.text);
+    assert.equal(g.gw.simulator!.stats.requests, 0, 'nothing sent upstream');
+    assert.deepEqual(summaries(g).map((s) => `${s.status} ${s.code}`), ['503 shutting_down']);
+  } finally {
+    c.socket.destroy();
+    await g.close();
+  }
+});
+
+test('close while a request awaits an admission that outlasts the drain: refused 503 shutting_down before anything goes upstream, its hold released', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-restart-'));
+  try {
+    const drainMs = 300;
+    const a = await startOn(dataDir, { drainMs });
+    const org = await newOrg(a, 5_000_000);
+    // The ledger answers this admission 800 ms late, past the drain's end.
+    const ledger = a.gw.services.ledger as { admit: (...args: unknown[]) => Promise<unknown> };
+    const admit = ledger.admit;
+    let admitting!: () => void;
+    const admitted = new Promise<void>((resolve) => { admitting = resolve; });
+    ledger.admit = async (...args) => { admitting(); await new Promise((r) => setTimeout(r, 800)); return admit.apply(ledger, args); };
+    const pending = post(a, org.key, { input: `late ${sim({ output_tokens: 5 })}` });
+    await admitted;
+    const t0 = Date.now();
+    await a.close();
+    assert.ok(Date.now() - t0 < 800 + 1_000, 'close() waited only for the admission under way');
+    const res = await pending;
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '1');
+    assert.equal(((await res.json()) as any).error.code, 'shutting_down');
+    assert.equal(a.gw.simulator!.stats.requests, 0, 'nothing sent upstream');
+    assert.deepEqual(summaries(a).map((s) => `${s.status} ${s.code}`), ['503 shutting_down']);
+
+    const b = await startOn(dataDir);
+    try {
+      assert.ok(!b.logLines.some((l) => l.includes('hold of a previous process released at start')), 'no hold left behind');
+      const { snapshot } = await ledgerOf(b, org.orgId);
+      assert.equal(snapshot.inFlight, 0);
+      assert.equal(snapshot.reservedMicroUsd, 0);
+      assert.equal(snapshot.cashMicroUsd, 5_000_000, 'a refused request costs nothing');
+    } finally { await b.close(); }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('close while a request awaits its key past the drain, its body still to come: refused 503 shutting_down without waiting for the body', async () => {
+  const drainMs = 300;
+  const g = await startTestGateway({ drainMs });
+  const org = await newOrg(g, 5_000_000);
+  // The key is looked up 800 ms late (a slow store), past the drain's end; no body byte is sent.
+  const orgs = g.gw.services.orgs as unknown as { findKey: (...args: unknown[]) => Promise<unknown> };
+  const findKey = orgs.findKey;
+  let looking!: () => void;
+  const lookedUp = new Promise<void>((resolve) => { looking = resolve; });
+  orgs.findKey = async (...args) => { looking(); await new Promise((r) => setTimeout(r, 800)); return findKey.apply(orgs, args); };
+  const c = await rawClient(g.gw.port);
+  const body = JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', input: `x ${sim({ output_tokens: 5 })}` });
+  try {
+    c.socket.write(requestHead(org.key, body));
+    await lookedUp;
+    const t0 = Date.now();
+    await g.gw.close();
+    const took = Date.now() - t0;
+    assert.ok(took < 800 + 1_000, `close() took ${took} ms with drainMs ${drainMs}`);
+    await waitFor(() => c.closedAt > 0, 'the connection to be closed', 1_000);
+    assertShuttingDown(c.text);
+    assert.equal(g.gw.simulator!.stats.requests, 0, 'nothing sent upstream');
+    assert.deepEqual(summaries(g).map((s) => `${s.status} ${s.code}`), ['503 shutting_down']);
+  } finally {
+    c.socket.destroy();
+    await g.close();
+  }
 });
