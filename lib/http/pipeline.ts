@@ -4,6 +4,7 @@
 // race (the request machine) → respond → finish. Each step records what it decided on the
 // context; finish() reads it on every path, refused or served, and releases what was held.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { CostExtras, IRUsage } from '../ir.ts';
 import type { RouteName, Tier } from '../routes.ts';
@@ -54,6 +55,7 @@ interface RequestContext extends OpenRequest {
   inflight?: InFlight;
   drained?: boolean;                  // shutdown's drain ran out and stopped it (stopDrained)
   onClose?: () => void;               // the caller's socket closed
+  queuedOn?: Socket;                  // a pipelined request's connection, while its answer waits for it
   outcome?: Outcome;                  // race
   result?: StreamResult;              // respond
   status: number;
@@ -75,6 +77,10 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   // have its request started (and paid for) once those are done.
   ctx.onClose = () => { if (!res.writableFinished) { ctx.clientClosed = true; ctx.run?.stop(); } };
   res.on('close', ctx.onClose);
+  // Pipelined behind another answer on its connection, the response has no socket yet and node
+  // tells it nothing when the caller goes: its request would run (a hold and an upstream stream
+  // paused behind the first answer) until some timeout. The connection itself is listened to.
+  if (!res.socket) (ctx.queuedOn = req.socket).once('close', ctx.onClose);
   svc.open.begin(ctx);
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
@@ -351,7 +357,7 @@ function refuse(ctx: RequestContext, err: unknown): void {
  *  line written. */
 async function finish(ctx: RequestContext): Promise<void> {
   const { svc, res, outcome, result, key } = ctx;
-  if (ctx.onClose) res.off('close', ctx.onClose);
+  if (ctx.onClose) { res.off('close', ctx.onClose); ctx.queuedOn?.off('close', ctx.onClose); }
   stopHoldingOpen(ctx);
   // Anything but a stream that ran to its end stops the machine, which aborts what is still open.
   if (ctx.run && !(result?.complete && !ctx.clientClosed)) ctx.run.stop();

@@ -137,3 +137,27 @@ test('pipelined streams on one connection, the caller reading everything: the an
     await t.close();
   }
 });
+
+test('a caller that leaves while its pipelined answer is queued behind another stops that request too', async () => {
+  const t = await startTestGateway();
+  const { key } = await t.newOrg({ ownKeys: ['vendor_a'] });
+  const socket = connect(t.gw.port, '127.0.0.1');
+  socket.on('error', () => {});
+  try {
+    const request = (input: string): string => {
+      const body = JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', stream: true, input });
+      return `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    };
+    await once(socket, 'connect');
+    socket.on('data', () => {});
+    socket.write(request(`first ${sim({ output_tokens: 100, tokens_per_s: 10 })}`) + request(`second ${sim({ output_tokens: 5_000 })}`));
+    await waitFor(() => t.gw.services.inflight.size === 2, 'both requests racing or streaming');
+    socket.destroy();
+    await waitFor(() => t.gw.services.open.size === 0, 'both requests ended once the caller left', 3_000);
+    const summaries = t.logLines.map((l) => JSON.parse(l)).filter((l) => l.req && l.endpoint && 'status' in l);
+    assert.deepEqual(summaries.map((s) => s.status), [499, 499]);
+  } finally {
+    socket.destroy();
+    await t.close();
+  }
+});
