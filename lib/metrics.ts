@@ -45,7 +45,7 @@ export function createMetrics() {
     timeouts: new Counter({
       name: 'gateway_timeouts_total',
       help: 'Timeouts by edge: request_headers, request_body, request_body_idle, upstream_connect, upstream_first_byte, '
-        + 'upstream_idle, caller_idle',
+        + 'upstream_idle, upstream_nonstream, caller_idle',
       labelNames: ['edge'], registers: [registry],
     }),
     capacityRefusals: new Counter({

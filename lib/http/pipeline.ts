@@ -506,10 +506,13 @@ function launchAttempt(ctx: RequestContext, route: RouteName, tier: Tier): Attem
  *  waits up to capacity.wait_ms; a non-streamed call waits for its whole answer (README "Timeouts"). */
 function upstreamTerms(svc: Services, org: string, tier: Tier, streamed: boolean, untilDeadlineMs: number): UpstreamTerms {
   const t = svc.config.timeouts;
-  const firstByteMs = !streamed ? t.upstream_nonstream_ms
-    : tier === 'flex' && t.upstream_first_byte_ms ? Math.max(0, untilDeadlineMs) + t.upstream_first_byte_ms
+  const waitMs = tier === 'flex' ? 0 : svc.config.capacity.wait_ms;
+  // The non-streamed fast path is bounded whole, headers and body (a provider may send its headers
+  // at once and the body slowly): one timer from dispatch to its end.
+  if (!streamed) return { org, waitMs, firstByteMs: 0, totalMs: t.upstream_nonstream_ms };
+  const firstByteMs = tier === 'flex' && t.upstream_first_byte_ms ? Math.max(0, untilDeadlineMs) + t.upstream_first_byte_ms
     : t.upstream_first_byte_ms;
-  return { org, waitMs: tier === 'flex' ? 0 : svc.config.capacity.wait_ms, firstByteMs };
+  return { org, waitMs, firstByteMs };
 }
 
 /** One atomic ledger step; an unreadable ledger refuses managed traffic (limits_unavailable). */

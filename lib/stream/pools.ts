@@ -15,12 +15,17 @@ import type { Metrics } from '../metrics.ts';
 
 /** What one attempt may use: whose request it is, how long it may wait for a slot, and how long
  *  the upstream may take to answer (a flex attempt's first byte may take its whole deadline). */
-export interface UpstreamTerms { org: string; waitMs: number; firstByteMs: number }
+/** `totalMs`: the whole answer's bound (the non-streamed fast path), from dispatch to its end. */
+export interface UpstreamTerms { org: string; waitMs: number; firstByteMs: number; totalMs?: number }
+
+/** The code of the error a non-streamed answer ends with when it does not complete in totalMs. */
+const NONSTREAM_TIMEOUT = 'GATEWAY_UPSTREAM_NONSTREAM_TIMEOUT';
 
 const TIMEOUT_EDGE: Record<string, string> = {
   UND_ERR_CONNECT_TIMEOUT: 'upstream_connect',
   UND_ERR_HEADERS_TIMEOUT: 'upstream_first_byte',
   UND_ERR_BODY_TIMEOUT: 'upstream_idle',
+  [NONSTREAM_TIMEOUT]: 'upstream_nonstream',
 };
 
 /** The settings the pools read (lib/config.ts GatewayConfig is one). */
@@ -83,7 +88,7 @@ export class Pools {
           method: 'POST', path: req.path,
           ...(req.body.length > BODY_HELD_MAX ? sentOnce(req) : { headers: uncompressed(req.headers), body: req.body }),
           headersTimeout: t.firstByteMs, bodyTimeout: this.timeouts.upstream_idle_ms,
-        }, new GatedHandler(handler, release, this));
+        }, new GatedHandler(handler, release, this, t.totalMs));
       } catch (err) {
         release();
         refuse(err as Error);
@@ -185,8 +190,16 @@ export function contentCoding(raw: readonly (Buffer | string)[]): string | undef
  *  names the coding. */
 class GatedHandler implements UpstreamHandler {
   private abort: ((err?: Error) => void) | undefined;
+  /** The whole answer's bound, when it has one: undici's own timeouts bound the headers and each
+   *  pause between chunks, not a body that trickles in a byte at a time forever. */
+  private total: NodeJS.Timeout | undefined;
 
-  constructor(private readonly handler: UpstreamHandler, private readonly release: () => void, private readonly pools: Pools) {}
+  constructor(
+    private readonly handler: UpstreamHandler, private readonly release: () => void, private readonly pools: Pools,
+    totalMs?: number,
+  ) {
+    if (totalMs) this.total = setTimeout(() => this.abort?.(nonstreamTimeout(totalMs)), totalMs);
+  }
 
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
@@ -205,13 +218,19 @@ class GatedHandler implements UpstreamHandler {
   onData(chunk: Buffer): boolean { return this.handler.onData(chunk); }
 
   onComplete(trailers: string[] | null): void {
+    clearTimeout(this.total);
     this.release();
     this.handler.onComplete(trailers);
   }
 
   onError(err: Error): void {
+    clearTimeout(this.total);
     this.release();
     this.pools.noteTimeout(err);
     this.handler.onError(err);
   }
+}
+
+function nonstreamTimeout(ms: number): Error {
+  return Object.assign(new Error(`the provider's answer did not complete within ${ms} ms`), { code: NONSTREAM_TIMEOUT });
 }

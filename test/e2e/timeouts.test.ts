@@ -3,7 +3,8 @@
 // go of what the request held (the managed hold), and is counted in gateway_timeouts_total.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { startTestGateway, sim, waitFor, type TestGateway } from '../helpers/gateway.ts';
 
@@ -134,4 +135,52 @@ test('an upstream that stalls between chunks: the stream ends with the format\'s
   await waitFor(() => t.gw.services.inflight.size === 0, 'the request to end');
   const ledger = await t.admin('GET', `/admin/v1/orgs/${org.orgId}/ledger`);
   assert.equal(ledger.json.snapshot.reservedMicroUsd, 0, 'hold settled');
+});
+
+test('a non-streamed answer whose headers come at once and body never ends: cut whole at upstream_nonstream_ms, 502, counted, slot and hold released', async () => {
+  // A provider (or a proxy in front of it) that sends its 200 and then a byte every 100 ms forever.
+  const trickles = new Set<NodeJS.Timeout>();
+  const upstream = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"id":"resp_slow",');
+      const drip = setInterval(() => { if (res.destroyed) clearInterval(drip); else res.write(' '); }, 100);
+      trickles.add(drip);
+    });
+  });
+  upstream.listen(0, '127.0.0.1');
+  await once(upstream, 'listening');
+  const g = await startTestGateway({
+    config: {
+      routes: { vendor_a: { base_url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` } },
+      managed: { vendor_a: { key: 'service-key' } }, useSimulator: false,
+      timeouts: { ...t.gw.services.config.timeouts, upstream_nonstream_ms: 600, upstream_idle_ms: 400 },
+    },
+  });
+  try {
+    const org = await g.newOrg({ balance: 5_000_000 });
+    const metricOf = async (edge: string): Promise<number> => {
+      const m = new RegExp(`gateway_timeouts_total\\{edge="${edge}"\\} (\\d+)`).exec(await (await fetch(`${g.url}/metrics`)).text());
+      return m ? Number(m[1]) : 0;
+    };
+    const before = await metricOf('upstream_nonstream');
+    const res = await fetch(`${g.url}/v1/responses`, {
+      method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-5.4-mini', input: 'hi', start_within: 'now' }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    const body = await res.json() as any;
+    assert.equal(res.status, 502);
+    assert.equal(body.error.code, 'provider_error');
+    assert.equal(await metricOf('upstream_nonstream'), before + 1);
+    await waitFor(() => g.gw.services.inflight.size === 0, 'the request to end');
+    const ledger = await g.admin('GET', `/admin/v1/orgs/${org.orgId}/ledger`);
+    assert.equal(ledger.json.snapshot.reservedMicroUsd, 0, 'hold settled');
+  } finally {
+    for (const drip of trickles) clearInterval(drip);
+    upstream.closeAllConnections();
+    upstream.close();
+    await g.close();
+  }
 });
