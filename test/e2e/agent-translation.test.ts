@@ -10,7 +10,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
 import { recordUpstreamBodies, type UpstreamBodies } from '../helpers/upstream-bodies.ts';
 import type { RouteName } from '../../lib/routes.ts';
-import { ANTHROPIC_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../../lib/formats/reasoning-tags.ts';
+import { ANTHROPIC_SIGNATURE_TAG, GEMINI_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../../lib/formats/reasoning-tags.ts';
 
 let t: TestGateway;
 let openai: OpenAI;
@@ -197,4 +197,81 @@ test('an in-stream error from Claude reaches Responses and Chat callers as provi
     assert.match(err.message, /api_error/);
     return true;
   });
+});
+
+// Codex on Gemini: Gemini's thought signatures ride encrypted_content, tagged, for a caller that
+// asked for encrypted reasoning, and turn 2 of the tool loop gives Gemini its own back.
+const GEMINI = 'gemini-3.1-pro-preview';
+const SKIP = 'skip_thought_signature_validator';
+/** cloud_a's bodies, recorded from the first test that needs them (after the gateway started). */
+let cloudARecorded: UpstreamBodies | undefined;
+const lastCloudA = (): any => (cloudARecorded ??= recordUpstreamBodies(t, ['cloud_a'])).last('cloud_a');
+const geminiSig = (item: any): string => {
+  assert.ok(item?.encrypted_content?.startsWith(GEMINI_SIGNATURE_TAG), JSON.stringify(item));
+  return item.encrypted_content.slice(GEMINI_SIGNATURE_TAG.length);
+};
+
+for (const route of ['vendor_b', 'cloud_a'] as const) {
+  for (const streamed of [true, false]) {
+    test(`Codex on Gemini over ${route} (${streamed ? 'streamed' : 'not streamed'}): the thought signature rides encrypted_content and turn 2 sends Gemini its own, not the skip value`, async () => {
+      const ask = `List files ${sim({ tool_call: 'shell', tool_args: { cmd: 'ls' }, reasoning_tokens: 20 })}`;
+      const base = {
+        model: GEMINI, reasoning: { effort: 'high', summary: 'detailed' }, store: false, include: ['reasoning.encrypted_content'],
+        tools: [SHELL], provider: [route], ...NOW,
+      } as any;
+      lastCloudA();
+      const ask1 = { ...base, input: [{ role: 'user', content: ask }] };
+      const r1: any = streamed ? await openai.responses.stream(ask1).finalResponse() : await openai.responses.create(ask1);
+      const call = r1.output.find((o: any) => o.type === 'function_call');
+      const ask2 = { ...base, input: [{ role: 'user', content: ask }, ...r1.output, { type: 'function_call_output', call_id: call.call_id, output: 'a.txt' }] };
+      const r2: any = streamed ? await openai.responses.stream(ask2).finalResponse() : await openai.responses.create(ask2);
+      assert.equal(r2.status, 'completed');
+      const sent = route === 'cloud_a' ? lastCloudA() : last('vendor_b');
+      assert.ok(!JSON.stringify(sent).includes(SKIP), JSON.stringify(sent.input ?? sent.contents));
+      if (route === 'vendor_b') {
+        // Interactions: the thought step comes back with its signature, before the call (§5).
+        assert.deepEqual(r1.output.map((o: any) => o.type), ['reasoning', 'function_call']);
+        const steps = sent.input.slice(1, 3);
+        assert.deepEqual(steps.map((s: any) => s.type), ['thought', 'function_call']);
+        assert.equal(steps[0].signature, geminiSig(r1.output[0]));
+        assert.equal(steps[0].summary[0].text, r1.output[0].summary[0].text);
+      } else {
+        // Vertex: the thought keeps its signature, and the call gets back the one Gemini put on it.
+        assert.deepEqual(r1.output.map((o: any) => o.type), ['reasoning', 'reasoning', 'function_call']);
+        const parts = sent.contents[1].parts;
+        assert.equal(sent.contents[1].role, 'model');
+        assert.deepEqual(parts.map((p: any) => (p.functionCall ? 'call' : p.thought ? 'thought' : 'text')), ['thought', 'call']);
+        assert.equal(parts[0].thoughtSignature, geminiSig(r1.output[0]));
+        assert.equal(parts[1].thoughtSignature, geminiSig(r1.output[1]));
+        assert.equal(Buffer.from(parts[1].thoughtSignature, 'base64').toString().startsWith('sim-call-'), true, 'the simulator\'s call signature');
+      }
+    });
+  }
+}
+
+test('Codex on Gemini: a caller that did not ask encrypted reasoning gets no signature (and turn 2 still goes, with the skip value)', async () => {
+  const ask = `List files ${sim({ tool_call: 'shell', tool_args: { cmd: 'ls' }, reasoning_tokens: 20 })}`;
+  const base = { model: GEMINI, reasoning: { effort: 'high' }, tools: [SHELL], provider: ['cloud_a'], ...NOW } as any;
+  lastCloudA();
+  const r1: any = await openai.responses.stream({ ...base, input: ask }).finalResponse();
+  assert.deepEqual(r1.output.map((o: any) => [o.type, o.encrypted_content]), [['reasoning', undefined], ['function_call', undefined]]);
+  const call = r1.output[1];
+  const r2: any = await openai.responses.create({ ...base, input: [{ role: 'user', content: ask }, ...r1.output, { type: 'function_call_output', call_id: call.call_id, output: 'a.txt' }] });
+  assert.equal(r2.status, 'completed');
+  assert.equal(lastCloudA().contents[1].parts.find((p: any) => p.functionCall).thoughtSignature, SKIP);
+});
+
+test('Codex moved from Gemini to Claude mid loop: the gemini-signature encrypted_content never reaches Anthropic', async () => {
+  const ask = `List files ${sim({ tool_call: 'shell', tool_args: { cmd: 'ls' }, reasoning_tokens: 20 })}`;
+  const base = { reasoning: { effort: 'medium' }, store: false, include: ['reasoning.encrypted_content'], tools: [SHELL], ...NOW } as any;
+  const r1: any = await openai.responses.create({ ...base, model: GEMINI, provider: ['cloud_a'], input: ask });
+  const sigs = r1.output.filter((o: any) => o.type === 'reasoning').map(geminiSig);
+  assert.equal(sigs.length, 2);
+  const call = r1.output.find((o: any) => o.type === 'function_call');
+  const input = [{ role: 'user', content: ask }, ...r1.output, { type: 'function_call_output', call_id: call.call_id, output: 'a.txt' }];
+  const r2: any = await openai.responses.create({ ...base, model: CLAUDE, max_output_tokens: 20000, input });
+  assert.equal(r2.status, 'completed');
+  const body = JSON.stringify(last('vendor_c'));
+  for (const s of [GEMINI_SIGNATURE_TAG, ...sigs]) assert.ok(!body.includes(s), body);
+  assert.deepEqual(last('vendor_c').messages[1].content.map((b: any) => b.type), ['tool_use']);
 });

@@ -10,7 +10,7 @@ import { chatCodec } from '../../lib/formats/chat/index.ts';
 import { interactionsCodec } from '../../lib/formats/interactions/index.ts';
 import { vertexCodec } from '../../lib/formats/vertex/index.ts';
 import { ResponseCollector } from '../../lib/formats/collect.ts';
-import { ANTHROPIC_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../../lib/formats/reasoning-tags.ts';
+import { ANTHROPIC_SIGNATURE_TAG, GEMINI_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../../lib/formats/reasoning-tags.ts';
 import { vendorC } from '../../lib/providers/anthropic.ts';
 import type { EncodeContext, FormatCodec, SSEFrame } from '../../lib/formats/types.ts';
 import type { IREvent } from '../../lib/ir.ts';
@@ -301,4 +301,131 @@ test('an Anthropic in-stream error reaches Chat and Responses callers as provide
   const chat = streamThrough(chatCodec, events);
   assert.match(chat, /"code":"provider_error"/);
   assert.ok(!chat.includes('"code":"rate_limit_error"'), chat);
+});
+
+// ---------- 7. Gemini's thought signatures toward Responses callers ----------
+
+const G_THOUGHT = 'CqwBgeminiThought+Sig/=';
+const G_CALL = 'CiQBgeminiCall+Sig/==';
+/** What Codex sends: it asks for encrypted reasoning (store false). */
+const KEEP: EncodeContext = { ...CTX, echo: { include: ['reasoning.encrypted_content'] } };
+const ievent = (event_type: string, data: Record<string, unknown>): SSEFrame => sse(event_type, { ...data, event_type });
+
+/** vendor_b (Interactions): a signed thought step with a summary, then a function call. */
+const INTERACTIONS_STREAM: SSEFrame[] = [
+  ievent('interaction.created', { interaction: { id: 'v1_1', status: 'in_progress', object: 'interaction', model: 'gemini-3.1-pro-preview' } }),
+  ievent('step.start', { index: 0, step: { type: 'thought' } }),
+  ievent('step.delta', { index: 0, delta: { type: 'thought_summary', content: { type: 'text', text: 'List the files.' } } }),
+  ievent('step.delta', { index: 0, delta: { type: 'thought_signature', signature: G_THOUGHT } }),
+  ievent('step.stop', { index: 0 }),
+  ievent('step.start', { index: 1, step: { id: 'call_g', type: 'function_call', name: 'shell', arguments: {} } }),
+  ievent('step.delta', { index: 1, delta: { type: 'arguments_delta', arguments: '{"cmd":"ls"}' } }),
+  ievent('step.stop', { index: 1 }),
+  ievent('interaction.completed', { interaction: { id: 'v1_1', status: 'requires_action', usage: { total_input_tokens: 5, total_output_tokens: 3, total_thought_tokens: 9 } } }),
+];
+/** cloud_a (Vertex): thought text, then a function call carrying Gemini 3's signature itself. */
+const VERTEX_STREAM: SSEFrame[] = [
+  { data: JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: 'List the files.', thought: true }] } }] }) },
+  { data: JSON.stringify({
+    candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'shell', args: { cmd: 'ls' } }, thoughtSignature: G_CALL }] }, finishReason: 'STOP' }],
+    usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3, thoughtsTokenCount: 9, totalTokenCount: 17 },
+  }) },
+];
+
+/** The output items of a streamed Responses answer: each output_item.done, and response.completed's. */
+function streamedOutput(events: IREvent[], ctx: EncodeContext): { done: any[]; completed: any[] } {
+  const enc = responsesCodec.createStreamEncoder(ctx);
+  const out = frames(events.map((ev) => enc.push(ev)).join(''));
+  const added = out.filter((f) => f.event === 'response.output_item.added').map((f) => f.data.output_index);
+  const done = out.filter((f) => f.event === 'response.output_item.done');
+  assert.deepEqual(done.map((f) => f.data.output_index), added, 'items are done in the order they were added');
+  assert.deepEqual(added, added.map((_, i) => i));
+  return { done: done.map((f) => f.data.item), completed: out.find((f) => f.event === 'response.completed')!.data.response.output };
+}
+
+test('Responses stream and body, caller asked encrypted reasoning: Interactions\' thought signature rides its reasoning item, tagged gemini-signature', () => {
+  const { done, completed } = streamedOutput(decodeAll(interactionsCodec, INTERACTIONS_STREAM), KEEP);
+  for (const output of [done, completed]) {
+    assert.deepEqual(output.map((o: any) => o.type), ['reasoning', 'function_call']);
+    assert.equal(output[0].encrypted_content, GEMINI_SIGNATURE_TAG + G_THOUGHT);
+    assert.deepEqual(output[0].summary, [{ type: 'summary_text', text: 'List the files.' }]);
+  }
+  const body = {
+    id: 'v1_1', status: 'requires_action', usage: { total_input_tokens: 5, total_output_tokens: 3 },
+    steps: [
+      { type: 'thought', signature: G_THOUGHT, summary: [{ type: 'text', text: 'List the files.' }] },
+      { type: 'function_call', id: 'call_g', name: 'shell', arguments: { cmd: 'ls' } },
+    ],
+  };
+  const output = responsesCodec.encodeResponse(interactionsCodec.decodeResponse(body), KEEP).output;
+  assert.deepEqual(output.map((o: any) => [o.type, o.encrypted_content]), [['reasoning', GEMINI_SIGNATURE_TAG + G_THOUGHT], ['function_call', undefined]]);
+  const collector = new ResponseCollector();
+  for (const ev of decodeAll(interactionsCodec, INTERACTIONS_STREAM)) collector.push(ev);
+  assert.equal(responsesCodec.encodeResponse(collector.result(), KEEP).output[0].encrypted_content, GEMINI_SIGNATURE_TAG + G_THOUGHT);
+});
+
+test('Responses stream and body, caller asked encrypted reasoning: Vertex\'s signature on a function call rides a reasoning item just before the call', () => {
+  const { done, completed } = streamedOutput(decodeAll(vertexCodec, VERTEX_STREAM), KEEP);
+  for (const output of [done, completed]) {
+    assert.deepEqual(output.map((o: any) => o.type), ['reasoning', 'reasoning', 'function_call']);
+    assert.equal(output[0].encrypted_content, undefined, 'the unsigned thought keeps its summary only');
+    assert.deepEqual(output[1].summary, []);
+    assert.equal(output[1].encrypted_content, GEMINI_SIGNATURE_TAG + G_CALL);
+    assert.equal(output[2].call_id.length > 0, true);
+  }
+  assert.deepEqual(completed.map((o: any) => o.id), done.map((o: any) => o.id));
+  const body = JSON.parse(VERTEX_STREAM[1]!.data);
+  body.candidates[0].content.parts.unshift({ text: 'List the files.', thought: true });
+  const output = responsesCodec.encodeResponse(vertexCodec.decodeResponse(body), KEEP).output;
+  assert.deepEqual(output.map((o: any) => [o.type, o.encrypted_content]), [
+    ['reasoning', undefined], ['reasoning', GEMINI_SIGNATURE_TAG + G_CALL], ['function_call', undefined],
+  ]);
+});
+
+test('Responses answers from Gemini to a caller that did not ask encrypted reasoning: no signature, no extra item (as before)', () => {
+  for (const [codec, stream] of [[interactionsCodec, INTERACTIONS_STREAM], [vertexCodec, VERTEX_STREAM]] as const) {
+    const { done, completed } = streamedOutput(decodeAll(codec, stream), CTX);
+    for (const output of [done, completed]) {
+      assert.deepEqual(output.map((o: any) => o.type), ['reasoning', 'function_call'], codec.name);
+      assert.ok(output.every((o: any) => o.encrypted_content === undefined), JSON.stringify(output));
+    }
+  }
+});
+
+test('Responses request: a gemini-signature encrypted_content goes back to Gemini (thought step, the call\'s thoughtSignature), never to Claude or OpenAI', () => {
+  const input = [
+    { role: 'user', content: 'List files' },
+    { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'List the files.' }], encrypted_content: GEMINI_SIGNATURE_TAG + G_THOUGHT },
+    { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: GEMINI_SIGNATURE_TAG + G_CALL },
+    { type: 'function_call', call_id: 'call_g', name: 'shell', arguments: '{"cmd":"ls"}' },
+    { type: 'function_call_output', call_id: 'call_g', output: 'a.txt' },
+  ];
+  const ir = responsesCodec.decodeRequest({ model: 'gemini-3.1-pro-preview', input, reasoning: { effort: 'high' }, tools: [TOOL] });
+  assert.deepEqual(ir.messages[1]!.content.slice(0, 2), [
+    { type: 'reasoning', text: 'List the files.', signature: G_THOUGHT, id: 'rs_1' },
+    { type: 'reasoning', signature: G_CALL, id: 'rs_2' },
+  ]);
+  const interactions = interactionsCodec.encodeRequest({ ...ir, native: undefined });
+  assert.deepEqual(interactions.input.slice(1, 4), [
+    { type: 'thought', signature: G_THOUGHT, summary: [{ type: 'text', text: 'List the files.' }] },
+    { type: 'thought', signature: G_CALL },
+    { type: 'function_call', id: 'call_g', name: 'shell', arguments: { cmd: 'ls' } },
+  ]);
+  const vertex = vertexCodec.encodeRequest({ ...ir, native: undefined });
+  assert.deepEqual(vertex.contents[1].parts, [
+    { text: 'List the files.', thought: true, thoughtSignature: G_THOUGHT },
+    { functionCall: { name: 'shell', args: { cmd: 'ls' } }, thoughtSignature: G_CALL },
+  ]);
+  for (const body of [interactions, vertex]) assert.ok(!JSON.stringify(body).includes('skip_thought_signature_validator'), JSON.stringify(body));
+  // A session moved to Claude or GPT: a Gemini signature is neither Anthropic's nor OpenAI's.
+  const claude = messagesCodec.encodeRequest({ ...ir, model: 'claude' });
+  assert.deepEqual(claude.messages[1].content.map((b: any) => b.type), ['tool_use']);
+  const openai = responsesCodec.encodeRequest({ ...ir, model: 'gpt', native: undefined });
+  assert.ok(!openai.input.some((item: any) => item.type === 'reasoning'), JSON.stringify(openai.input));
+  for (const body of [claude, openai]) {
+    assert.ok(![G_THOUGHT, G_CALL, GEMINI_SIGNATURE_TAG].some((s) => JSON.stringify(body).includes(s)), JSON.stringify(body));
+  }
+  // An empty tagged value is no signature.
+  const empty = responsesCodec.decodeRequest({ model: 'g', input: [{ type: 'reasoning', summary: [], encrypted_content: GEMINI_SIGNATURE_TAG }] });
+  assert.deepEqual(empty.messages[0]!.content[0], { type: 'reasoning' });
 });

@@ -5,7 +5,7 @@ import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
 import { isPlainObject } from '../../json-util.ts';
 import { parseDataUrl } from '../openai-shared.ts';
-import { ANTHROPIC_SIGNATURE_TAG, untag } from '../reasoning-tags.ts';
+import { ANTHROPIC_SIGNATURE_TAG, GEMINI_SIGNATURE_TAG, untag } from '../reasoning-tags.ts';
 
 /** Fields this decoder maps into the IR; every other field travels in native. */
 const MAPPED = new Set([
@@ -83,12 +83,7 @@ function decodeInput(input: unknown, system: string[]): IRMessage[] {
         const part: IRPart = { type: 'reasoning' };
         const text = reasoningText(item);
         if (text) part.text = text;
-        if (typeof item.encrypted_content === 'string' && item.encrypted_content) {
-          // An Anthropic signature a Claude answer gave this caller, tagged (reasoning-tags.ts).
-          const signature = untag(ANTHROPIC_SIGNATURE_TAG, item.encrypted_content);
-          if (signature === undefined) part.encrypted = item.encrypted_content;
-          else if (signature) { part.signature = signature; part.anthropic = true; }
-        }
+        if (typeof item.encrypted_content === 'string' && item.encrypted_content) Object.assign(part, reasoningValue(item.encrypted_content));
         if (typeof item.id === 'string') part.id = item.id;
         add('assistant', [part]);
         return;
@@ -150,6 +145,17 @@ function toolOutput(output: unknown, param: string): [string, IRPart[] | undefin
     else (extra ??= []).push(part);
   }
   return [text, extra];
+}
+
+/** A reasoning item's encrypted_content in its vendor's IR field: OpenAI's own (untagged), or a
+ *  signature a Claude or Gemini answer gave this caller, tagged (reasoning-tags.ts). Gemini's is
+ *  the unmarked signature, which only the Gemini encoders send. An empty tagged value is none. */
+function reasoningValue(value: string): { encrypted?: string; signature?: string; anthropic?: true } {
+  const claude = untag(ANTHROPIC_SIGNATURE_TAG, value);
+  if (claude !== undefined) return claude ? { signature: claude, anthropic: true } : {};
+  const gemini = untag(GEMINI_SIGNATURE_TAG, value);
+  if (gemini !== undefined) return gemini ? { signature: gemini } : {};
+  return { encrypted: value };
 }
 
 function reasoningText(item: any): string {

@@ -6,7 +6,7 @@ import type { EncodeContext } from '../types.ts';
 import { itemId, responseId } from './ids.ts';
 import { usageFromResponses, usageToResponses } from './usage.ts';
 import { serviceTierOf, tierFromServiceTier } from '../openai-shared.ts';
-import { ANTHROPIC_SIGNATURE_TAG } from '../reasoning-tags.ts';
+import { ANTHROPIC_SIGNATURE_TAG, GEMINI_SIGNATURE_TAG } from '../reasoning-tags.ts';
 
 export function decodeResponsesResponse(body: any): IRResponse {
   const blocks: IRBlock[] = [];
@@ -84,9 +84,26 @@ export function encodeResponsesResponse(res: IRResponse, ctx: EncodeContext): Re
   if (status === 'incomplete') {
     body.incomplete_details = { reason: res.stopReason === 'content_filter' ? 'content_filter' : 'max_output_tokens' };
   }
-  body.output = res.blocks.map((block, i) => outputItem(block, id, i));
+  const gemini = keepsGeminiSignatures(ctx);
+  body.output = (gemini ? withCallSignatures(res.blocks) : res.blocks).map((block, i) => outputItem(block, id, i, gemini));
   body.usage = usageToResponses(res.usage, res.extras);
   return body;
+}
+
+/** Gemini's thought signatures reach a Responses caller, tagged in encrypted_content, only when
+ *  it asked `include: ["reasoning.encrypted_content"]`, as OpenAI sends its own: a caller that did
+ *  not ask gets no new reasoning items (a signed Gemini 3 call would bring one each). */
+export const keepsGeminiSignatures = (ctx: EncodeContext): boolean =>
+  Array.isArray(ctx.echo?.include) && ctx.echo.include.includes('reasoning.encrypted_content');
+
+/** A Gemini signature on a function call (Vertex signs the call itself) has no field on a
+ *  function_call item: it rides a reasoning item of its own just before the call, which the
+ *  caller's next request gives back in that place, and the Gemini encoders put it back on the call
+ *  (Vertex) or in a thought step before it (Interactions). The stream encoder does the same. */
+function withCallSignatures(blocks: IRBlock[]): IRBlock[] {
+  if (!blocks.some((b) => b.kind === 'tool_call' && b.signature)) return blocks;
+  return blocks.flatMap((b): IRBlock[] =>
+    (b.kind === 'tool_call' && b.signature ? [{ kind: 'reasoning', text: '', signature: b.signature }, b] : [b]));
 }
 
 /** The fields every response object carries; status in_progress and no usage for response.created.
@@ -123,8 +140,9 @@ export function responseShell(id: string, ctx: EncodeContext, status: ResponseSt
   };
 }
 
-/** One IR block → one output item, completed. Ids follow the item's output index (ids.ts). */
-export function outputItem(block: IRBlock, respId: string, outputIndex: number): Record<string, unknown> {
+/** One IR block → one output item, completed. Ids follow the item's output index (ids.ts).
+ *  gemini: the caller keeps Gemini's signatures (keepsGeminiSignatures). */
+export function outputItem(block: IRBlock, respId: string, outputIndex: number, gemini = false): Record<string, unknown> {
   switch (block.kind) {
     case 'text':
       return {
@@ -136,10 +154,11 @@ export function outputItem(block: IRBlock, respId: string, outputIndex: number):
         id: itemId('rs_', respId, outputIndex), type: 'reasoning',
         summary: block.text ? [{ type: 'summary_text', text: block.text }] : [],
       };
-      // Anthropic's signature rides where OpenAI's encrypted reasoning does, tagged
-      // (reasoning-tags.ts); a Gemini signature has no field here.
+      // Anthropic's and Gemini's signatures ride where OpenAI's encrypted reasoning does, tagged
+      // (reasoning-tags.ts); an unmarked signature is Gemini's.
       if (block.encrypted) item.encrypted_content = block.encrypted;
       else if (block.anthropic && block.signature) item.encrypted_content = ANTHROPIC_SIGNATURE_TAG + block.signature;
+      else if (gemini && block.signature) item.encrypted_content = GEMINI_SIGNATURE_TAG + block.signature;
       return item;
     }
     case 'tool_call':

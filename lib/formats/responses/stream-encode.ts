@@ -7,7 +7,7 @@ import { type IRBlock, type IREvent, type IRResponse, type IRStopReason, type IR
 import { formatFrame } from '../../sse.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { itemId, responseId } from './ids.ts';
-import { encodeResponsesResponse, outputItem, responseShell } from './response.ts';
+import { encodeResponsesResponse, keepsGeminiSignatures, outputItem, responseShell } from './response.ts';
 
 interface Item {
   outputIndex: number;
@@ -41,6 +41,11 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
   let started = false;
   let done = false;
   let usageSoFar: IRUsage = zeroUsage(); // from IR usage events, for a response that fails
+  const gemini = keepsGeminiSignatures(ctx);
+  /** A function call whose item is not announced yet: a Gemini signature on the call comes right
+   *  after its block_start and goes out first, on a reasoning item of its own (response.ts
+   *  withCallSignatures); any other event opens the call's item. */
+  let held: { index: number; block: Extract<IRBlock, { kind: 'tool_call' }> } | undefined;
 
   const frame = (type: string, payload: Record<string, unknown>): string =>
     formatFrame(JSON.stringify({ type, sequence_number: seq++, ...payload }), type);
@@ -57,7 +62,9 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     return frame('response.created', { response }) + frame('response.in_progress', { response });
   }
 
-  function openItem(index: number, block: IRBlock): string {
+  /** Opens an item for `block`; `index` is its IR block index, undefined for a call signature's
+   *  reasoning item, which no IR event names. */
+  function openItem(index: number | undefined, block: IRBlock): string {
     const outputIndex = order.length;
     const prefix = block.kind === 'text' ? 'msg_' : block.kind === 'reasoning' ? 'rs_' : 'fc_';
     const itemIdText = itemId(prefix, id, outputIndex);
@@ -65,7 +72,7 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
       outputIndex, id: itemIdText, block, open: true, summaryOpen: false, deltaType: deltaEvent(block),
       deltaTail: `,"item_id":${JSON.stringify(itemIdText)},"output_index":${outputIndex}${partIndexField(block.kind)},"delta":`,
     };
-    items.set(index, item);
+    if (index !== undefined) items.set(index, item);
     order.push(item);
     const at = { output_index: outputIndex };
     switch (block.kind) {
@@ -112,7 +119,20 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     } else if (block.kind === 'tool_call') {
       out += frame('response.function_call_arguments.done', { ...at, name: block.name, arguments: block.arguments });
     }
-    return out + frame('response.output_item.done', { output_index: item.outputIndex, item: outputItem(block, id, item.outputIndex) });
+    return out + frame('response.output_item.done', { output_index: item.outputIndex, item: outputItem(block, id, item.outputIndex, gemini) });
+  }
+
+  /** Announces the held function call; first, when `signature` is Gemini's and the caller keeps
+   *  Gemini's signatures, the reasoning item that carries it (added and done at once). */
+  function openHeld(signature?: Extract<IREvent, { type: 'signature' }>): string {
+    const call = held!;
+    held = undefined;
+    let out = '';
+    if (signature && gemini && signature.signature && !signature.encrypted && !signature.anthropic) {
+      const block: IRBlock = { kind: 'reasoning', text: '', signature: signature.signature };
+      out += openItem(undefined, block) + closeItem(order.at(-1)!);
+    }
+    return out + openItem(call.index, call.block);
   }
 
   function terminal(reason: IRStopReason, usage: IRUsage, ev?: Extract<IREvent, { type: 'finish' }>, error?: IRResponse['error']): string {
@@ -130,14 +150,18 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     push(ev: IREvent): string {
       if (done) return '';
       let out = start();
+      if (held && ev.type === 'signature' && ev.index === held.index) return out + openHeld(ev);
+      if (held) out += openHeld();
       switch (ev.type) {
         case 'start':
           break;
         case 'block_start':
-          if (!items.has(ev.index)) {
-            out += openItem(ev.index, ev.block.kind === 'tool_call'
-              ? { kind: 'tool_call', id: ev.block.id, name: ev.block.name, arguments: '' }
-              : ev.block.kind === 'text' ? { kind: 'text', text: '', ...(ev.block.refusal ? { refusal: true } : {}) }
+          if (items.has(ev.index)) break;
+          if (ev.block.kind === 'tool_call') {
+            held = { index: ev.index, block: { kind: 'tool_call', id: ev.block.id, name: ev.block.name, arguments: '' } };
+          } else {
+            out += openItem(ev.index, ev.block.kind === 'text'
+              ? { kind: 'text', text: '', ...(ev.block.refusal ? { refusal: true } : {}) }
               : { kind: 'reasoning', text: '' });
           }
           break;
@@ -165,12 +189,14 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
           break;
         }
         case 'signature': {
-          // OpenAI's encrypted reasoning, and Anthropic's signature (outputItem tags it), go back
-          // to the caller in encrypted_content; a Gemini signature has no field here.
+          // OpenAI's encrypted reasoning, and Anthropic's and (when the caller keeps them) Gemini's
+          // signatures, which outputItem tags, go back to the caller in encrypted_content. A
+          // Gemini signature on a call already announced has no place left before it: dropped.
           const block = items.get(ev.index)?.block;
           if (block?.kind !== 'reasoning') break;
           if (ev.encrypted) block.encrypted = ev.signature;
           else if (ev.anthropic) { block.signature = (block.signature ?? '') + ev.signature; block.anthropic = true; }
+          else if (gemini) block.signature = (block.signature ?? '') + ev.signature;
           break;
         }
         case 'args_delta': {

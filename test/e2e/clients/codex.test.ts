@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { BIN, describeRun, runClient, simulatorSentences, since, startClientGateway, type ClientGateway } from '../../helpers/clients.ts';
 import { sim } from '../../helpers/gateway.ts';
+import { recordUpstreamBodies } from '../../helpers/upstream-bodies.ts';
 
 let gw: ClientGateway;
 let key: string;
@@ -60,4 +61,23 @@ test('codex exec: one tool round trip (exec_command runs, its output goes back, 
   assert.ok(simulatorSentences(r.stdout, 12).length >= 1, describeRun(r, gw));
   assert.ok(since(gw, from).filter((l) => l === 'POST /v1/responses 200').length >= 2, describeRun(r, gw));
   assert.deepEqual(gw.refused(), []);
+});
+
+test('codex exec on Gemini 3 with reasoning: turn 2 gives Gemini its own thought signature back (encrypted_content, tagged), not the skip value', { timeout: 120_000 }, async () => {
+  const up = recordUpstreamBodies(gw, ['vendor_b']);
+  const toml = configToml().replace('model = "gpt-5.4"', ['model = "gemini-3.1-pro-preview"', 'model_reasoning_effort = "high"', 'model_reasoning_summary = "detailed"'].join('\n'));
+  const from = gw.answered.length;
+  const r = await runClient(join(BIN, 'codex'), ['exec', '--skip-git-repo-check', `Run it ${sim({ tool_call: 'exec_command', tool_args: { cmd: 'echo tool-$((6*7))' }, output_tokens: 12, reasoning_tokens: 30 })}`], {
+    files: { '.codex/config.toml': toml }, env: { GATEWAY_API_KEY: key }, timeoutMs: 90_000,
+  });
+  assert.equal(r.code, 0, describeRun(r, gw));
+  assert.match(r.stderr + r.stdout, /tool-42/, describeRun(r, gw));
+  assert.ok(since(gw, from).filter((l) => l === 'POST /v1/responses 200').length >= 2, describeRun(r, gw));
+  assert.deepEqual(gw.refused(), []);
+  const turns = up.sent.map((s) => s.body);
+  assert.equal(turns.length, 2, JSON.stringify(turns.map((b) => b.input?.map((s: any) => s.type))));
+  const steps = turns[1].input.filter((s: any) => s.type === 'thought' || s.type === 'function_call');
+  assert.deepEqual(steps.map((s: any) => s.type), ['thought', 'function_call'], JSON.stringify(steps));
+  assert.match(steps[0].signature, /^[A-Za-z0-9+/=]{96}$/, 'the simulator\'s thought signature, untagged');
+  assert.ok(!JSON.stringify(turns[1]).includes('skip_thought_signature_validator'), JSON.stringify(steps));
 });
