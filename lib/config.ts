@@ -106,7 +106,7 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
   };
   // What the schema cannot say, checked on the whole result (a file's values and the overrides of
   // tests and entry points alike), so a configuration that would fail requests fails the start.
-  const problems = [...urlProblems(cfg), ...modelProblems(cfg.models), ...ledgerProblems(cfg.ledger)];
+  const problems = [...urlProblems(cfg), ...modelProblems(cfg.models), ...ledgerProblems(cfg.ledger), ...boundProblems(cfg), ...managedKeyProblems(cfg)];
   if (problems.length > 0) throw new Error(`invalid ${path ? `GATEWAY_CONFIG ${path}` : 'configuration'}: ${problems.join('; ')}`);
   return cfg;
 }
@@ -181,6 +181,23 @@ function modelProblems(models: readonly ModelEntry[]): string[] {
     });
     if (model.flex && model.family === 'vendor_c') problems.push(`${at}/flex must be false: vendor_c has no flex tier`);
   });
+  return problems;
+}
+
+/** Ranges the schema checks bound by bound but not against each other. */
+function boundProblems(cfg: GatewayConfig): string[] {
+  const { min_lead_ms: min, max_lead_ms: max } = cfg.hedge;
+  return min > max ? [`/hedge/min_lead_ms (${min}) must not exceed /hedge/max_lead_ms (${max})`] : [];
+}
+
+/** A direct route's managed key is a string (a number or an object started, then every managed
+ *  request to that route answered 502); the cloud routes' are checked by their adapters at start. */
+function managedKeyProblems(cfg: GatewayConfig): string[] {
+  const problems: string[] = [];
+  for (const route of ['vendor_a', 'vendor_b', 'vendor_c'] as const) {
+    const entry = cfg.managed[route];
+    if (entry !== undefined && (typeof entry.key !== 'string' || entry.key === '')) problems.push(`/managed/${route}/key must be a non-empty string`);
+  }
   return problems;
 }
 

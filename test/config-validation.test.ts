@@ -61,7 +61,9 @@ test('every millisecond setting is refused past 2^31 − 1 (a timer would fire a
       continue;
     }
     const [section, name] = field.split('/').slice(1) as [keyof GatewayConfig, string];
-    assert.equal((load(at(field, TIMER_MAX))[section] as Record<string, unknown>)[name], TIMER_MAX, field);
+    // The hedge's least lead may not pass its greatest: raise both.
+    const config = field === '/hedge/min_lead_ms' ? { hedge: { min_lead_ms: TIMER_MAX, max_lead_ms: TIMER_MAX } } : at(field, TIMER_MAX);
+    assert.equal((load(config)[section] as Record<string, unknown>)[name], TIMER_MAX, field);
   }
 });
 
@@ -164,4 +166,13 @@ test('a route base_url, an allowed token URI or the managed cloud_a token_uri th
   // An entry point's overrides are checked as a file is.
   assert.throws(() => loadConfig(undefined, { routes: { vendor_b: { base_url: 'localhost:8080' } }, useSimulator: false }),
     /invalid configuration: \/routes\/vendor_b\/base_url must be an absolute http or https URL, .*\(its scheme is localhost:\)/);
+});
+
+test("ranges checked against each other, and a direct route's managed key, are refused at start", () => {
+  assert.match(refusal({ hedge: { min_lead_ms: 5_000, max_lead_ms: 1_000 } }), /\/hedge\/min_lead_ms \(5000\) must not exceed \/hedge\/max_lead_ms \(1000\)/);
+  assert.equal(load({ hedge: { min_lead_ms: 1_000, max_lead_ms: 1_000 } }).hedge.max_lead_ms, 1_000);
+  const routes = { vendor_a: { base_url: 'https://api.example.com/v1' } };
+  assert.match(refusal({ routes, managed: { vendor_a: { key: 12345 } } }), /\/managed\/vendor_a\/key must be a non-empty string/);
+  assert.match(refusal({ routes, managed: { vendor_a: { key: '' } } }), /\/managed\/vendor_a\/key must be a non-empty string/);
+  assert.equal(load({ routes, managed: { vendor_a: { key: 'sk-service' } } }).managed.vendor_a!.key, 'sk-service');
 });
