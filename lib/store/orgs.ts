@@ -53,10 +53,21 @@ const newId = (prefix: string): string => prefix + randomBytes(12).toString('bas
  *  NOTIFY arrives (well under 1 s); when notifications are not available (SQLite shared by several
  *  processes, or the listening connection down), within this many milliseconds. */
 export const KEY_CACHE_MS = 5_000;
-const KEY_CACHE_MAX = 100_000;
+/** Entries each lookup cache holds at most; past it the oldest goes. Only keys that exist are
+ *  cached (a wrong key is not: see findKey), so this is room for every live key of a large
+ *  installation, not a budget a scanner of invalid keys can spend. */
+export const KEY_CACHE_MAX = 100_000;
+
+/** Sets `key` as the newest entry: deleted first, so the map's order is the entries' age order
+ *  (Map.set on a present key keeps its old place), and the oldest dropped when the map is full. */
+function setNewest<K, V>(cache: Map<K, V>, key: K, value: V): void {
+  cache.delete(key);
+  if (cache.size >= KEY_CACHE_MAX) cache.delete(cache.keys().next().value as K);
+  cache.set(key, value);
+}
 
 export class OrgStore {
-  private readonly keys = new Map<string, { record: ApiKeyRecord | undefined; at: number }>();
+  private readonly keys = new Map<string, { record: ApiKeyRecord; at: number }>();
   private readonly providerKeys = new Map<string, { credential: unknown; at: number }>();
   /** Lookups in flight: a burst of requests with one uncached key asks the store once. */
   private readonly pending = new Map<string, Promise<unknown>>();
@@ -121,7 +132,11 @@ export class OrgStore {
 
   /** The key's record, from the cache while it is fresh. When the store cannot be read, a cached
    *  entry of any age still answers (own-key inference keeps working through a database outage);
-   *  a key never seen is refused with 503 `store_unavailable`. */
+   *  a key never seen is refused with 503 `store_unavailable`. A key the store does not know (or
+   *  no longer knows: revoked) is not cached, and its old entry is dropped: a stream of distinct
+   *  wrong keys would otherwise push the valid keys out of the cache the outage rule relies on. A
+   *  burst of one wrong key still asks the store once (the shared lookup in flight, `once`), and
+   *  an address that keeps failing is locked out before the store is asked (lib/http/auth.ts). */
   async findKey(clearKey: string): Promise<ApiKeyRecord | undefined> {
     if (!clearKey.startsWith(KEY_PREFIX)) return undefined;
     const hash = sha256(clearKey);
@@ -137,8 +152,7 @@ export class OrgStore {
       throw unavailable(err);
     }
     if (epoch !== this.keysEpoch) return record;
-    if (this.keys.size >= KEY_CACHE_MAX) this.keys.clear();
-    this.keys.set(hash, { record, at: now });
+    if (record) setNewest(this.keys, hash, { record, at: now }); else this.keys.delete(hash);
     return record;
   }
 
@@ -163,9 +177,10 @@ export class OrgStore {
       if (hit) return hit.credential;
       throw unavailable(err);
     }
+    // "No own key" is cached too: it is the answer for every managed request, and the cache key is
+    // an authenticated organization's, so its entries are bounded by organizations × routes.
     const credential = sealed !== undefined ? JSON.parse(this.box.open(sealed)) : undefined;
-    if (this.providerKeys.size >= KEY_CACHE_MAX) this.providerKeys.clear();
-    this.providerKeys.set(cacheKey, { credential, at: now });
+    setNewest(this.providerKeys, cacheKey, { credential, at: now });
     return credential;
   }
 

@@ -9,6 +9,13 @@ CREATE TABLE IF NOT EXISTS provider_state_owners (
 CREATE INDEX IF NOT EXISTS provider_state_owners_issued ON provider_state_owners (issued_at_ms);
 `;
 
+/** Rows one statement of the prune deletes at most: a single DELETE of a large backlog could run
+ *  past the server's statement_timeout (12 s, lib/store/postgres.ts) and be rolled back at every
+ *  prune (as lib/usage/postgres.ts explains). Rows another process's prune holds are skipped. */
+export const PRUNE_ROWS = 10_000;
+const PRUNE_BATCH = `DELETE FROM provider_state_owners WHERE id = ANY (ARRAY(SELECT id FROM provider_state_owners
+  WHERE issued_at_ms < $1 ORDER BY issued_at_ms LIMIT ${PRUNE_ROWS} FOR UPDATE SKIP LOCKED))`;
+
 export function postgresStateOwnerRows(pool: pg.Pool): StateOwnerRows {
   return {
     async insert(rows) {
@@ -26,8 +33,16 @@ export function postgresStateOwnerRows(pool: pg.Pool): StateOwnerRows {
       });
       return rows[0]?.org_id;
     },
+    // A batch at a time until one comes back short; stops between batches once the pool is ending
+    // (the store's close), the rest left to the next prune, here or in another process.
     async prune(beforeMs) {
-      return (await pool.query('DELETE FROM provider_state_owners WHERE issued_at_ms < $1', [beforeMs])).rowCount ?? 0;
+      let deleted = 0;
+      for (;;) {
+        if (pool.ending) return deleted;
+        const changes = (await pool.query({ name: 'state_owners_prune', text: PRUNE_BATCH, values: [beforeMs] })).rowCount ?? 0;
+        deleted += changes;
+        if (changes < PRUNE_ROWS) return deleted;
+      }
     },
   };
 }

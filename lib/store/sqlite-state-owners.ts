@@ -2,6 +2,13 @@
 import type { DB } from './db.ts';
 import type { StateOwnerRow, StateOwnerRows } from './state-owners.ts';
 
+/** Rows one statement of the prune deletes at most: the connection answers synchronously, so an
+ *  hour of ids aging out in one DELETE would hold every stream and request of the process while
+ *  it ran (as the usage prune did, lib/usage/sqlite.ts). */
+export const PRUNE_ROWS = 2_000;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export function sqliteStateOwnerRows(db: DB): StateOwnerRows {
   db.exec(`
     CREATE TABLE IF NOT EXISTS provider_state_owners (
@@ -14,10 +21,24 @@ export function sqliteStateOwnerRows(db: DB): StateOwnerRows {
     for (const r of rows) insertOne.run(r.id, r.orgId, r.route, r.issuedAtMs);
   });
   const owner = db.prepare<[string, string]>('SELECT org_id FROM provider_state_owners WHERE id = ? AND route = ?').pluck();
-  const prune = db.prepare<[number]>('DELETE FROM provider_state_owners WHERE issued_at_ms < ?');
+  // The oldest PRUNE_ROWS expired rows, found on the (issued_at_ms) index (a range of it, never a
+  // scan of the table) and deleted by rowid.
+  const pruneBatch = db.prepare<[number]>(`DELETE FROM provider_state_owners WHERE rowid IN
+    (SELECT rowid FROM provider_state_owners WHERE issued_at_ms < ? ORDER BY issued_at_ms LIMIT ${PRUNE_ROWS})`);
   return {
     async insert(rows) { insertAll(rows); },
     async ownerOf(id, route) { return owner.get(id, route) as string | undefined; },
-    async prune(beforeMs) { return prune.run(beforeMs).changes; },
+    // A batch at a time with the event loop free between batches; once the file is closed (the
+    // store's close) it stops between batches, the rest left to the next prune.
+    async prune(beforeMs) {
+      let deleted = 0;
+      for (;;) {
+        if (!db.open) return deleted;
+        const changes = pruneBatch.run(beforeMs).changes;
+        deleted += changes;
+        if (changes < PRUNE_ROWS) return deleted;
+        await nextTurn();
+      }
+    },
   };
 }
