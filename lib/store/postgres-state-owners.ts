@@ -2,6 +2,7 @@
 // every gateway process knows which org each managed id was issued to (lib/store/state-owners.ts).
 import type pg from 'pg';
 import type { StateOwnerRows } from './state-owners.ts';
+import { batchedPrune } from '../batched-prune.ts';
 
 export const STATE_OWNERS_DDL = `
 CREATE TABLE IF NOT EXISTS provider_state_owners (
@@ -33,16 +34,11 @@ export function postgresStateOwnerRows(pool: pg.Pool): StateOwnerRows {
       });
       return rows[0]?.org_id;
     },
-    // A batch at a time until one comes back short; stops between batches once the pool is ending
-    // (the store's close), the rest left to the next prune, here or in another process.
-    async prune(beforeMs) {
-      let deleted = 0;
-      for (;;) {
-        if (pool.ending) return deleted;
-        const changes = (await pool.query({ name: 'state_owners_prune', text: PRUNE_BATCH, values: [beforeMs] })).rowCount ?? 0;
-        deleted += changes;
-        if (changes < PRUNE_ROWS) return deleted;
-      }
-    },
+    // Stops between batches once the pool is ending (the store's close), the rest left to the next
+    // prune, here or in another process.
+    prune: batchedPrune(
+      async (beforeMs) => (await pool.query({ name: 'state_owners_prune', text: PRUNE_BATCH, values: [beforeMs] })).rowCount ?? 0,
+      PRUNE_ROWS, () => !pool.ending,
+    ).prune,
   };
 }

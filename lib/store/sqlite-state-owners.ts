@@ -1,13 +1,12 @@
 // The state owners table in the embedded SQLite file (lib/store/state-owners.ts).
 import type { DB } from './db.ts';
 import type { StateOwnerRow, StateOwnerRows } from './state-owners.ts';
+import { batchedPrune } from '../batched-prune.ts';
 
 /** Rows one statement of the prune deletes at most: the connection answers synchronously, so an
  *  hour of ids aging out in one DELETE would hold every stream and request of the process while
  *  it ran (as the usage prune did, lib/usage/sqlite.ts). */
 export const PRUNE_ROWS = 2_000;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export function sqliteStateOwnerRows(db: DB): StateOwnerRows {
   db.exec(`
@@ -28,17 +27,8 @@ export function sqliteStateOwnerRows(db: DB): StateOwnerRows {
   return {
     async insert(rows) { insertAll(rows); },
     async ownerOf(id, route) { return owner.get(id, route) as string | undefined; },
-    // A batch at a time with the event loop free between batches; once the file is closed (the
-    // store's close) it stops between batches, the rest left to the next prune.
-    async prune(beforeMs) {
-      let deleted = 0;
-      for (;;) {
-        if (!db.open) return deleted;
-        const changes = pruneBatch.run(beforeMs).changes;
-        deleted += changes;
-        if (changes < PRUNE_ROWS) return deleted;
-        await nextTurn();
-      }
-    },
+    // Once the file is closed (the store's close) it stops between batches, the rest left to the
+    // next prune.
+    prune: batchedPrune((beforeMs) => pruneBatch.run(beforeMs).changes, PRUNE_ROWS, () => db.open).prune,
   };
 }

@@ -6,6 +6,7 @@
 // same UTC day and hour strings, the same rows and cursors.
 import type pg from 'pg';
 import type { UsageRecord } from './record.ts';
+import { batchedPrune } from '../batched-prune.ts';
 import {
   COLUMNS, TooManyGroups, type Cursor, type Dimension, type UsageFilter, type UsageStore, buildGroups, finishTotals,
 } from './store.ts';
@@ -93,19 +94,12 @@ const PRUNE_BATCH = `DELETE FROM usage_records WHERE seq = ANY (ARRAY(
 
 /** `pool` belongs to the caller (the PostgreSQL store); close() leaves it open. */
 export function openPostgresUsageStore(pool: pg.Pool): UsageStore {
-  let closing = false;
-  const pruning = new Set<Promise<unknown>>();
-  // A batch at a time until one comes back short; stops between batches once the store is
-  // closing or the pool ending (the rest is deleted by the next prune, here or in another process).
-  const pruneAll = async (beforeMs: number): Promise<number> => {
-    let deleted = 0;
-    for (;;) {
-      if (closing || pool.ending) return deleted;
-      const changes = (await pool.query({ name: 'usage_prune', text: PRUNE_BATCH, values: [beforeMs] })).rowCount ?? 0;
-      deleted += changes;
-      if (changes < PRUNE_ROWS) return deleted;
-    }
-  };
+  // The pool belongs to the PostgreSQL store (lib/store/postgres.ts), which ends it after close();
+  // rows another process is pruning are left to it.
+  const pruner = batchedPrune(
+    async (beforeMs) => (await pool.query({ name: 'usage_prune', text: PRUNE_BATCH, values: [beforeMs] })).rowCount ?? 0,
+    PRUNE_ROWS, () => !pool.ending,
+  );
   return {
     async insert(records) {
       if (!records.length) return;
@@ -160,18 +154,7 @@ export function openPostgresUsageStore(pool: pg.Pool): UsageStore {
       return { records: page, next: more && last ? { atMs: last.at_ms, seq: last.seq } : null };
     },
 
-    prune(beforeMs) {
-      const run = pruneAll(beforeMs);
-      const settled = run.then(() => {}, () => {});
-      pruning.add(settled);
-      void settled.then(() => pruning.delete(settled));
-      return run;
-    },
-    // The pool belongs to the PostgreSQL store (lib/store/postgres.ts), which ends it after this:
-    // a running prune stops at its next batch and is waited for.
-    async close() {
-      closing = true;
-      await Promise.all(pruning);
-    },
+    prune: pruner.prune,
+    close: pruner.close,
   };
 }

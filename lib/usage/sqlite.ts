@@ -6,6 +6,7 @@
 // statement the same way (docs/usage.md "Bounds").
 import type { Database, Statement } from 'better-sqlite3';
 import type { UsageRecord } from './record.ts';
+import { batchedPrune } from '../batched-prune.ts';
 import {
   COLUMNS, SUM_COLUMNS, TooManyGroups, type Cursor, type Dimension, type UsageFilter, type UsageStore, buildGroups, finishTotals,
 } from './store.ts';
@@ -145,21 +146,9 @@ export function openSqliteUsageStore(db: Database): UsageStore {
   // of the table) and deleted by their primary key.
   const pruneBatch = db.prepare<[number]>(`DELETE FROM usage_records WHERE seq IN
     (SELECT seq FROM usage_records WHERE at_ms < ? ORDER BY at_ms LIMIT ${PRUNE_ROWS})`);
-  let closing = false;
-  const pruning = new Set<Promise<unknown>>();
-  // A batch at a time with the event loop free between batches. It stops between batches once the
-  // store is closing or the connection closed (the rest is deleted by the next prune), so the file
-  // is never closed under a statement of it: each statement runs whole within one turn.
-  const pruneAll = async (beforeMs: number): Promise<number> => {
-    let deleted = 0;
-    for (;;) {
-      if (closing || !db.open) return deleted;
-      const changes = pruneBatch.run(beforeMs).changes;
-      deleted += changes;
-      if (changes < PRUNE_ROWS) return deleted;
-      await nextTurn();
-    }
-  };
+  // Each statement runs whole within one turn; the file belongs to the caller (lib/app.ts), which
+  // closes it after close() has stopped and waited for a running prune.
+  const pruner = batchedPrune((beforeMs) => pruneBatch.run(beforeMs).changes, PRUNE_ROWS, () => db.open);
   // Queries are built from a bounded set of filters and dimensions: each shape is prepared once.
   const prepared = new Map<string, Statement>();
   const prep = (sql: string): Statement => {
@@ -259,18 +248,7 @@ export function openSqliteUsageStore(db: Database): UsageStore {
       return { records: page, next: more && last ? { atMs: last.at_ms, seq: last.seq } : null };
     },
 
-    prune(beforeMs) {
-      const run = pruneAll(beforeMs);
-      const settled = run.then(() => {}, () => {});
-      pruning.add(settled);
-      void settled.then(() => pruning.delete(settled));
-      return run;
-    },
-    // The file belongs to the caller (lib/app.ts), which closes it after this: a running prune
-    // stops at its next batch and is waited for.
-    async close() {
-      closing = true;
-      await Promise.all(pruning);
-    },
+    prune: pruner.prune,
+    close: pruner.close,
   };
 }
