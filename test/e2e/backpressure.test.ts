@@ -107,6 +107,12 @@ test('a caller that reads nothing for timeouts.caller_idle_ms is cut off: the up
   }
 });
 
+/** A streamed Responses request as raw HTTP/1.1, to pipeline several on one socket. */
+function streamedRequest(key: string, input: string): string {
+  const body = JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', stream: true, input });
+  return `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
 test('pipelined streams on one connection, the caller reading everything: the answer queued behind a longer one is not cut as caller idle', async () => {
   // node gives a pipelined request's answer the socket only when the answer before it ends; until
   // then it buffers its output, and no 'drain' can come however fast the caller reads.
@@ -115,15 +121,11 @@ test('pipelined streams on one connection, the caller reading everything: the an
   const socket = connect(t.gw.port, '127.0.0.1');
   socket.on('error', () => {});
   try {
-    const request = (input: string): string => {
-      const body = JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', stream: true, input });
-      return `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-    };
     await once(socket, 'connect');
     let text = '';
     socket.on('data', (d: Buffer) => { text += d.toString('latin1'); });   // reads everything
     // The first ≈ 3 s (30 tokens at 10 a second); the second, far more than node buffers for it.
-    socket.write(request(`first ${sim({ output_tokens: 30, tokens_per_s: 10 })}`) + request(`second ${sim({ output_tokens: 5_000 })}`));
+    socket.write(streamedRequest(key, `first ${sim({ output_tokens: 30, tokens_per_s: 10 })}`) + streamedRequest(key, `second ${sim({ output_tokens: 5_000 })}`));
     const completed = (): number => (text.match(/event: response\.completed\n/g) ?? []).length;
     await waitFor(() => completed() === 2 || socket.destroyed, 'both answers to end', 15_000);
     assert.equal((text.match(/HTTP\/1\.1 200 /g) ?? []).length, 2, 'both answers started');
@@ -144,13 +146,9 @@ test('a caller that leaves while its pipelined answer is queued behind another s
   const socket = connect(t.gw.port, '127.0.0.1');
   socket.on('error', () => {});
   try {
-    const request = (input: string): string => {
-      const body = JSON.stringify({ model: 'gpt-5.4-mini', start_within: 'now', stream: true, input });
-      return `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-    };
     await once(socket, 'connect');
     socket.on('data', () => {});
-    socket.write(request(`first ${sim({ output_tokens: 100, tokens_per_s: 10 })}`) + request(`second ${sim({ output_tokens: 5_000 })}`));
+    socket.write(streamedRequest(key, `first ${sim({ output_tokens: 100, tokens_per_s: 10 })}`) + streamedRequest(key, `second ${sim({ output_tokens: 5_000 })}`));
     await waitFor(() => t.gw.services.inflight.size === 2, 'both requests racing or streaming');
     socket.destroy();
     await waitFor(() => t.gw.services.open.size === 0, 'both requests ended once the caller left', 3_000);
