@@ -167,17 +167,24 @@ test('the sweep renews the holds of live requests: a stream outliving its first 
   } finally { rmSync(dataDir, { recursive: true, force: true }); }
 });
 
+/** Makes `g`'s ledger answer every admission `ms` late (a busy shared ledger); resolves when the
+ *  first admission has been asked. */
+function delayAdmissions(g: { gw: { services: { ledger: unknown } } }, ms: number): Promise<void> {
+  const ledger = g.gw.services.ledger as { admit: (...args: unknown[]) => Promise<unknown> };
+  const admit = ledger.admit;
+  let admitting!: () => void;
+  const admitted = new Promise<void>((resolve) => { admitting = resolve; });
+  ledger.admit = async (...args) => { admitting(); await new Promise((r) => setTimeout(r, ms)); return admit.apply(ledger, args); };
+  return admitted;
+}
+
 test('close while a request awaits its admission: the gateway waits for it, its hold is settled before the ledger closes, and the next gateway finds nothing left', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-restart-'));
   try {
     const a = await startOn(dataDir, { drainMs: 3_000 });
     const org = await newOrg(a, 5_000_000);
     // The ledger answers this admission 300 ms late (a busy shared ledger); close() starts at once.
-    const ledger = a.gw.services.ledger as { admit: (...args: unknown[]) => Promise<unknown> };
-    const admit = ledger.admit;
-    let admitting!: () => void;
-    const admitted = new Promise<void>((resolve) => { admitting = resolve; });
-    ledger.admit = async (...args) => { admitting(); await new Promise((r) => setTimeout(r, 300)); return admit.apply(ledger, args); };
+    const admitted = delayAdmissions(a, 300);
     const pending = post(a, org.key, { input: `late ${sim({ output_tokens: 5 })}` });
     await admitted;
     await a.close();
@@ -337,11 +344,7 @@ test('close while a request awaits an admission that outlasts the drain: refused
     const a = await startOn(dataDir, { drainMs });
     const org = await newOrg(a, 5_000_000);
     // The ledger answers this admission 800 ms late, past the drain's end.
-    const ledger = a.gw.services.ledger as { admit: (...args: unknown[]) => Promise<unknown> };
-    const admit = ledger.admit;
-    let admitting!: () => void;
-    const admitted = new Promise<void>((resolve) => { admitting = resolve; });
-    ledger.admit = async (...args) => { admitting(); await new Promise((r) => setTimeout(r, 800)); return admit.apply(ledger, args); };
+    const admitted = delayAdmissions(a, 800);
     const pending = post(a, org.key, { input: `late ${sim({ output_tokens: 5 })}` });
     await admitted;
     const t0 = Date.now();
