@@ -20,7 +20,7 @@ import { checkRequest, stateNotFound, type CallerFormat, type CheckedRequest } f
 import { planRequest, requestedMaxOutput, type Plan, type RoutePlan } from '../routing/plan.ts';
 import { NO_RACE, startRequest, type FlexMode, type Outcome, type RunningRequest } from '../machine/request-machine.ts';
 import type { Failure } from '../providers/types.ts';
-import { runAttempt, type Attempt } from '../stream/attempt.ts';
+import { AttemptFailed, runAttempt, type Attempt } from '../stream/attempt.ts';
 import type { UpstreamTerms } from '../stream/pools.ts';
 import { respond, type IssuedIds, type Pricing, type StreamResult } from '../stream/respond.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
@@ -497,6 +497,13 @@ function launchAttempt(ctx: RequestContext, route: RouteName, tier: Tier): Attem
     }),
     upstream: upstreamTerms(svc, ctx.key!.orgId, tier, streamed, ctx.deadlineAt - svc.clock.now()),
   }, svc.pools, () => svc.clock.now());
+  // A 401 reaches a route that caches its auth (cloud_a's access token) before the machine
+  // hears the failure (this handler is the promise's first), so a retry mints a fresh token.
+  if (adapter.authRejected) {
+    attempt.committed.catch((err: unknown) => {
+      if (err instanceof AttemptFailed && err.failure.status === 401) adapter.authRejected?.(rp.credential);
+    });
+  }
   // Only a streamed attempt commits at its first event: that is the time the race estimates learn.
   return streamed ? svc.scheduler.track(route, checked.model.id, tier, svc.clock.now(), attempt) : attempt;
 }

@@ -50,6 +50,10 @@ export interface RouteAdapter {
   countTokens?(args: { body: Record<string, any>; credential: unknown; betas?: readonly string[] }): UpstreamRequest;
   /** Byte framing of the streamed body; SSE unless the route says otherwise. */
   framer?(): Framer;
+  /** The provider answered 401 to an attempt made with `credential`: a route whose auth is
+   *  minted and cached per credential (cloud_a's access token) forgets it, so the retry or the
+   *  next request carries a new one. Called before the attempt's failure is acted on. */
+  authRejected?(credential: unknown): void;
 }
 
 export interface Failure {

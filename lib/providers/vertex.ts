@@ -3,9 +3,15 @@
 // The token is minted at Google's token endpoint, or at a token_uri the operator allows (the one of
 // its own cloud_a credential, such as the simulator's, and routes.cloud_a.allowed_token_uris): a
 // token_uri is where the gateway POSTs from inside its network, so an organization may not choose it.
+// A token request is an upstream call like any other: bounded by timeouts.upstream_connect_ms +
+// upstream_first_byte_ms (a stalled token endpoint fails the attempt, which is retried or fallen
+// back from), and a token Vertex refuses (401) is dropped (authRejected) rather than used until it
+// expires.
 import { createHash } from 'node:crypto';
 import type { JWT, JWTOptions } from 'google-auth-library';
+import type { Gaxios } from 'gaxios';
 import type { Logger } from '../log.ts';
+import { DEFAULT_TIMEOUTS, type TimeoutsConfig } from '../timeouts.ts';
 import type { RouteAdapter } from './types.ts';
 import { upstreamJson } from './json-body.ts';
 import { originAndBase } from './url.ts';
@@ -37,6 +43,16 @@ export interface CloudAOptions {
   allowedTokenUris?: readonly string[];
   /** Where a refused credential or a failed token mint is logged (the caller never reads why). */
   log?: Logger;
+  /** The configuration's upstream timeouts, which bound a token request (tokenWithinMs). */
+  timeouts?: Pick<TimeoutsConfig, 'upstream_connect_ms' | 'upstream_first_byte_ms'>;
+}
+
+/** How long an access token may take to arrive: a token request is a connect and an answer, so
+ *  upstream_connect_ms + upstream_first_byte_ms (70 s by default). A disabled (0) one counts as its
+ *  default: a token request that never ends would hold every request on its service account. */
+function tokenWithinMs(t: CloudAOptions['timeouts'] = DEFAULT_TIMEOUTS): number {
+  return (t.upstream_connect_ms || DEFAULT_TIMEOUTS.upstream_connect_ms)
+    + (t.upstream_first_byte_ms || DEFAULT_TIMEOUTS.upstream_first_byte_ms);
 }
 
 // Every adapter built in this process adds its operator's token URIs here, for the one check that
@@ -62,16 +78,41 @@ const MAX_CLIENTS = 256;
 const clients = new Map<string, JWT>();
 
 // google-auth-library and gaxios are loaded on the first cloud_a call, not at start: together
-// they are ≈ 16 MB of resident memory a gateway without cloud_a traffic never needs.
-async function jwtFor(sa: ServiceAccount): Promise<JWT> {
-  const tokenUri = sa.token_uri && !GOOGLE_TOKEN_URIS.has(sa.token_uri) ? sa.token_uri : GOOGLE_TOKEN_URL;
-  const id = createHash('sha256').update(sa.client_email + '\0' + sa.private_key + '\0' + tokenUri).digest('hex');
+// they are ≈ 16 MB of resident memory a gateway without cloud_a traffic never needs. The load is
+// one promise, awaited before the cache is read: requests that arrive while it runs then find the
+// client the first of them made (an await between the lookup and the insert gave each its own
+// client, and so its own token request: 100 requests on a cold process minted 20 tokens).
+interface AuthLibrary { JWT: typeof JWT; Gaxios: typeof Gaxios }
+let authLibrary: Promise<AuthLibrary> | undefined;
+function loadAuthLibrary(): Promise<AuthLibrary> {
+  return authLibrary ??= Promise.all([import('google-auth-library'), import('gaxios')]).then(
+    ([auth, gaxios]) => ({ JWT: auth.JWT, Gaxios: gaxios.Gaxios }),
+    (err: unknown) => { authLibrary = undefined; throw err; },
+  );
+}
+
+/** The cache key of a service account's client (its token's limit too: tests run gateways with
+ *  different timeouts in one process). */
+function clientId(sa: ServiceAccount, tokenUri: string, tokenMs: number): string {
+  return createHash('sha256').update(sa.client_email + '\0' + sa.private_key + '\0' + tokenUri + '\0' + tokenMs).digest('hex');
+}
+
+const tokenUriOf = (sa: ServiceAccount): string =>
+  (sa.token_uri && !GOOGLE_TOKEN_URIS.has(sa.token_uri) ? sa.token_uri : GOOGLE_TOKEN_URL);
+
+async function jwtFor(sa: ServiceAccount, tokenMs: number): Promise<JWT> {
+  const { JWT, Gaxios } = await loadAuthLibrary();
+  // Nothing awaits from here to the insert.
+  const tokenUri = tokenUriOf(sa);
+  const id = clientId(sa, tokenUri, tokenMs);
   let client = clients.get(id);
   if (client) {
     clients.delete(id);   // re-inserted below: the Map's order is the recency order
   } else {
-    const [{ JWT }, { Gaxios }] = await Promise.all([import('google-auth-library'), import('gaxios')]);
-    const transporter = new Gaxios();
+    // The client's timeout ends a stalled token request itself (the library does not retry one
+    // that timed out): the library shares one in-flight request among all of a service account's
+    // callers, and each would otherwise wait on it for as long as the socket stays open.
+    const transporter = new Gaxios({ timeout: tokenMs });
     if (tokenUri !== GOOGLE_TOKEN_URL) {
       // The library always POSTs to GOOGLE_TOKEN_URL; an allowed private endpoint is reached by
       // rewriting that one URL (checked by parseVertexCredential before this is ever built).
@@ -89,6 +130,16 @@ async function jwtFor(sa: ServiceAccount): Promise<JWT> {
   clients.set(id, client);
   if (clients.size > MAX_CLIENTS) clients.delete(clients.keys().next().value!);
   return client;
+}
+
+/** Vertex refused a token of this service account (401: revoked, or the key behind it disabled or
+ *  deleted): its client goes, with the token, so the next request mints a new one (a DELETE and
+ *  PUT of the same key could not: the cache is keyed by the key's contents). A client that holds
+ *  no token yet stays: it replaced the refused one and is minting (several requests sent with the
+ *  refused token fail together, and one new token serves them all). */
+function forgetClient(sa: ServiceAccount, tokenMs: number): void {
+  const id = clientId(sa, tokenUriOf(sa), tokenMs);
+  if (clients.get(id)?.credentials.access_token) clients.delete(id);
 }
 
 /** How many auth clients are cached (the bound's test reads it). */
@@ -166,6 +217,7 @@ export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter 
   const endpoint = vertexEndpoint(baseUrl);
   const allowed = operatorTokenUris(opts);
   for (const uri of allowed) registeredTokenUris.add(uri);
+  const tokenMs = tokenWithinMs(opts.timeouts);
 
   /** The key, checked again at use: one stored before token_uri was checked must not be used. */
   function usable(credential: unknown): ReturnType<typeof parseVertexCredential> {
@@ -181,11 +233,21 @@ export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter 
    *  message) is logged, never answered; the error object itself holds the signed grant. */
   async function accessToken(sa: ServiceAccount): Promise<string> {
     let failure: unknown;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const { token } = await (await jwtFor(sa)).getAccessToken();
+      const client = await jwtFor(sa, tokenMs);
+      // The caller's own wait has the same limit, whatever the library does in between (it retries
+      // a token server's 5xx or 429; gaxios 7 happens to end those retries at the first try's
+      // timeout, a detail of its own this does not rely on).
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no access token from the token endpoint within ${tokenMs} ms`)), tokenMs);
+      });
+      const { token } = await Promise.race([client.getAccessToken(), stalled]);
       if (token) return token;
     } catch (err) {
       failure = err;
+    } finally {
+      clearTimeout(timer);
     }
     const err = failure as { message?: unknown; status?: unknown; response?: { status?: unknown } } | undefined;
     opts.log?.warn({
@@ -210,6 +272,11 @@ export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter 
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: upstreamJson(body),
       };
+    },
+    authRejected(credential) {
+      let sa: ServiceAccount;
+      try { ({ sa } = parseVertexCredential(credential, allowed, endpoint.defaultLocation)); } catch { return; }
+      forgetClient(sa, tokenMs);
     },
   };
 }

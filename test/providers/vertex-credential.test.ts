@@ -110,3 +110,38 @@ test('config: routes.cloud_a.allowed_token_uris is a list of URLs; other routes 
     assert.throws(() => loadConfig(file), /invalid GATEWAY_CONFIG/);
   } finally { rmSync(dir, { recursive: true, force: true }); }
 });
+
+test('authRejected: the refused token\'s client is dropped (one new token request); a client still minting its first token stays', async () => {
+  let minted = 0;
+  let delayMs = 0;
+  let received: () => void = () => {};
+  const tokens = createServer((req, res) => {
+    received();
+    req.resume().on('end', () => setTimeout(() => {
+      minted++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: `tok${minted}`, expires_in: 3600, token_type: 'Bearer' }));
+    }, delayMs));
+  });
+  await new Promise<void>((resolve) => tokens.listen(0, '127.0.0.1', resolve));
+  try {
+    const uri = `http://127.0.0.1:${(tokens.address() as { port: number }).port}/token`;
+    const adapter = cloudA('http://127.0.0.1:1', { allowedTokenUris: [uri] });
+    const cred = sa({ token_uri: uri, client_email: 'rejected@p.iam' });
+    const auth = async () => (await adapter.build(args(cred))).headers.authorization;
+    assert.equal(await auth(), 'Bearer tok1');
+    assert.equal(await auth(), 'Bearer tok1', 'cached');
+    adapter.authRejected!(cred);   // Vertex answered 401 to tok1
+    delayMs = 200;
+    const asked = new Promise<void>((resolve) => { received = resolve; });
+    const next = auth();           // a new client, minting
+    await Promise.race([asked, next]);
+    adapter.authRejected!(cred);   // another request sent with tok1 fails while tok2 is being minted
+    assert.equal(await next, 'Bearer tok2');
+    assert.equal(await auth(), 'Bearer tok2', 'the new client is kept, with its token');
+    assert.equal(minted, 2, 'one token request after the 401');
+    adapter.authRejected!({ key: 'not json' });   // a key it cannot read: nothing to forget, no throw
+  } finally {
+    tokens.close();
+  }
+});
