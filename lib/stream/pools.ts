@@ -193,17 +193,26 @@ class GatedHandler implements UpstreamHandler {
   /** The whole answer's bound, when it has one: undici's own timeouts bound the headers and each
    *  pause between chunks, not a body that trickles in a byte at a time forever. */
   private total: NodeJS.Timeout | undefined;
+  /** The bound ran out before undici handed over its abort (a connection slower than it): the
+   *  request is aborted as soon as it is. */
+  private expired: Error | undefined;
 
   constructor(
     private readonly handler: UpstreamHandler, private readonly release: () => void, private readonly pools: Pools,
     totalMs?: number,
   ) {
-    if (totalMs) this.total = setTimeout(() => this.abort?.(nonstreamTimeout(totalMs)), totalMs);
+    if (totalMs) {
+      this.total = setTimeout(() => {
+        const err = nonstreamTimeout(totalMs);
+        if (this.abort) this.abort(err); else this.expired = err;
+      }, totalMs);
+    }
   }
 
   onConnect(abort: (err?: Error) => void): void {
     this.abort = abort;
     this.handler.onConnect(abort);
+    if (this.expired) abort(this.expired);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {

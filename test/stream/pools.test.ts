@@ -4,7 +4,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect as netConnect, type AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import { DEFAULT_TIMEOUTS } from '../../lib/timeouts.ts';
 import { headersOf, Pools, type UpstreamHandler } from '../../lib/stream/pools.ts';
 import { gc } from '../helpers/gc.ts';
 
@@ -99,4 +101,39 @@ test('raw header lines read as undici reads them: names lower-cased, a repeated 
     'content-type': 'text/event-stream', 'set-cookie': ['a=1', 'b=2', 'c=3'], 'retry-after': '7', 'x-latin': 'caf\u00e9',
   });
   assert.deepEqual({ ...headersOf([]) }, {});
+});
+
+test('a non-streamed call is bounded whole even when its connection opens after the bound ran out', async () => {
+  // A provider that never answers, reached over a connection that takes 300 ms to open (a slow
+  // handshake, a lost SYN), within upstream_connect_ms but past the call's whole bound (100 ms).
+  const silent = createServer(() => { /* never answers */ });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  const port = (silent.address() as AddressInfo).port;
+  const slowOrigin = `http://127.0.0.1:${port}`;
+  class SlowConnect extends Pools {
+    private pool?: Pool;
+    override get(): Pool {
+      return this.pool ??= new Pool(slowOrigin, {
+        connections: 1, pipelining: 1, headersTimeout: 0, bodyTimeout: 0,
+        connect: (_opts, cb) => { setTimeout(() => { const s = netConnect(port, '127.0.0.1', () => cb(null, s)); s.on('error', (e) => cb(e, null)); }, 300); },
+      });
+    }
+  }
+  const pools = new SlowConnect({ routes: {}, timeouts: { ...DEFAULT_TIMEOUTS, upstream_nonstream_ms: 100 } });
+  try {
+    const outcome = await new Promise<string>((resolve) => {
+      const handler: UpstreamHandler = {
+        onConnect: () => {}, onHeaders: () => { resolve('headers'); return true; }, onData: () => true,
+        onComplete: () => resolve('complete'), onError: (err) => resolve(String((err as { code?: string }).code)),
+      };
+      pools.dispatch('vendor_a', { origin: slowOrigin, path: '/x', headers: { 'content-type': 'application/json' }, body: '{}' }, handler,
+        { org: 'o', waitMs: 0, firstByteMs: 0, totalMs: 100 }, (err) => resolve(`refused ${err.message}`));
+      setTimeout(() => resolve('still pending after 3 s'), 3_000).unref();
+    });
+    assert.equal(outcome, 'GATEWAY_UPSTREAM_NONSTREAM_TIMEOUT');
+  } finally {
+    await pools.close();
+    silent.closeAllConnections();
+    silent.close();
+  }
 });
