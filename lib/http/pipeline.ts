@@ -80,7 +80,7 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   // Pipelined behind another answer on its connection, the response has no socket yet and node
   // tells it nothing when the caller goes: its request would run (a hold and an upstream stream
   // paused behind the first answer) until some timeout. The connection itself is listened to.
-  if (!res.socket) (ctx.queuedOn = req.socket).once('close', ctx.onClose);
+  if (!res.socket) queueOn(ctx.queuedOn = req.socket, ctx.onClose);
   svc.open.begin(ctx);
   try {
     if (svc.shuttingDown) throw new GatewayError('shutting_down');
@@ -96,6 +96,20 @@ export async function handleInference(format: CallerFormat, req: IncomingMessage
   } finally {
     try { await finish(ctx); } finally { svc.open.end(ctx); }
   }
+}
+
+/** The requests queued behind another answer on a connection, told when it closes: one listener
+ *  per connection however many are pipelined on it (one each passed node's listener warning at
+ *  eleven, and removing each was a walk of them all). */
+const queued = new WeakMap<Socket, Set<() => void>>();
+function queueOn(socket: Socket, onClose: () => void): void {
+  let waiting = queued.get(socket);
+  if (!waiting) {
+    const set = waiting = new Set();
+    queued.set(socket, set);
+    socket.once('close', () => { queued.delete(socket); for (const close of set) close(); });
+  }
+  waiting.add(onClose);
 }
 
 /** Read, parse and validate the body. */
@@ -357,7 +371,7 @@ function refuse(ctx: RequestContext, err: unknown): void {
  *  line written. */
 async function finish(ctx: RequestContext): Promise<void> {
   const { svc, res, outcome, result, key } = ctx;
-  if (ctx.onClose) { res.off('close', ctx.onClose); ctx.queuedOn?.off('close', ctx.onClose); }
+  if (ctx.onClose) { res.off('close', ctx.onClose); if (ctx.queuedOn) queued.get(ctx.queuedOn)?.delete(ctx.onClose); }
   stopHoldingOpen(ctx);
   // Anything but a stream that ran to its end stops the machine, which aborts what is still open.
   if (ctx.run && !(result?.complete && !ctx.clientClosed)) ctx.run.stop();

@@ -159,3 +159,26 @@ test('a caller that leaves while its pipelined answer is queued behind another s
     await t.close();
   }
 });
+
+test('a dozen requests pipelined on one connection are all answered, with one close listener on it, not one each', async () => {
+  const t = await startTestGateway();
+  const { key } = await t.newOrg({ ownKeys: ['vendor_a'] });
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => { warnings.push(w.name); };
+  process.on('warning', onWarning);
+  const socket = connect(t.gw.port, '127.0.0.1');
+  socket.on('error', () => {});
+  try {
+    await once(socket, 'connect');
+    let text = '';
+    socket.on('data', (d: Buffer) => { text += d.toString('latin1'); });
+    socket.write(Array.from({ length: 12 }, (_, i) => streamedRequest(key, `n${i} ${sim({ output_tokens: 3 })}`)).join(''));
+    await waitFor(() => (text.match(/event: response\.completed\n/g) ?? []).length === 12, 'all twelve answered', 15_000);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), []);
+  } finally {
+    process.off('warning', onWarning);
+    socket.destroy();
+    await t.close();
+  }
+});
