@@ -125,7 +125,8 @@ function changeStarts(entry: ModelEntry): number[] {
   if (starts) return starts;
   starts = (entry.price_changes ?? []).map((change) => {
     const ms = UTC_DATE.test(change.from) ? Date.parse(change.from) : NaN;
-    if (Number.isNaN(ms)) throw new Error(`model ${entry.id}: price change from "${change.from}" is not a UTC date (2027-01-01 or 2027-01-01T00:00:00Z)`);
+    // Date.parse rolls a day that is not on the calendar (2027-02-30) into the next month.
+    if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== change.from.slice(0, 10)) throw new Error(`model ${entry.id}: price change from "${change.from}" is not a UTC date (2027-01-01 or 2027-01-01T00:00:00Z)`);
     return ms;
   });
   for (let i = 1; i < starts.length; i++) {

@@ -25,6 +25,7 @@ import type { UpstreamTerms } from '../stream/pools.ts';
 import { respond, type IssuedIds, type Pricing, type StreamResult } from '../stream/respond.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
 import { infoLine, member, type Logger } from '../log.ts';
+import { responsesEcho } from '../formats/responses/response.ts';
 
 type Admitted = { holdId: string; spendRemainingMicroUsd: number; asOfMs: number };
 type HoldEstimate = { inputTokens: number; maxOutput: number; micro: number };
@@ -318,7 +319,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   const issued = issuedTo(ctx, served);
   // A Responses answer translated from another API repeats the request's own fields (instructions,
   // tools, metadata…) as OpenAI's does: those outlive the release below, the prompt does not.
-  const echo = checked.format === 'responses' && !served.passthrough ? { ...checked.body, input: undefined } : undefined;
+  const echo = checked.format === 'responses' && !served.passthrough ? responsesEcho(checked.body) : undefined;
   ctx.bytes = undefined;
   plan.releaseBodies();
   const result = ctx.result = await respond({

@@ -129,6 +129,8 @@ test('a price change whose date is not a UTC date, or out of order, stops the ca
   });
   assert.throws(() => new Catalog([entry('2027-01-01T00:00:00')]), /not a UTC date/, 'a time without Z is local time');
   assert.throws(() => new Catalog([entry('January 1, 2027')]), /not a UTC date/);
+  assert.throws(() => new Catalog([entry('2027-02-30')]), /not a UTC date/, 'not on the calendar (Date.parse reads 2 March)');
+  assert.throws(() => new Catalog([entry('2027-04-31T00:00:00Z')]), /not a UTC date/);
   assert.throws(() => new Catalog([entry('2027-06-01', '2027-01-01')]), /not in date order/);
   assert.doesNotThrow(() => new Catalog([entry('2027-01-01', '2027-01-01T00:00:01.5Z')]));
 });

@@ -106,6 +106,17 @@ function withCallSignatures(blocks: IRBlock[]): IRBlock[] {
     (b.kind === 'tool_call' && b.signature ? [{ kind: 'reasoning', text: '', signature: b.signature }, b] : [b]));
 }
 
+/** The request members a translated response repeats (responseShell) or reads (include): kept
+ *  past the release of the request's body, the prompt not among them. */
+const ECHOED = ['instructions', 'max_output_tokens', 'parallel_tool_calls', 'reasoning', 'temperature', 'text',
+  'tool_choice', 'tools', 'top_p', 'truncation', 'user', 'metadata', 'include'] as const;
+
+export function responsesEcho(body: Readonly<Record<string, any>>): Record<string, unknown> {
+  const echo: Record<string, unknown> = {};
+  for (const name of ECHOED) if (body[name] !== undefined) echo[name] = body[name];
+  return echo;
+}
+
 /** The fields every response object carries; status in_progress and no usage for response.created.
  *  The request's own fields are repeated (ctx.echo) as OpenAI's response does, with store false:
  *  an answer translated from another API is stored by no one. */
