@@ -232,6 +232,30 @@ test('Messages request: a tagged signature goes back to OpenAI as encrypted_cont
   assert.deepEqual(own.messages[0]!.content[0], { type: 'reasoning', text: 't', signature: SIG });
 });
 
+test('Interactions stream and body: GPT\'s encrypted reasoning is the thought step\'s signature, tagged; it goes back to OpenAI only', () => {
+  const out = frames(streamThrough(interactionsCodec, GPT_EVENTS).replace(/event: done\ndata: \[DONE\]\n\n/, ''));
+  const sig = out.find((f) => f.data.delta?.type === 'thought_signature')!;
+  assert.equal(sig.data.delta.signature, OPENAI_ENCRYPTED_TAG + ENC);
+  const collector = new ResponseCollector();
+  for (const ev of GPT_EVENTS) collector.push(ev);
+  const body = interactionsCodec.encodeResponse(collector.result(), CTX);
+  assert.deepEqual(body.steps[0], { type: 'thought', signature: OPENAI_ENCRYPTED_TAG + ENC, summary: [{ type: 'text', text: 'Open the README.' }] });
+  const ir = interactionsCodec.decodeRequest({
+    model: 'gpt',
+    input: [
+      { type: 'user_input', content: [{ type: 'text', text: 'Open README' }] },
+      { type: 'thought', signature: OPENAI_ENCRYPTED_TAG + ENC, summary: [{ type: 'text', text: 'Open the README.' }] },
+      { type: 'function_call', id: 'call_1', name: 'read_file', arguments: { path: 'README.md' } },
+      { type: 'function_result', call_id: 'call_1', name: 'read_file', result: '# readme' },
+    ],
+  });
+  const openai = responsesCodec.encodeRequest(ir);
+  assert.ok(openai.input.some((item: any) => item.type === 'reasoning' && item.encrypted_content === ENC), JSON.stringify(openai.input));
+  for (const other of [interactionsCodec.encodeRequest({ ...ir, model: 'gemini-3-pro', native: undefined }), messagesCodec.encodeRequest(ir)]) {
+    assert.ok(!JSON.stringify(other).includes(ENC), JSON.stringify(other));
+  }
+});
+
 // ---------- 4. Images and files in a Responses tool output ----------
 
 test('Responses function_call_output with input_text, input_image and input_file: the result, then its media', () => {

@@ -3,7 +3,7 @@
 // generation_config keys, previous_interaction_id, …) stays in native.fields.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
-import { ANTHROPIC_SIGNATURE_TAG, untag } from '../reasoning-tags.ts';
+import { ANTHROPIC_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG, untag } from '../reasoning-tags.ts';
 import { lookupTable } from '../lookup-table.ts';
 
 const CONSUMED = new Set([
@@ -148,14 +148,17 @@ function decodeItem(item: any, path: string, turns: Turns, loss: Loss, role: IRM
   }
 }
 
-/** A thought step's signature: Gemini's own, or Claude's that a Claude answer gave this caller,
- *  tagged (reasoning-tags.ts), which goes back to Anthropic only (the IR's `anthropic`). */
-function thoughtSignature(value: unknown): { signature?: string; anthropic?: true } {
+/** A thought step's signature: Gemini's own, or another vendor's that its answer gave this caller,
+ *  tagged (reasoning-tags.ts): Claude's goes back to Anthropic only (the IR's `anthropic`), OpenAI's
+ *  encrypted reasoning to vendor A only (the IR's `encrypted`). */
+function thoughtSignature(value: unknown): { signature?: string; anthropic?: true; encrypted?: string } {
   if (!value) return {};
   const signature = String(value);
   const claude = untag(ANTHROPIC_SIGNATURE_TAG, signature);
-  if (claude === undefined) return { signature };
-  return claude ? { signature: claude, anthropic: true } : {};
+  if (claude !== undefined) return claude ? { signature: claude, anthropic: true } : {};
+  const openai = untag(OPENAI_ENCRYPTED_TAG, signature);
+  if (openai !== undefined) return openai ? { encrypted: openai } : {};
+  return { signature };
 }
 
 function decodeTurn(turn: any, path: string, turns: Turns, loss: Loss): void {

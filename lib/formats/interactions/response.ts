@@ -7,7 +7,7 @@ import { argumentsObject } from '../tool-args.ts';
 import { statusFromStop, stopFromStatus } from './status.ts';
 import { isoSeconds, tierFromInteractions, usageFromInteractions, usageToInteractions } from './usage.ts';
 import { addCostExtras } from '../cost-extras.ts';
-import { ANTHROPIC_SIGNATURE_TAG } from '../reasoning-tags.ts';
+import { ANTHROPIC_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../reasoning-tags.ts';
 
 const textOf = (items: unknown): string =>
   Array.isArray(items) ? items.filter((part: any) => part?.type === 'text').map((part: any) => String(part.text ?? '')).join('') : '';
@@ -62,10 +62,11 @@ export function encodeInteractionsResponse(res: IRResponse, ctx: EncodeContext):
     }
     output = undefined;
     if (block.kind === 'reasoning') {
-      if (block.signature || block.text) {
-        // Claude's signature rides tagged, so the caller's next turn gives it back to Claude only
-        // (reasoning-tags.ts); Gemini's is the format's own.
-        const signature = block.signature && block.anthropic ? ANTHROPIC_SIGNATURE_TAG + block.signature : block.signature;
+      if (block.signature || block.encrypted || block.text) {
+        // Claude's signature and OpenAI's encrypted reasoning ride tagged, so the caller's next turn
+        // gives each back to its own vendor only (reasoning-tags.ts); Gemini's is the format's own.
+        const signature = block.encrypted ? OPENAI_ENCRYPTED_TAG + block.encrypted
+          : block.signature && block.anthropic ? ANTHROPIC_SIGNATURE_TAG + block.signature : block.signature;
         steps.push({
           type: 'thought', ...(signature ? { signature } : {}),
           ...(block.text ? { summary: [{ type: 'text', text: block.text }] } : {}),

@@ -10,7 +10,7 @@ import { newUnstoredInteractionId } from './ids.ts';
 import { interactionUsage } from './response.ts';
 import { statusFromStop } from './status.ts';
 import { isoSeconds } from './usage.ts';
-import { ANTHROPIC_SIGNATURE_TAG } from '../reasoning-tags.ts';
+import { ANTHROPIC_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../reasoning-tags.ts';
 
 interface OpenStep {
   kind: 'text' | 'reasoning' | 'tool_call';
@@ -20,6 +20,8 @@ interface OpenStep {
   /** Claude's signature of a thought step, held to its step.stop and sent there in one tagged
    *  thought_signature delta (where Gemini sends its own). */
   anthropicSignature?: string;
+  /** OpenAI's encrypted reasoning of a thought step, held and sent the same way, tagged. */
+  openaiEncrypted?: string;
 }
 
 const DONE = formatFrame('[DONE]', 'done');
@@ -58,7 +60,7 @@ export class InteractionsStreamEncoder implements StreamEncoder {
         break;
       }
       case 'signature': {
-        if (ev.encrypted || !ev.signature) break; // OpenAI encrypted_content means nothing to Gemini
+        if (!ev.signature) break;
         const held = this.steps.get(ev.index);
         if (held?.kind === 'tool_call') {
           if (held.at === undefined) held.tool!.signature = ev.signature;
@@ -66,7 +68,8 @@ export class InteractionsStreamEncoder implements StreamEncoder {
         }
         const [step, pre] = this.stepFor(ev.index, 'reasoning');
         if (step.kind !== 'reasoning') break;
-        if (ev.anthropic) { step.anthropicSignature = (step.anthropicSignature ?? '') + ev.signature; out += pre; }
+        if (ev.encrypted) { step.openaiEncrypted = (step.openaiEncrypted ?? '') + ev.signature; out += pre; }
+        else if (ev.anthropic) { step.anthropicSignature = (step.anthropicSignature ?? '') + ev.signature; out += pre; }
         else out += pre + delta(step.at!, { type: 'thought_signature', signature: ev.signature });
         break;
       }
@@ -133,9 +136,11 @@ export class InteractionsStreamEncoder implements StreamEncoder {
     const step = this.steps.get(index);
     if (!step) return '';
     this.steps.delete(index);
-    const signed = step.anthropicSignature
-      ? delta(step.at!, { type: 'thought_signature', signature: ANTHROPIC_SIGNATURE_TAG + step.anthropicSignature })
-      : '';
+    // Another vendor's opaque reasoning rides tagged, so the caller's next turn gives it back to
+    // that vendor only (reasoning-tags.ts).
+    const tagged = step.anthropicSignature ? ANTHROPIC_SIGNATURE_TAG + step.anthropicSignature
+      : step.openaiEncrypted ? OPENAI_ENCRYPTED_TAG + step.openaiEncrypted : undefined;
+    const signed = tagged ? delta(step.at!, { type: 'thought_signature', signature: tagged }) : '';
     return this.flushTool(step) + signed + frame('step.stop', { index: step.at });
   }
 
