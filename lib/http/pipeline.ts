@@ -55,6 +55,7 @@ interface RequestContext extends OpenRequest {
   headSent?: boolean;                 // … the head went out before commit
   inflight?: InFlight;
   drained?: boolean;                  // shutdown's drain ran out and stopped it (stopDrained)
+  settledAt?: number;                 // the hold was settled before the answer's last bytes (settleBeforeEnd)
   onClose?: () => void;               // the caller's socket closed
   queuedOn?: Socket;                  // a pipelined request's connection, while its answer waits for it
   outcome?: Outcome;                  // race
@@ -330,6 +331,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     pricing: pricing(svc, plan, served, outcome, ctx.t0),
     issued, wireMeter,
     stoppedBy: () => (ctx.drained ? SHUTTING_DOWN : undefined),
+    ...(ctx.admitted ? { beforeEnd: (cost: number) => settleBeforeEnd(ctx, served.mode === 'managed' ? cost : 0) } : {}),
     callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
   });
   if (!result.complete && !checked.stream && !res.headersSent) {
@@ -383,8 +385,8 @@ async function finish(ctx: RequestContext): Promise<void> {
   const mode = servedRoute(ctx)?.mode;
   const cost = ctx.costMicroUsd;
   // One instant for the settlement and the record: both land on the same UTC day.
-  const now = svc.clock.now();
-  if (ctx.admitted) await settle(ctx, mode === 'managed' ? cost : 0, now);
+  const now = ctx.settledAt ?? svc.clock.now();
+  if (ctx.admitted && ctx.settledAt === undefined) await settle(ctx, mode === 'managed' ? cost : 0, now);
   if (ctx.inflight) svc.inflight.delete(ctx.inflight);
   if (mode && cost) svc.metrics.spendBy(mode).inc(cost);
   // Every retry and fallback the machine made, whether or not a tier then committed: a provider
@@ -553,6 +555,20 @@ async function admitToLedger(svc: Services, reqId: string, orgId: string, route:
     throw new GatewayError(r.code, undefined, { retryAfterS });
   }
   return r;
+}
+
+/** A complete answer's hold is settled before its last bytes go out: settled after them, a client
+ *  sending its next request as soon as it had read this one reached admission first (another
+ *  process's, or the ledger's next group commit) and found this request still holding a
+ *  concurrency slot and its whole hold against today's ceiling (429s, and a pause for the rest of
+ *  the day at a fraction of the ceiling). At most SETTLE_WAIT_MS is waited: a ledger that does not
+ *  answer (its settlements are retried) must not hold the answer's end. */
+const SETTLE_WAIT_MS = 1_000;
+async function settleBeforeEnd(ctx: RequestContext, cost: number): Promise<void> {
+  const now = ctx.settledAt = ctx.svc.clock.now();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => { timer = setTimeout(resolve, SETTLE_WAIT_MS); });
+  await Promise.race([settle(ctx, cost, now), late]).finally(() => clearTimeout(timer));
 }
 
 async function settle(ctx: RequestContext, cost: number, nowMs: number): Promise<void> {

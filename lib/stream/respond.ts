@@ -48,6 +48,10 @@ export interface RespondArgs {
   /** Why the gateway itself stopped this answer, when it did (the shutdown drain): a broken stream
    *  then ends with that error event instead of provider_error. */
   stoppedBy?: () => { code: string; message: string } | undefined;
+  /** Awaited with a complete answer's cost just before its last bytes go out (the hold's
+   *  settlement): a client that sends its next request as soon as it has read this answer must
+   *  not find it still holding the organization's concurrency and daily spend. */
+  beforeEnd?: (costMicroUsd: number) => Promise<void>;
 }
 
 /** The error event a broken stream ends with: the gateway's own reason when it stopped the answer,
@@ -206,10 +210,12 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   }
   if (!final) return endBroken(args, tapState, bytesOut, 'upstream stream ended before its final event', last);
   if (args.issued) await args.issued.written();
-  res.end();
   const tier = tapState.tier ?? committed.tier;
+  const costMicroUsd = tapState.sawUsage ? args.pricing.price(tapState.usage, tier).costMicroUsd : undefined;
+  if (args.beforeEnd && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
+  res.end();
   if (!tapState.sawUsage) return { complete: true, usage: undefined, tier, costMicroUsd: undefined, bytesOut };
-  return { complete: true, usage: tapState.usage, tier, costMicroUsd: args.pricing.price(tapState.usage, tier).costMicroUsd, bytesOut };
+  return { complete: true, usage: tapState.usage, tier, costMicroUsd, bytesOut };
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -292,6 +298,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
     return { complete: false, tier: committed.tier, bytesOut, wireBytes: meter.bytes, reported, error: failed };
   }
   bytesOut += Buffer.byteLength(pending);
+  if (args.beforeEnd && !failed && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
   res.end(pending);
   return { complete: !failed, usage: finish!.usage, tier: finish!.tier!, costMicroUsd, bytesOut, error: failed };
 }
@@ -365,6 +372,7 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
     else { body.usage = { ...(body.usage ?? {}), cost: extras.cost }; raw = undefined; }
   }
   const out = raw ?? Buffer.from(JSON.stringify(body));
+  if (args.beforeEnd && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
   args.res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length, ...headers });
   args.res.end(out);
   return { complete: true, usage, tier, costMicroUsd, bytesOut: out.length };
