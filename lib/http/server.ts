@@ -29,7 +29,10 @@ export function createHttpServer(svc: Services, adminToken: string | undefined):
   const headersMs = svc.config.timeouts.request_headers_ms;
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     dispatch(req, res, svc, adminToken, models).catch((err) => {
-      svc.log.error({ err }, 'unhandled');
+      // A refusal of the caller's (a wrong key on /v1/limits, a rate limit) is an answer, not the
+      // gateway's failure: one info line with its code, not an error with a stack per bad request.
+      if (err instanceof GatewayError && err.status < 500) svc.log.info({ path: req.url?.split('?')[0], status: err.status, code: err.code }, 'refused');
+      else svc.log.error({ err }, 'unhandled');
       if (!res.headersSent) sendError(res, 'plain', asGatewayError(err)); else res.destroy();
     });
   };

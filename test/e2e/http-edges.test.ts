@@ -347,3 +347,21 @@ test('upstream calls ask for identity; a provider that compresses anyway is a pr
     await t.close();
   }
 });
+
+test('a caller refused on a non-inference endpoint (a wrong key on /v1/limits, /v1/usage) leaves an info line with its code, not an error with a stack', async () => {
+  const t = await startTestGateway();
+  try {
+    for (const path of ['/v1/limits', '/v1/usage']) {
+      const res = await fetch(`${t.url}${path}`, { headers: { authorization: 'Bearer flex_live_wrong' } });
+      assert.equal(res.status, 401, path);
+      await res.arrayBuffer();
+    }
+    const lines = t.logLines.map((l) => JSON.parse(l));
+    assert.deepEqual(lines.filter((l) => l.level >= 50), [], 'no error lines');
+    const refused = lines.filter((l) => l.msg === 'refused' && l.code === 'invalid_api_key');
+    assert.ok(refused.some((l) => l.path === '/v1/limits'), JSON.stringify(refused));
+    assert.ok(refused.every((l) => l.level === 30 && l.err === undefined));
+  } finally {
+    await t.close();
+  }
+});
