@@ -97,6 +97,9 @@ export interface FormatCodec {
    *  format whose answer was streamed upstream (a route called streamed only). Absent: the body is
    *  encodeResponse of the IR. */
   assembleNative?(): NativeAssembler;
+  /** The request members an answer translated into this format repeats (EncodeContext.echo), kept
+   *  past the release of the request's body; absent: the format echoes nothing. */
+  echo?(body: Readonly<Record<string, any>>): Record<string, unknown>;
   createStreamEncoder(ctx: EncodeContext): StreamEncoder;
   tap: UsageTap;
   /** The body of an error answer in this format's envelope (so its official SDK raises its typed

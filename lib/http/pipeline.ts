@@ -25,7 +25,6 @@ import type { UpstreamTerms } from '../stream/pools.ts';
 import { respond, type IssuedIds, type Pricing, type StreamResult } from '../stream/respond.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
 import { infoLine, member, type Logger } from '../log.ts';
-import { responsesEcho } from '../formats/responses/response.ts';
 
 type Admitted = { holdId: string; spendRemainingMicroUsd: number; asOfMs: number };
 type HoldEstimate = { inputTokens: number; maxOutput: number; micro: number };
@@ -318,9 +317,10 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   // Nothing is sent upstream after commit: a long stream does not keep the prompt.
   const model = checked.body.model;
   const issued = issuedTo(ctx, served);
-  // A Responses answer translated from another API repeats the request's own fields (instructions,
-  // tools, metadata…) as OpenAI's does: those outlive the release below, the prompt does not.
-  const echo = checked.format === 'responses' && !served.passthrough ? responsesEcho(checked.body) : undefined;
+  // An answer translated from another API repeats the request's own fields where its format does
+  // (the caller codec's echo: Responses' instructions, tools, metadata…): those outlive the release
+  // below, the prompt does not.
+  const echo = served.passthrough ? undefined : svc.codecs[checked.format].echo?.(checked.body);
   ctx.bytes = undefined;
   plan.releaseBodies();
   const result = ctx.result = await respond({

@@ -240,10 +240,7 @@ test('while draining, no connection is kept: an answer under way closes its conn
     c.socket.write(next.slice(20));
     await waitFor(() => c.closedAt > 0, 'the kept connection to be answered and closed', 3_000);
     const answer = c.text.slice(c.text.lastIndexOf('HTTP/1.1 '));
-    assert.match(answer, /^HTTP\/1\.1 503 /);
-    assert.match(answer, /\r\nretry-after: 1\r\n/i);
-    assert.match(answer, /\r\nconnection: close\r\n/i);
-    assert.match(answer, /"code":"shutting_down"/);
+    assertShuttingDown(answer);
 
     // A's stream ends about 1 s in; its connection is closed then, not kept for keep-alive's 65 s.
     await waitFor(() => /response\.completed/.test(a.text), 'A\'s stream to end', 3_000);
@@ -277,6 +274,15 @@ function assertShuttingDown(text: string): void {
   assert.match(text, /\r\nretry-after: 1\r\n/i);
   assert.match(text, /\r\nconnection: close\r\n/i);
   assert.match(text, /"code":"shutting_down"/);
+}
+
+/** A request the drain refused before it went upstream: its connection closed after a 503
+ *  shutting_down, nothing sent to the provider, one summary line saying so. */
+async function assertRefusedByDrain(g: TestGateway, c: { text: string; closedAt: number }): Promise<void> {
+  await waitFor(() => c.closedAt > 0, 'the connection to be closed', 1_000);
+  assertShuttingDown(c.text);
+  assert.equal(g.gw.simulator!.stats.requests, 0, 'nothing sent upstream');
+  assert.deepEqual(summaries(g).map((s) => `${s.status} ${s.code}`), ['503 shutting_down']);
 }
 
 test('close while a body trickles in (1 byte a second): the drain does not wait for it; past drainMs it is answered 503 shutting_down and close() resolves', async () => {
@@ -327,10 +333,7 @@ test('close while a body is half sent, the rest arriving after the drain ran out
     if (!c.socket.destroyed) c.socket.write(body.slice(20));   // the rest, after the drain ran out
     await closing;
     assert.ok(closedAfter < drainMs + 1_000, `close() took ${closedAfter} ms with drainMs ${drainMs}`);
-    await waitFor(() => c.closedAt > 0, 'the connection to be closed', 1_000);
-    assertShuttingDown(c.text);
-    assert.equal(g.gw.simulator!.stats.requests, 0, 'nothing sent upstream');
-    assert.deepEqual(summaries(g).map((s) => `${s.status} ${s.code}`), ['503 shutting_down']);
+    await assertRefusedByDrain(g, c);
   } finally {
     c.socket.destroy();
     await g.close();
@@ -389,10 +392,7 @@ test('close while a request awaits its key past the drain, its body still to com
     await g.gw.close();
     const took = Date.now() - t0;
     assert.ok(took < 800 + 1_000, `close() took ${took} ms with drainMs ${drainMs}`);
-    await waitFor(() => c.closedAt > 0, 'the connection to be closed', 1_000);
-    assertShuttingDown(c.text);
-    assert.equal(g.gw.simulator!.stats.requests, 0, 'nothing sent upstream');
-    assert.deepEqual(summaries(g).map((s) => `${s.status} ${s.code}`), ['503 shutting_down']);
+    await assertRefusedByDrain(g, c);
   } finally {
     c.socket.destroy();
     await g.close();

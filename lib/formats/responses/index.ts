@@ -2,7 +2,7 @@
 import type { CallerCodec } from '../types.ts';
 import { decodeResponsesRequest } from './request-decode.ts';
 import { encodeResponsesRequest } from './request-encode.ts';
-import { decodeResponsesResponse, encodeResponsesResponse } from './response.ts';
+import { decodeResponsesResponse, encodeResponsesResponse, responsesEcho } from './response.ts';
 import { createResponsesStreamDecoder } from './stream-decode.ts';
 import { ResponsesAssembler } from './assemble.ts';
 import { createResponsesStreamEncoder } from './stream-encode.ts';
@@ -18,6 +18,7 @@ export const responsesCodec: CallerCodec = {
   encodeResponse: encodeResponsesResponse,
   createStreamDecoder: createResponsesStreamDecoder,
   assembleNative: () => new ResponsesAssembler(),
+  echo: responsesEcho,
   createStreamEncoder: createResponsesStreamEncoder,
   tap: responsesTap,
   errorBody: responsesErrorBody,
