@@ -262,8 +262,11 @@ function holdStreamOpen(ctx: RequestContext): void {
     ctx.headTimer = undefined;
     if (ctx.outcome || ctx.clientClosed || res.destroyed) return;
     if (!res.headersSent) {
-      const id = ctx.format === 'messages' ? { 'x-request-id': ctx.id, 'request-id': ctx.id } : { 'x-request-id': ctx.id };
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...id });
+      const h: Headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': ctx.id };
+      if (ctx.format === 'messages') h['request-id'] = ctx.id;
+      // The spend figure is known once the routes resolve (and the hold is on): the head carries it.
+      addSpendHeaders(h, ctx, ctx.routes.every((r) => r.mode === 'byok') ? 'byok' : 'managed');
+      res.writeHead(200, h);
       ctx.headSent = true;
       res.write(': waiting for the provider to start (start_within); the stream begins when it does\n\n');
     } else res.write(': waiting\n\n');
@@ -643,11 +646,16 @@ function answerHeaders(ctx: RequestContext, served: RoutePlan, o: Outcome, tier:
   // The Anthropic SDK reads its request id from `request-id` only.
   if (ctx.format === 'messages') h['request-id'] = ctx.id;
   if (checked.retry) h['x-service-retries'] = o.retries;
-  // What the org may still spend: an own key is unlimited; a managed route reports the balance.
-  if (served.mode === 'byok') h['x-service-spend-remaining'] = 'unlimited';
+  addSpendHeaders(h, ctx, served.mode);
+  return h;
+}
+
+/** What the org may still spend: an own key is unlimited; a managed route reports the balance as
+ *  its hold was admitted. */
+function addSpendHeaders(h: Headers, ctx: RequestContext, mode: RoutePlan['mode']): void {
+  if (mode === 'byok') h['x-service-spend-remaining'] = 'unlimited';
   else if (ctx.admitted) {
     h['x-service-spend-remaining'] = ctx.admitted.spendRemainingMicroUsd;
     h['x-service-spend-as-of'] = ctx.admitted.asOfMs;
   }
-  return h;
 }

@@ -152,6 +152,32 @@ test('a mid-stream upstream reset ends the stream with the format\'s error event
   assert.ok(deltas >= 1);
 });
 
+test('a stream whose head goes out before commit carries the spend figure: unlimited on own keys, the balance as admitted on the managed balance', async () => {
+  const g = await startTestGateway({ simulatedTime: true, config: { hedge: { initial_lead_ms: 2_000, min_lead_ms: 2_000, max_lead_ms: 2_000 } } });
+  try {
+    const own = await g.newOrg({ ownKeys: ['vendor_a'] });
+    const managed = await g.newOrg({ balance: 10_000_000 });
+    const admittedAt = g.clock!.now();
+    const send = (key: string) => fetch(`${g.url}/v1/responses`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-5.4', input: sim({ flex_start_ms: 600_000 }), stream: true, start_within: '00h-10m-00s' }),
+    });
+    const requests = () => g.gw.simulator!.stats.requests;
+    const pending = [send(own.key), send(managed.key)];
+    await waitFor(() => requests() === 2, 'both flex attempts');
+    g.clock!.increment(240_000);               // stream_head_ms: both heads go out before commit
+    const [a, b] = await Promise.all(pending);
+    assert.equal(b.headers.get('x-service-served-provider'), null, 'the head went out before commit');
+    assert.equal(a.headers.get('x-service-spend-remaining'), 'unlimited');
+    assert.equal(a.headers.get('x-service-spend-as-of'), null);
+    assert.equal(b.headers.get('x-service-spend-remaining'), '10000000');
+    assert.equal(b.headers.get('x-service-spend-as-of'), String(admittedAt));
+    await Promise.all([a.body!.cancel(), b.body!.cancel()]);
+  } finally {
+    await g.close();
+  }
+});
+
 test('a stream that waits past stream_head_ms gets its 200 and event-stream head at once, comment lines while it waits, then the provider\'s events', async () => {
   const g = await startTestGateway({ simulatedTime: true, config: { hedge: { initial_lead_ms: 2_000, min_lead_ms: 2_000, max_lead_ms: 2_000 } } });
   try {
