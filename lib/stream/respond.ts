@@ -74,6 +74,8 @@ export interface StreamResult {
   /** A stream that broke: what the provider had reported by then (Anthropic's message_start input
    *  count, the output so far), the floor of what it bills. */
   reported?: IRUsage;
+  /** Why the stream failed; on a complete answer, the provider's connection dropping after its
+   *  final event (logged, not an error of the answer). */
   error?: string;
 }
 
@@ -185,6 +187,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   // Only whole frames go out (one write per upstream chunk), so a stream that breaks later ends
   // with a clean error event, never one spliced into half a frame.
   let last: Buffer = EMPTY; // what went out last: a stream that breaks may have ended with the provider's own error
+  let dropped: string | undefined; // why the provider's connection failed after its final event
   const write = (bytes: Buffer): void => {
     if (!bytes.length) return;
     bytesOut += bytes.length;
@@ -206,7 +209,14 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
       if (final) write(tail);
     }
   } catch (err) {
-    return endBroken(args, tapState, bytesOut, (err as Error).message);
+    if (!final) return endBroken(args, tapState, bytesOut, (err as Error).message);
+    // The provider's connection dropped after its final event (undici: "other side closed" before
+    // the body's end): the answer and its usage are whole. It ends as the provider would have ended
+    // it, with the format's terminator where that had not gone out yet (what was held after the
+    // final frame is at most that terminator, cut), and is charged what the provider reported; the
+    // failure is only logged (stream_error).
+    dropped = (err as Error).message;
+    if (!res.destroyed) write(missingEnd(args.caller.name, last));
   }
   if (!final) return endBroken(args, tapState, bytesOut, 'upstream stream ended before its final event', last);
   if (args.issued) await args.issued.written();
@@ -214,11 +224,33 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   const costMicroUsd = tapState.sawUsage ? args.pricing.price(tapState.usage, tier).costMicroUsd : undefined;
   if (args.beforeEnd && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
   res.end();
-  if (!tapState.sawUsage) return { complete: true, usage: undefined, tier, costMicroUsd: undefined, bytesOut };
-  return { complete: true, usage: tapState.usage, tier, costMicroUsd, bytesOut };
+  if (!tapState.sawUsage) return { complete: true, usage: undefined, tier, costMicroUsd: undefined, bytesOut, error: dropped };
+  return { complete: true, usage: tapState.usage, tier, costMicroUsd, bytesOut, error: dropped };
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** The frame a complete stream of each format sends after its final usage frame (wire-formats.md,
+ *  "Stream terminator"; Responses has none). Clients wait for it: the Chat and Interactions SDKs
+ *  and hand-written loops stop at `[DONE]`, and a proxy in front may read a stream without it as
+ *  cut off. */
+const STREAM_END: Partial<Record<FormatName, Buffer>> = {
+  chat: Buffer.from('data: [DONE]\n\n'),
+  messages: Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n'),
+  interactions: Buffer.from('event: done\ndata: [DONE]\n\n'),
+};
+
+/** The format's terminator, unless it is the last frame of `last` (what went out last): a
+ *  connection that dropped after it cut nothing. Told by its event name where it has one (Bedrock's
+ *  message_stop carries metrics besides). */
+function missingEnd(format: FormatName, last: Buffer): Buffer {
+  const end = STREAM_END[format];
+  if (!end) return EMPTY;
+  const want = new SSEParser().push(end)[0]!;
+  const sent = last.length ? new SSEParser().push(last).at(-1) : undefined;
+  const isEnd = sent !== undefined && sent.event === want.event && (want.event !== undefined || sent.data.trim() === want.data);
+  return isEnd ? EMPTY : end;
+}
 
 /** A passthrough that did not reach its final frame ends with the caller format's error event,
  *  unless the provider's own error event, already forwarded, ended it (`last`: what went out last). */
@@ -251,6 +283,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   const encoder = args.caller.createStreamEncoder(args.ctx);
   let finish: Extract<IREvent, { type: 'finish' }> | undefined;
   let failed: string | undefined;
+  let dropped: string | undefined; // why the provider's connection failed after its final event
   let bytesOut = 0;
   const meter = args.wireMeter ?? { bytes: 0 };
   let reported: IRUsage | undefined;
@@ -290,7 +323,14 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
     }, args);
     emit(decoder.end());
   } catch (err) {
-    failed = (err as Error).message;
+    // A connection that dropped after the provider's final event (Chat's usage chunk before its
+    // [DONE], Messages' message_delta before message_stop) cut nothing off: where the decoder's end
+    // finishes the answer, it is complete, charged what the provider reported; the failure is only
+    // logged (stream_error).
+    const rest = finish ? [] : decoder.end();
+    if (rest.some((ev) => ev.type === 'finish')) emit(rest);
+    if (finish) dropped = (err as Error).message;
+    else failed = (err as Error).message;
   }
   if (!finish && !failed) failed = 'upstream stream ended before its final event';
   if (failed && !finish) {
@@ -300,7 +340,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   bytesOut += Buffer.byteLength(pending);
   if (args.beforeEnd && !failed && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
   res.end(pending);
-  return { complete: !failed, usage: finish!.usage, tier: finish!.tier!, costMicroUsd, bytesOut, error: failed };
+  return { complete: !failed, usage: finish!.usage, tier: finish!.tier!, costMicroUsd, bytesOut, error: failed ?? dropped };
 }
 
 /** A frame's size as an SSE event of the wire (`event: …\ndata: …\n\n`, ASCII JSON counted a
