@@ -76,11 +76,17 @@ export class GatewayError extends Error {
   readonly status: number;
   readonly param?: string;
   readonly retryAfterS?: number;
-  constructor(code: ErrorCode, message?: string, opts: { param?: string; retryAfterS?: number; status?: number } = {}) {
+  /** A machine-readable refinement a client SDK acts on (Messages `error.details`). */
+  readonly details?: Record<string, unknown>;
+  constructor(
+    code: ErrorCode, message?: string,
+    opts: { param?: string; retryAfterS?: number; status?: number; details?: Record<string, unknown> } = {},
+  ) {
     super(message ?? ERRORS[code].message);
     this.code = code;
     this.status = opts.status ?? ERRORS[code].status;
     this.param = opts.param;
     this.retryAfterS = opts.retryAfterS;
+    this.details = opts.details;
   }
 }

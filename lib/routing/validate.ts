@@ -55,6 +55,7 @@ export function checkRequest(
   if (raw.start_within === undefined && defaultStartWithin === null) {
     throw new GatewayError('missing_start_within', undefined, { param: 'start_within' });
   }
+  if (format === 'messages' && raw.thread !== undefined) throw threadRefusal();
   if (!endpoint.validate(raw)) throw schemaError(endpoint.validate.errors![0]!);
   // Only an absent field takes the key's default: an explicit null is a value, and not a valid one
   // (the schema already refused it as invalid_start_within).
@@ -157,6 +158,18 @@ export function checkCountTokens(
   const betas = requestBetas(headers);
   const { start_within: _s, ...body } = raw;
   return { model, body, betas };
+}
+
+/** Messages `thread` (server-held conversations, beta message-threads-*): no route can hold one
+ *  for the gateway, so it is refused, never forwarded or dropped, with the rejection Anthropic gives
+ *  a request threads cannot serve. @anthropic-ai/sdk's thread and toolRunner read that
+ *  `error.details.error_code` and send the turn again without `thread`, with the whole history;
+ *  any other 400 ends the run. The code stays the gateway's own. */
+function threadRefusal(): GatewayError {
+  return new GatewayError(
+    'unsupported_parameter', 'Message threads are not supported by the gateway; send the whole conversation without thread.',
+    { param: 'thread', details: { error_code: 'thread_unsupported_request' } },
+  );
 }
 
 function parseProvider(value: unknown): RouteName[] {

@@ -136,7 +136,7 @@ test('cloud_a carries exactly the hosted tools and generation_config keys the In
   });
   const body = vertexCodec.encodeRequest(ir);
   assert.deepEqual(body.tools, [
-    { functionDeclarations: [{ name: 'f', parameters: { type: 'object' } }] },
+    { functionDeclarations: [{ name: 'f', parametersJsonSchema: { type: 'object' } }] },
     { googleSearch: { searchTypes: { webSearch: {}, imageSearch: {} } } }, { codeExecution: {} }, { urlContext: {} },
   ]);
   assert.equal(body.generationConfig.seed, 7);

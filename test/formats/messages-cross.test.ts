@@ -93,7 +93,7 @@ function assertValidVertexBody(body: Record<string, any>): void {
     }
   });
   for (const k of Object.keys(body.generationConfig ?? {})) assert.ok(VERTEX_GENERATION_KEYS.has(k), `generationConfig.${k}`);
-  for (const t of body.tools ?? []) for (const d of t.functionDeclarations) assert.ok(d.name && d.parameters);
+  for (const t of body.tools ?? []) for (const d of t.functionDeclarations) assert.ok(d.name && d.parametersJsonSchema);
 }
 
 test('a Messages request → Interactions body: valid steps, the call signature kept, no Messages-only fields', () => {

@@ -161,7 +161,8 @@ function fullIR(): IRRequest {
     temperature: 1,
     topP: 0.9,
     reasoning: { effort: 'medium', budgetTokens: 4096 },
-    responseFormat: { type: 'json_schema', schema: { type: 'object', properties: { answer: { type: 'string' } } } },
+    // Already in Anthropic's subset (a closed object), so the round trip keeps it as it is.
+    responseFormat: { type: 'json_schema', schema: { type: 'object', properties: { answer: { type: 'string' } }, additionalProperties: false } },
     stopSequences: ['END'],
     stream: true,
   };

@@ -146,7 +146,7 @@ test('encodeRequest: contents, signatures on the parts they belong to, tools, to
     { role: 'user', parts: [{ functionResponse: { name: 'cook', response: { ok: true } } }, { functionResponse: { name: 'cook', response: { error: 'burnt' } } }] },
     { role: 'model', parts: [{ text: 'Done.', thoughtSignature: 'S3' }] },
   ]);
-  assert.deepEqual(body.tools, [{ functionDeclarations: [{ name: 'cook', description: 'Cook a dish', parameters: { type: 'object', properties: { dish: { type: 'string' } } } }] }]);
+  assert.deepEqual(body.tools, [{ functionDeclarations: [{ name: 'cook', description: 'Cook a dish', parametersJsonSchema: { type: 'object', properties: { dish: { type: 'string' } } } }] }]);
   assert.deepEqual(body.toolConfig, { functionCallingConfig: { mode: 'ANY' } });
   assert.deepEqual(body.generationConfig, {
     maxOutputTokens: 256, temperature: 0.2, topP: 0.8, stopSequences: ['X'], responseMimeType: 'application/json', responseJsonSchema: { type: 'object' },

@@ -31,6 +31,10 @@ export const MESSAGES_BETAS: Readonly<Record<string, BetaEntry>> = lookupTable({
   'interleaved-thinking-2025-05-14': { enables: 'thinking between tool calls', bedrock: true, elsewhere: 'translated' },
   'effort-2025-11-24': { enables: 'output_config.effort', bedrock: true, elsewhere: 'dropped' },
   'structured-outputs-2025-11-13': { enables: 'output_config.format json_schema and strict tools', bedrock: true, elsewhere: 'translated' },
+  // What @anthropic-ai/sdk's beta.messages.parse sends, for the same output_config.format. Kept
+  // off Bedrock's list: structured outputs need no beta there (generally available), and Bedrock
+  // refuses a beta flag it does not know.
+  'structured-outputs-2025-12-15': { enables: 'output_config.format json_schema and strict tools', bedrock: false, elsewhere: 'translated' },
   'fine-grained-tool-streaming-2025-05-14': { enables: 'tool arguments streamed unbuffered', bedrock: true, elsewhere: 'dropped' },
   'prompt-caching-2024-07-31': { enables: 'cache_control (generally available)', bedrock: false, elsewhere: 'dropped' },
   'token-counting-2024-11-01': { enables: 'POST /v1/messages/count_tokens (generally available)', bedrock: false, elsewhere: 'dropped' },

@@ -14,8 +14,10 @@ const anthropicType = (status: number): string =>
     : status >= 500 ? 'api_error'
     : 'invalid_request_error';
 
-export const messagesErrorBody = (err: GatewayError): Record<string, unknown> =>
-  ({ type: 'error', error: { type: anthropicType(err.status), message: err.message, code: err.code } });
+export const messagesErrorBody = (err: GatewayError): Record<string, unknown> => ({
+  type: 'error',
+  error: { type: anthropicType(err.status), message: err.message, code: err.code, ...(err.details ? { details: err.details } : {}) },
+});
 
 export const messagesErrorFrame = (code: string, message: string): string =>
   formatFrame(JSON.stringify({ type: 'error', error: { type: 'api_error', message, code } }), 'error');

@@ -2,10 +2,13 @@
 // adapter owns; a body without max_tokens gets the adapter's, thinking.ts maxTokensFor).
 // Must accept IR built from any caller format: same-role turns are merged, tool results lead their
 // user turn, reasoning only survives when it carries a signature known to be Anthropic's, and
-// thinking is sent only where Anthropic takes it (thinking.ts).
+// thinking is sent only where Anthropic takes it (thinking.ts). Schemas Anthropic compiles (the
+// response format, strict tools) are narrowed to its subset (anthropic-schema.ts): a Messages
+// caller's body reaches a Claude route as sent, so what comes here is another format's JSON Schema.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice } from '../../ir.ts';
 import { argumentsObject } from '../tool-args.ts';
+import { toAnthropicSchema } from '../anthropic-schema.ts';
 import { encodeThinking } from './thinking.ts';
 
 type Block = Record<string, unknown>;
@@ -20,8 +23,7 @@ export function encodeMessagesRequest(ir: IRRequest): Record<string, any> {
     body.tools = ir.tools.map((tool) => ({
       name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
-      input_schema: tool.parameters,
-      ...(tool.strict ? { strict: true } : {}),
+      ...(tool.strict ? { input_schema: toAnthropicSchema(tool.parameters), strict: true } : { input_schema: tool.parameters }),
     }));
     const choice = encodeToolChoice(ir.toolChoice, ir.parallelToolCalls);
     if (choice) body.tool_choice = choice;
@@ -140,7 +142,7 @@ function encodeToolChoice(choice: IRToolChoice | undefined, parallel: boolean | 
 
 function encodeFormat(format: IRResponseFormat | undefined): Block | undefined {
   if (!format) return undefined;
-  if (format.type === 'json_schema') return { type: 'json_schema', schema: format.schema };
+  if (format.type === 'json_schema') return { type: 'json_schema', schema: toAnthropicSchema(format.schema) };
   throw new GatewayError(
     'unsupported_parameter', 'Messages has no JSON mode without a schema; send a json_schema response format.',
     { param: 'response_format' },

@@ -23,7 +23,9 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
       functionDeclarations: ir.tools.map((tool) => ({
         name: tool.name,
         ...(tool.description !== undefined ? { description: tool.description } : {}),
-        parameters: withoutSchemaKeyword(tool.parameters),
+        // parametersJsonSchema takes JSON Schema as callers write it ($defs/$ref, type lists,
+        // const); `parameters` takes an OpenAPI subset that refuses those ("Unknown name").
+        parametersJsonSchema: withoutSchemaKeyword(tool.parameters),
       })),
     }];
     if (ir.toolChoice) body.toolConfig = { functionCallingConfig: encodeToolChoice(ir.toolChoice) };
@@ -110,7 +112,8 @@ function encodeToolChoice(choice: IRToolChoice): Record<string, unknown> {
   return { mode: 'ANY', allowedFunctionNames: [choice.name] };
 }
 
-/** Vertex's function parameters reject the `$schema` keyword that schema generators add. */
+/** The `$schema` keyword schema generators add names a dialect and constrains nothing; Vertex's
+ *  function schemas have refused it, so it is left out. */
 function withoutSchemaKeyword(schema: Record<string, unknown>): Record<string, unknown> {
   if (!('$schema' in schema)) return schema;
   const { $schema: _drop, ...rest } = schema;
