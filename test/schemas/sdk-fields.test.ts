@@ -122,7 +122,7 @@ const TARGETS: Record<CallerFormat, Array<[string, string, string[]?]>> = {
   responses: [['gpt-5.4', 'vendor_a'], ['gemini-3.5-flash', 'vendor_b'], ['claude-haiku-4-5', 'vendor_c']],
   chat: [['gpt-5.4', 'vendor_a'], ['gemini-3.5-flash', 'cloud_a', ['audio', 'prediction', 'web_search_options', 'logit_bias', 'logprobs', 'top_logprobs', 'seed', 'stop', 'presence_penalty', 'frequency_penalty']]],
   messages: [['claude-haiku-4-5', 'vendor_c'], ['claude-haiku-4-5', 'cloud_b'], ['gpt-5.4', 'vendor_a', ['stop_sequences', 'cache_control', 'inference_geo', 'output_config']]],
-  interactions: [['gemini-3.5-flash', 'vendor_b'], ['gemini-3.5-flash', 'cloud_a'], ['gpt-5.4', 'vendor_a']],
+  interactions: [['gemini-3.5-flash', 'vendor_b'], ['gemini-3.5-flash', 'cloud_a', ['cached_content', 'environment']], ['gpt-5.4', 'vendor_a', ['cached_content', 'environment']]],
 };
 
 for (const [format, samples] of [['responses', responses], ['chat', chat], ['messages', messages], ['interactions', interactions]] as const) {

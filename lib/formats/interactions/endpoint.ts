@@ -1,10 +1,12 @@
 // POST /v1/interactions: the request rules of the Gemini Interactions format: the fields the gateway
 // refuses (service_tier, delivery later), and the format's own extras (hosted tools,
-// generation_config keys) checked against every route of the chain before anything is sent.
+// generation_config keys and levels, top-level fields only vendor B takes) checked against every
+// route of the chain before anything is sent.
 import { GatewayError } from '../../errors.ts';
 import type { RouteName } from '../../routes.ts';
 import type { CallerRequest, Endpoint } from '../types.ts';
 import { lookupTable } from '../lookup-table.ts';
+import { THINKING_LEVELS } from './request-decode.ts';
 import schema from '../../../schemas/interactions.json' with { type: 'json' };
 
 /** generation_config keys the Interactions format maps for every model. */
@@ -66,27 +68,57 @@ function refuseLaterDelivery(body: Record<string, any>): void {
   }
 }
 
-/** Hosted tools (google_search, code_execution, …) and unmapped generation_config keys: carried as
- *  sent on vendor B, mapped on cloud_a where Vertex has the field, and refused wherever a route of
- *  the chain would drop them (a grounded answer asked for must not come back ungrounded). On a
- *  model of another family an unmapped generation_config key keeps the spec's code. */
+/** Top-level fields of the format that shape the answer and that no translation carries (cloud_a's
+ *  encoder maps none of them): vendor B takes them as sent, any other route would drop them. Each
+ *  with what counts as asking: a default (absent, null, [], text-only modalities, text/plain)
+ *  asks nothing and is dropped like an absent field (docs/decisions.md "Defaults are not values").
+ *  Dropped off vendor B without a refusal, so not here: `labels` (billing tags on the caller's
+ *  Google account; another provider's bill has no place for them and the answer is the same, as
+ *  with Chat's `metadata` off vendor A) and `store` (storage at vendor B; no other route stores,
+ *  and the answer's gw_unstored_ id says so). `background` and `webhook_config` are refused on
+ *  every route (refuseLaterDelivery). */
+const ANSWER_FIELDS: Readonly<Record<string, (value: unknown) => boolean>> = {
+  cached_content: isValue, // a cached prompt the answer builds on
+  safety_settings: isValue, // the caller's filter thresholds
+  response_modalities: (v) => isValue(v) && !(Array.isArray(v) && v.every((m) => typeof m === 'string' && m.toLowerCase() === 'text')),
+  // application/json is the IR's JSON output (request-decode.ts), which every route carries
+  response_mime_type: (v) => isValue(v) && v !== 'text/plain' && v !== 'application/json',
+  agent: isValue, agent_config: isValue, environment: isValue,
+};
+
+/** Hosted tools (google_search, code_execution, …), unmapped generation_config keys, a
+ *  thinking_level outside the documented ones and the top-level ANSWER_FIELDS: carried as sent on
+ *  vendor B, mapped on cloud_a where Vertex has the field, and refused wherever a route of the
+ *  chain would drop them (a grounded answer asked for must not come back ungrounded), on a
+ *  fallback route as on the first. On a model of another family an unmapped generation_config key
+ *  keeps the spec's code. */
 function refuseUncarriedExtras(request: CallerRequest): void {
   const body = request.body;
   const gc = body.generation_config;
   const extras = gc && typeof gc === 'object' ? Object.keys(gc).filter((k) => !MAPPED_GENERATION_CONFIG.has(k)) : [];
+  // Vendor B judges a level it does not know; anywhere else it would be dropped.
+  const oddLevel = gc && typeof gc === 'object' && isValue(gc.thinking_level) && !THINKING_LEVELS.has(gc.thinking_level);
+  const field = Object.keys(ANSWER_FIELDS).find((k) => ANSWER_FIELDS[k]!(body[k]));
   const hosted = Array.isArray(body.tools) ? hostedTools(body.tools) : [];
-  if (!extras.length && !hosted.length) return;
+  if (!extras.length && !hosted.length && !oddLevel && !field) return;
   if (request.model.family !== 'vendor_b') {
+    if (oddLevel) throw unknownLevel('on models outside vendor B');
     if (extras.length) {
       const param = `generation_config.${extras[0]}`;
       throw new GatewayError('unsupported_generation_config', `${param} is only supported on vendor B models.`, { param });
     }
+    if (field) throw unsupported(field, `${field} is only supported on vendor B models.`);
     const [i, tool] = hosted[0]!;
     throw unsupported(`tools[${i}]`, `The ${JSON.stringify(tool.type)} tool is only served on vendor B models.`);
   }
   for (const route of chainOf(request)) {
     const carried = CARRIED_EXTRAS[route];
     if (carried === 'all') continue;
+    if (oddLevel) throw unknownLevel(`on ${route}; leave ${route} out of provider or send one of them`);
+    if (field) {
+      throw unsupported(field, `${field} cannot be served on ${route}, which has no such field; leave ${route} out of provider or `
+        + 'drop the field.');
+    }
     const extra = extras.find((k) => !carried?.generation.has(k));
     if (extra) {
       throw unsupported(`generation_config.${extra}`, `generation_config.${extra} cannot be served on ${route}, which has no such `
@@ -101,6 +133,19 @@ function refuseUncarriedExtras(request: CallerRequest): void {
       }
     }
   }
+}
+
+const unknownLevel = (where: string) => new GatewayError(
+  'unsupported_value', `generation_config.thinking_level must be minimal, low, medium or high ${where}.`,
+  { param: 'generation_config.thinking_level' },
+);
+
+/** Set to a value: not absent, null, false, "" nor an empty array or object. */
+function isValue(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === '') return false;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === 'object') return Object.keys(value).length > 0;
+  return true;
 }
 
 /** The tools that are not function tools, with their index. */

@@ -11,7 +11,8 @@ const CONSUMED = new Set([
   'service_tier', // the tier follows from start_within; never forwarded
 ]);
 const GENERATION_KEYS = new Set(['max_output_tokens', 'thinking_level', 'temperature', 'top_p', 'stop_sequences', 'tool_choice']);
-const EFFORTS = new Set(['minimal', 'low', 'medium', 'high']);
+/** The documented thinking_level values, the IR's efforts; another goes to vendor B as sent. */
+export const THINKING_LEVELS: ReadonlySet<unknown> = new Set(['minimal', 'low', 'medium', 'high']);
 
 /** Per item type, the keys the decoder reads; any other key makes the original `input` travel
  *  in native.fields. Looked up with the caller's type: no prototype, so "constructor" or
@@ -177,12 +178,26 @@ function contentList(content: unknown, path: string): unknown[] {
 }
 
 function mediaPart(item: any): IRPart {
+  const mediaType = typeof item.mime_type === 'string' ? item.mime_type
+    : item.type === 'image' && typeof item.data === 'string' ? imageTypeOf(item.data) : undefined;
   const src = {
-    ...(typeof item.mime_type === 'string' ? { mediaType: item.mime_type } : {}),
+    ...(mediaType ? { mediaType } : {}),
     ...(typeof item.data === 'string' ? { data: item.data } : {}),
     ...(typeof item.uri === 'string' ? { url: item.uri } : {}),
   };
   return item.type === 'image' ? { type: 'image', ...src } : { type: 'file', ...src };
+}
+
+/** The type of base64 image data from its first bytes (PNG, JPEG, GIF, WebP), for a part sent without
+ *  mime_type: the API reads it from the bytes, while Anthropic wants the type that matches them and
+ *  OpenAI an image data URL (not application/octet-stream). */
+function imageTypeOf(base64: string): string | undefined {
+  const head = Buffer.from(base64.slice(0, 16), 'base64').toString('latin1');
+  if (head.startsWith('\x89PNG')) return 'image/png';
+  if (head.startsWith('\xff\xd8\xff')) return 'image/jpeg';
+  if (head.startsWith('GIF8')) return 'image/gif';
+  if (head.startsWith('RIFF') && head.slice(8, 12) === 'WEBP') return 'image/webp';
+  return undefined;
 }
 
 /** A function result as the IR's text: strings as they are, content lists as their text, other
@@ -252,7 +267,7 @@ function decodeGenerationConfig(gc: any, ir: IRRequest): Record<string, unknown>
     if (gc.stop_sequences.length) ir.stopSequences = gc.stop_sequences;
   }
   if (gc.thinking_level !== undefined) {
-    if (EFFORTS.has(gc.thinking_level)) ir.reasoning = { effort: gc.thinking_level };
+    if (THINKING_LEVELS.has(gc.thinking_level)) ir.reasoning = { effort: gc.thinking_level };
     else extras.thinking_level = gc.thinking_level;
   }
   if (gc.tool_choice !== undefined) {

@@ -6,6 +6,7 @@
 import { formatFrame } from '../../sse.ts';
 import type { IREvent } from '../../ir.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
+import { interactionsErrorFrame } from './errors.ts';
 import { newUnstoredInteractionId } from './ids.ts';
 import { interactionUsage } from './response.ts';
 import { statusFromStop } from './status.ts';
@@ -25,6 +26,7 @@ interface OpenStep {
 }
 
 const DONE = formatFrame('[DONE]', 'done');
+const FAILED_FINISH = interactionsErrorFrame('provider_error', 'The provider ended the response with an error.');
 
 export class InteractionsStreamEncoder implements StreamEncoder {
   private started = false;
@@ -84,6 +86,10 @@ export class InteractionsStreamEncoder implements StreamEncoder {
       case 'finish': {
         out += this.closeAll();
         this.done = true;
+        // A provider's failed finish is a broken stream: the format's error event, not an
+        // interaction.completed whose `failed` status carries no code (README: every format's
+        // stream ends with its own error event on an upstream failure).
+        if (ev.reason === 'error') return out + FAILED_FINISH + DONE;
         const at = isoSeconds(this.ctx.createdAt);
         const interaction = {
           id: this.id, status: statusFromStop(ev.reason, this.sawToolCall), usage: interactionUsage(ev),
@@ -94,7 +100,7 @@ export class InteractionsStreamEncoder implements StreamEncoder {
       }
       case 'error':
         this.done = true;
-        out += frame('error', { error: { code: ev.code, message: ev.message } }) + DONE;
+        out += interactionsErrorFrame(ev.code, ev.message) + DONE;
         break;
     }
     return out;
