@@ -118,6 +118,18 @@ test('a Messages request → Vertex body: valid contents, the signature on its f
   assert.equal(JSON.stringify(body).includes('top_k'), false);
 });
 
+test('an Interactions media part by URL → Messages body: a PDF is a URL document, a video or text file is refused, not sent as a document', () => {
+  const encode = (part: Record<string, unknown>) => messagesCodec.encodeRequest(interactionsCodec.decodeRequest({
+    model: 'claude-haiku-4-5', input: [{ type: 'text', text: 'describe' }, part],
+  }));
+  const pdf = encode({ type: 'document', uri: 'https://example.com/a.pdf', mime_type: 'application/pdf' });
+  assert.deepEqual(pdf.messages[0].content[1], { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } });
+  for (const mime_type of ['video/mp4', 'text/plain']) {
+    assert.throws(() => encode({ type: 'video', uri: 'https://example.com/v', mime_type }),
+      (err: any) => err.code === 'unsupported_parameter' && err.message.includes(mime_type), mime_type);
+  }
+});
+
 test('an Interactions request → Messages body: tool_result leads its turn, roles alternate, no Interactions-only fields', () => {
   const ir = interactionsCodec.decodeRequest({
     model: 'claude-sonnet-4-5', system_instruction: 'Terse.', previous_interaction_id: 'v1_prev',

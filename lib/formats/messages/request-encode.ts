@@ -116,7 +116,12 @@ function fileBlock(p: Extract<IRPart, { type: 'file' }>): Block {
   const mediaType = p.mediaType ?? 'application/pdf';
   if (mediaType.startsWith('image/')) return imageBlock(mediaType, p.data, p.url);
   const title = p.filename ? { title: p.filename } : {};
-  if (p.url && !p.data) return { type: 'document', source: { type: 'url', url: p.url }, ...title };
+  if (p.url && !p.data) {
+    // A URL document is fetched as a PDF: a part typed as anything else (a video, audio) is
+    // refused as its bytes would be, not sent for Anthropic to misread.
+    if (mediaType === 'application/pdf') return { type: 'document', source: { type: 'url', url: p.url }, ...title };
+    throw new GatewayError('unsupported_parameter', `Messages documents by URL take PDF, not ${mediaType}.`, { param: 'messages' });
+  }
   if (!p.data) throw new GatewayError('invalid_request', 'A file part has neither data nor url.', { param: 'messages' });
   if (mediaType === 'application/pdf') {
     return { type: 'document', source: { type: 'base64', media_type: mediaType, data: p.data }, ...title };
