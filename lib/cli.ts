@@ -16,7 +16,7 @@ const USAGE = `usage: gateway <command>
   exempt <org_id> true|false
   ledger <org_id>
   scheduler                                        (the flex policy's current estimates)
-  orgs
+  orgs [<query string, e.g. limit=200&cursor=…>]     (a page; next_cursor names the next one)
   usage [<query string, e.g. group_by=org,day>]`;
 
 type Call = [method: string, path: string, body?: unknown];
@@ -55,7 +55,7 @@ export function toCall(argv: string[]): Call {
     case 'review start': if (subject) return ['POST', `/admin/v1/orgs/${enc(subject)}/review`]; break;
     case 'review end': if (subject) return ['DELETE', `/admin/v1/orgs/${enc(subject)}/review`]; break;
   }
-  // One-word commands: `<command> <org_id> …` (usage takes a query string instead).
+  // One-word commands: `<command> <org_id> …` (orgs and usage take a query string instead).
   const [command, orgId, value] = argv;
   switch (command) {
     case 'topup':
@@ -79,10 +79,9 @@ export function toCall(argv: string[]): Call {
       break;
     case 'ledger': if (orgId) return ['GET', `/admin/v1/orgs/${enc(orgId)}/ledger`]; break;
     case 'scheduler': return ['GET', '/admin/v1/scheduler'];
-    case 'orgs': return ['GET', '/admin/v1/orgs'];
-    case 'usage': {
+    case 'orgs': case 'usage': {
       const query = argv[1];
-      return ['GET', `/admin/v1/usage${query ? `?${query}` : ''}`];
+      return ['GET', `/admin/v1/${command}${query ? `?${query}` : ''}`];
     }
   }
   throw new Error(USAGE);

@@ -1,7 +1,7 @@
 // The dashboard: signs in with an API key (organization view) or the admin token (operator
 // view), kept in sessionStorage for this tab only, and reads the same public APIs any client
 // uses: /v1/organization, /v1/limits, /v1/usage, /v1/usage/requests, /admin/v1/…
-import { columnChart, barList, dataTable } from './charts.js';
+import { columnChart, barList, dataTable, MAX_BARS } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
 const TOKEN = 'gateway-dashboard-token';
@@ -64,6 +64,30 @@ function money(micro, id) {
   return d;
 }
 
+/** Draws one section of a view: `work` fetches and draws it. A refused call (a report past its
+ *  bounds, a rate limit) shows its error in the section's place and the other sections draw on
+ *  their own; returns whether it drew. */
+async function section(mine, targets, work) {
+  try {
+    await work();
+    return true;
+  } catch (e) {
+    if (e instanceof Superseded) throw e;
+    current(mine);
+    for (const target of [targets].flat()) sectionError(target, e);
+    return false;
+  }
+}
+
+function sectionError(target, e) {
+  const text = `Could not load: ${e.message}`;
+  // A table holds its message as its caption; a <dl> may hold a <div>, a figure a <p>.
+  const node = document.createElement(target instanceof HTMLTableElement ? 'caption' : target instanceof HTMLDListElement ? 'div' : 'p');
+  node.className = 'error';
+  node.textContent = text;
+  target.replaceChildren(node);
+}
+
 function fillTable(table, caption, columns, rows, rowAttrs) {
   const t = dataTable(caption, columns, rows);
   table.replaceChildren(...t.childNodes);
@@ -101,8 +125,9 @@ function summary(dl, t) {
 function spendCharts(spendFig, flexFig, groups, periodDays) {
   const days = daySeries(groups, periodDays);
   const label = (d) => d.day.slice(5);
+  const empty = !days.some((d) => d.g?.requests);
   columnChart(spendFig, {
-    title: 'Spend per day', fmt: usd,
+    title: 'Spend per day', fmt: usd, empty,
     points: days.map((d) => ({ label: label(d), value: d.g?.cost_micro_usd ?? 0 })),
     table: dataTable('Spend per UTC day', [
       { label: 'Day', value: (d) => d.day }, { label: 'Requests', value: (d) => int(d.g?.requests ?? 0), numeric: true },
@@ -111,7 +136,7 @@ function spendCharts(spendFig, flexFig, groups, periodDays) {
   });
   if (!flexFig) return;
   columnChart(flexFig, {
-    title: 'Flex savings per day with flex share', fmt: usd, lineLabel: 'flex share',
+    title: 'Flex savings per day with flex share', fmt: usd, lineLabel: 'flex share', empty,
     points: days.map((d) => ({ label: label(d), value: d.g?.savings_micro_usd ?? 0, line: d.g?.flex_share ?? 0 })),
     table: dataTable('Flex share and savings per UTC day', [
       { label: 'Day', value: (d) => d.day },
@@ -167,25 +192,25 @@ async function loadOrg(mine) {
   current(mine);
   $('who').textContent = `Organization ${org.name} (${org.id}) · key ${org.key.id} · scopes: ${org.key.scopes.join(', ')}`;
   const manage = org.key.scopes.includes('manage');
-  const [limits, days, models, routes, recent] = await Promise.all([
-    api('GET', '/v1/limits'),
-    api('GET', `/v1/usage?group_by=day&from=${from}`),
-    api('GET', `/v1/usage?group_by=model&from=${from}`),
-    api('GET', `/v1/usage?group_by=route&from=${from}`),
-    api('GET', `/v1/usage/requests?limit=25&from=${from}`),
-  ]);
-  current(mine);
-  renderState(limits);
-  summary($('summary'), days.totals);
-  spendCharts($('spend-chart'), $('flex-chart'), days.data, periodDays);
-  breakdown($('model-chart'), 'Spend by model', 'model', models.data);
-  breakdown($('route-chart'), 'Spend by route', 'route', routes.data);
-  requestsTable($('requests'), recent.data, false);
   $('keys-note').hidden = manage;
   $('keys-manage').hidden = !manage;
   $('pkeys-section').hidden = !manage;
   ownKeyId = org.key.id;
-  if (manage) await loadManagement(mine);
+  const get = async (path) => { const out = await api('GET', path); current(mine); return out; };
+  return Promise.all([
+    section(mine, $('state'), async () => renderState(await get('/v1/limits'))),
+    section(mine, [$('summary'), $('spend-chart'), $('flex-chart')], async () => {
+      const days = await get(`/v1/usage?group_by=day&from=${from}`);
+      summary($('summary'), days.totals);
+      spendCharts($('spend-chart'), $('flex-chart'), days.data, periodDays);
+    }),
+    section(mine, $('model-chart'), async () =>
+      breakdown($('model-chart'), 'Spend by model', 'model', (await get(`/v1/usage?group_by=model&from=${from}`)).data)),
+    section(mine, $('route-chart'), async () =>
+      breakdown($('route-chart'), 'Spend by route', 'route', (await get(`/v1/usage?group_by=route&from=${from}`)).data)),
+    section(mine, $('requests'), async () => requestsTable($('requests'), (await get(`/v1/usage/requests?limit=25&from=${from}`)).data, false)),
+    ...(manage ? [section(mine, [$('keys'), $('pkeys')], () => loadManagement(mine))] : []),
+  ]);
 }
 
 function renderState(limits) {
@@ -200,8 +225,11 @@ function renderState(limits) {
   fact(dl, 'Balance', money(m.balance.remaining_micro_usd, 'balance'));
   fact(dl, 'Cash / credit', `${usd(m.balance.cash_micro_usd)} / ${usd(m.balance.credit_micro_usd)}`);
   fact(dl, 'Reserved by requests in flight', money(m.balance.reserved_micro_usd, 'reserved'));
-  fact(dl, 'Daily ceiling used', `${usd(m.daily_spend.used_micro_usd)} of ${usd(m.daily_spend.limit_micro_usd)}`);
-  fact(dl, 'Concurrency', `${int(m.concurrency.limit)} at a time`);
+  // An exempt organization has no ceiling: the report's figure for it (the largest exact integer)
+  // is a number no request reaches, not an amount to show.
+  const exempt = m.ramp_week === null;
+  fact(dl, 'Daily ceiling used', `${usd(m.daily_spend.used_micro_usd)} of ${exempt ? 'no ceiling' : usd(m.daily_spend.limit_micro_usd)}`, { id: 'daily-ceiling' });
+  fact(dl, 'Concurrency', exempt ? 'unlimited' : `${int(m.concurrency.limit)} at a time`, { id: 'concurrency' });
   fact(dl, 'Ramp week', m.ramp_week === null ? 'exempt' : String(m.ramp_week));
   fact(dl, 'Nearest ceiling', m.binding.replaceAll('_', ' '));
 }
@@ -265,33 +293,73 @@ async function loadManagement(mine) {
 
 // ── operator view ─────────────────────────────────────────────────────────────────────────
 
+/** Organizations a page of the operator's table asks for (GET /admin/v1/orgs is paged). */
+const ORGS_PAGE = 100;
+/** The organizations drawn so far (the table grows a page at a time), their names, and where the
+ *  next page starts (null: none). */
+let orgRows = [];
+const orgNames = new Map();
+let orgsCursor = null;
+
 async function loadOperator(mine) {
   const { from, days: periodDays } = period();
-  const [orgs, days, byOrg, byModel, recent] = await Promise.all([
-    api('GET', '/admin/v1/orgs'),
-    api('GET', `/admin/v1/usage?group_by=day&from=${from}`),
-    api('GET', `/admin/v1/usage?group_by=org&from=${from}`),
-    api('GET', `/admin/v1/usage?group_by=model&from=${from}`),
-    api('GET', `/admin/v1/usage/requests?limit=25&from=${from}`),
-  ]);
+  // One call first: a mistyped token costs one failed authentication, not one per section (30 a
+  // minute lock the address out). Any other error means the token passed: it shows in place.
+  let first;
+  try {
+    first = await api('GET', `/admin/v1/orgs?limit=${ORGS_PAGE}`);
+  } catch (e) {
+    if (e.status === 401 || e.status === 429) throw e;
+    first = e;
+  }
   current(mine);
-  $('who').textContent = `Operator view · ${orgs.data.length} organizations`;
-  const names = new Map(orgs.data.map((o) => [o.id, o.name]));
-  fillTable($('orgs'), 'Every organization with its managed standing', [
+  $('who').textContent = 'Operator view';
+  orgRows = [];
+  orgNames.clear();
+  const get = async (path) => { const out = await api('GET', path); current(mine); return out; };
+  return Promise.all([
+    section(mine, $('orgs'), async () => {
+      if (first instanceof Error) throw first;
+      drawOrgs(first);
+    }),
+    section(mine, [$('op-summary'), $('op-spend-chart')], async () => {
+      const days = await get(`/admin/v1/usage?group_by=day&from=${from}`);
+      summary($('op-summary'), days.totals);
+      spendCharts($('op-spend-chart'), null, days.data, periodDays);
+    }),
+    // The organizations with the highest spend, as many as the chart draws: the server sums every
+    // organization and answers those alone, however many had requests.
+    section(mine, $('op-org-chart'), async () => {
+      const top = await get(`/admin/v1/usage?group_by=org&limit=${MAX_BARS}&from=${from}`);
+      breakdown($('op-org-chart'), `Spend by organization, top ${MAX_BARS}`, 'org', top.data,
+        (g) => `${orgNames.get(g.org) ?? ''} ${g.org}`.trim());
+    }),
+    section(mine, $('op-model-chart'), async () =>
+      breakdown($('op-model-chart'), 'Spend by model', 'model', (await get(`/admin/v1/usage?group_by=model&from=${from}`)).data)),
+    section(mine, $('op-requests'), async () =>
+      requestsTable($('op-requests'), (await get(`/admin/v1/usage/requests?limit=25&from=${from}`)).data, true)),
+  ]);
+}
+
+/** Adds a page of organizations to the table; the "more" button asks for the next one. */
+function drawOrgs(page) {
+  orgRows.push(...page.data);
+  for (const o of page.data) orgNames.set(o.id, o.name);
+  orgsCursor = page.has_more ? page.next_cursor : null;
+  $('orgs-more').hidden = orgsCursor === null;
+  const caption = orgsCursor === null ? `Every organization (${int(orgRows.length)}) with its managed standing`
+    : `The ${int(orgRows.length)} oldest organizations with their managed standing; more below`;
+  const exempt = (o) => o.managed.exempt;
+  fillTable($('orgs'), caption, [
     { label: 'Name', value: (o) => o.name },
     { label: 'Id', value: (o) => o.id },
     { label: 'State', value: (o) => (o.managed ? (o.managed.serving === 'ok' ? 'serving' : `paused: ${o.managed.pausedReason}`) : '—') },
     { label: 'Balance', value: (o) => (o.managed ? usd(o.managed.cashMicroUsd + o.managed.creditMicroUsd) : '—'), numeric: true },
     { label: 'Reserved', value: (o) => (o.managed ? usd(o.managed.reservedMicroUsd) : '—'), numeric: true },
-    { label: 'Spent today', value: (o) => (o.managed ? `${usd(o.managed.dailyUsedMicroUsd)} of ${usd(o.managed.dailyLimitMicroUsd)}` : '—'), numeric: true },
-    { label: 'In flight', value: (o) => (o.managed ? `${int(o.managed.inFlight)} / ${int(o.managed.concurrencyLimit)}` : '—'), numeric: true },
-    { label: 'Ramp week', value: (o) => (o.managed ? (o.managed.exempt ? 'exempt' : String(o.managed.rampWeek)) : '—'), numeric: true },
-  ], orgs.data, (o) => ({ 'data-org-id': o.id, 'data-balance': o.managed ? String(o.managed.cashMicroUsd + o.managed.creditMicroUsd) : '' }));
-  summary($('op-summary'), days.totals);
-  spendCharts($('op-spend-chart'), null, days.data, periodDays);
-  breakdown($('op-org-chart'), 'Spend by organization', 'org', byOrg.data, (g) => `${names.get(g.org) ?? ''} ${g.org}`.trim());
-  breakdown($('op-model-chart'), 'Spend by model', 'model', byModel.data);
-  requestsTable($('op-requests'), recent.data, true);
+    { label: 'Spent today', value: (o) => (o.managed ? `${usd(o.managed.dailyUsedMicroUsd)} of ${exempt(o) ? 'no ceiling' : usd(o.managed.dailyLimitMicroUsd)}` : '—'), numeric: true },
+    { label: 'In flight', value: (o) => (o.managed ? `${int(o.managed.inFlight)} / ${exempt(o) ? 'unlimited' : int(o.managed.concurrencyLimit)}` : '—'), numeric: true },
+    { label: 'Ramp week', value: (o) => (o.managed ? (exempt(o) ? 'exempt' : String(o.managed.rampWeek)) : '—'), numeric: true },
+  ], orgRows, (o) => ({ 'data-org-id': o.id, 'data-balance': o.managed ? String(o.managed.cashMicroUsd + o.managed.creditMicroUsd) : '' }));
 }
 
 // ── sign-in and actions ───────────────────────────────────────────────────────────────────
@@ -302,8 +370,9 @@ async function load() {
   const mine = session;
   status('Loading…');
   const orgView = isApiKey(token);
+  let drawn;
   try {
-    if (orgView) await loadOrg(mine); else await loadOperator(mine);
+    drawn = orgView ? await loadOrg(mine) : await loadOperator(mine);
   } catch (e) {
     if (e instanceof Superseded) return;
     if (e.status === 401) { signOut(); $('signin-error').textContent = orgView ? 'That API key is not valid (wrong or revoked).' : 'That admin token is not valid.'; return; }
@@ -314,7 +383,8 @@ async function load() {
   $('signout').hidden = false;
   $('org-view').hidden = !orgView;
   $('operator-view').hidden = orgView;
-  status(`Updated ${new Date().toISOString().slice(11, 19)} UTC.`);
+  const failed = drawn.filter((ok) => !ok).length;
+  status(`Updated ${new Date().toISOString().slice(11, 19)} UTC.${failed ? ` ${failed} of ${drawn.length} sections could not load (see each).` : ''}`);
 }
 
 function hideNewKey() {
@@ -331,6 +401,10 @@ function signOut() {
   session++;
   token = null;
   ownKeyId = null;
+  orgRows = [];
+  orgNames.clear();
+  orgsCursor = null;
+  $('orgs-more').hidden = true;
   sessionStorage.removeItem(TOKEN);
   hideNewKey();
   for (const id of DRAWN) $(id).replaceChildren();
@@ -363,6 +437,14 @@ $('signin-form').addEventListener('submit', (ev) => {
 });
 $('signout').addEventListener('click', signOut);
 for (const b of document.querySelectorAll('.refresh')) b.addEventListener('click', () => void load());
+$('orgs-more').addEventListener('click', () => {
+  const mine = session;
+  void act(async () => {
+    const page = await api('GET', `/admin/v1/orgs?limit=${ORGS_PAGE}&cursor=${encodeURIComponent(orgsCursor)}`);
+    current(mine);
+    drawOrgs(page);
+  });
+});
 
 $('key-form').addEventListener('submit', (ev) => {
   ev.preventDefault();

@@ -58,10 +58,12 @@ function empty(fig) {
 
 /**
  * Bars over a sequence of labels; `line` (optional) is a 0..1 series drawn on a right-hand % axis.
- * points: [{label, value, line?}], fmt: value → text.
+ * points: [{label, value, line?}], fmt: value → text, empty: nothing happened in the period.
  */
-export function columnChart(fig, { title, points, fmt, lineLabel, table }) {
-  if (points.every((p) => !p.value && !p.line)) return empty(fig);
+export function columnChart(fig, { title, points, fmt, lineLabel, table, empty: none }) {
+  // The caller says whether there is anything to draw (from request counts): a period of requests
+  // that cost nothing (own keys, refusals) is zero bars with its table, not "no requests".
+  if (none) return empty(fig);
   const W = 720, H = 220, L = 70, R = lineLabel ? 44 : 12, T = 12, B = 30;
   const max = Math.max(1, ...points.map((p) => p.value));
   const svg = el('svg', { viewBox: `0 0 ${W} ${H}` });
@@ -90,10 +92,13 @@ export function columnChart(fig, { title, points, fmt, lineLabel, table }) {
   wrap(fig, svg, `${title}: ${points.length} points from ${points[0].label} to ${points[points.length - 1].label}, total ${fmt(total)}, highest ${fmt(max)}.`, table);
 }
 
+/** The bars a breakdown draws at most (its table lists every point). */
+export const MAX_BARS = 12;
+
 /** Horizontal bars, biggest first: points [{label, value}]. */
 export function barList(fig, { title, points, fmt, table }) {
   if (!points.length) return empty(fig);
-  const sorted = [...points].sort((a, b) => b.value - a.value).slice(0, 12);
+  const sorted = [...points].sort((a, b) => b.value - a.value).slice(0, MAX_BARS);
   const W = 480, row = 24, L = 150, R = 110;
   const H = sorted.length * row + 8;
   const max = Math.max(1, ...sorted.map((p) => p.value));

@@ -17,7 +17,8 @@ import { parseStartWithin } from '../routing/start-within.ts';
 import { ROUTES } from '../config.ts';
 import { parseVertexCredential } from '../providers/vertex.ts';
 import { parseBedrockCredential } from '../providers/bedrock.ts';
-import { SCOPES, type Scope } from '../store/orgs.ts';
+import { SCOPES, type OrgInfo, type Scope } from '../store/orgs.ts';
+import { MAX_PAGE } from '../usage/query.ts';
 import { usageReport, usageRequests } from './usage.ts';
 import { BalanceOverflowError } from '../ledger/rules.ts';
 import adminSchemas from '../../schemas/admin.json' with { type: 'json' };
@@ -25,9 +26,11 @@ import adminSchemas from '../../schemas/admin.json' with { type: 'json' };
 const ADMIN_BODY_CAP = 1_000_000;
 /** Ids the store issues: a prefix and base64url characters. Anything else names nothing. */
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** Organizations a page of GET /admin/v1/orgs answers when the caller names no `limit`. */
+const DEFAULT_ORGS_PAGE = 100;
 
 type Body = Record<string, any>;
-type Handler = (svc: Services, params: string[], body: () => Promise<Body>) => unknown;
+type Handler = (svc: Services, params: string[], body: () => Promise<Body>, search: URLSearchParams) => unknown;
 
 // The schemas are meta-checked by test/schemas.test.ts, not at every start.
 const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
@@ -53,16 +56,27 @@ export function adminAuthorized(req: IncomingMessage, token: string | undefined)
 
 /** The admin API's endpoints: method, path pattern (its groups are the path parameters), handler. */
 const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
-  ['GET', /^\/admin\/v1\/orgs$/, async (svc) => {
-    // The operator's list: every organization with its managed standing (null without managed routes).
+  ['GET', /^\/admin\/v1\/orgs$/, async (svc, _p, _b, search) => {
+    // The operator's list, a page at a time (oldest first): each organization with its managed
+    // standing (null without managed routes). A snapshot is a ledger read per organization, so
+    // ten thousand of them in one answer held the process for over a second (docs/usage.md).
+    const { limit, after } = orgsPage(search);
     const now = svc.clock.now();
     const managed = Object.keys(svc.config.managed).length > 0;
     const orgs = await svc.orgs.listOrgs();
-    const data = await Promise.all(orgs.map(async (org) => ({
+    // The page after the cursor's organization, found in the store's own order (by creation time,
+    // then id as the store collates it): organizations are never deleted, so it is always there.
+    const start = after === null ? 0 : orgs.findIndex((org) => org.id === after) + 1;
+    if (start === 0 && after !== null) throw new GatewayError('invalid_cursor', undefined, { param: 'cursor' });
+    const rest = orgs.slice(start);
+    const page = rest.slice(0, limit);
+    const data = await Promise.all(page.map(async (org) => ({
       ...org,
       managed: managed ? await svc.ledger.snapshot(org.id, now) : null,
     })));
-    return [200, { object: 'list', data }];
+    const last = page[page.length - 1];
+    const more = rest.length > limit && last !== undefined;
+    return [200, { object: 'list', data, has_more: more, next_cursor: more ? encodeOrgCursor(last) : null }];
   }],
   ['POST', /^\/admin\/v1\/orgs$/, async (svc, _p, body) => {
     const { name } = checked(BODIES.createOrg, await body());
@@ -160,7 +174,8 @@ export async function handleAdmin(
     if (method !== req.method) { methodMismatch = true; continue; }
     const params = match.slice(1).map(decodeParam);
     const readJson = async (): Promise<Body> => parseJsonObject(await readBody(req, requestBodyLimits(svc, ADMIN_BODY_CAP)));
-    const [status, out] = (await handler(svc, params, readJson)) as [number, unknown];
+    const search = new URL(req.url ?? '/', 'http://x').searchParams;
+    const [status, out] = (await handler(svc, params, readJson, search)) as [number, unknown];
     sendJson(res, status, JSON.stringify(out));
     return;
   }
@@ -171,6 +186,22 @@ export async function handleAdmin(
 export function decodeParam(raw: string): string {
   try { return decodeURIComponent(raw); } catch { throw bad('a path segment is not valid percent-encoding'); }
 }
+
+/** `limit` 1–200 (default 100) and the `cursor` of the previous page (its last organization's id). */
+function orgsPage(search: URLSearchParams): { limit: number; after: string | null } {
+  const limitParam = search.get('limit');
+  const limit = limitParam === null ? DEFAULT_ORGS_PAGE : Number(limitParam);
+  if (limitParam !== null && (!/^\d{1,3}$/.test(limitParam) || limit < 1 || limit > MAX_PAGE)) {
+    throw new GatewayError('invalid_limit', undefined, { param: 'limit' });
+  }
+  const cursor = search.get('cursor');
+  if (cursor === null) return { limit, after: null };
+  const id = Buffer.from(cursor, 'base64url').toString('latin1');
+  if (!ID.test(id)) throw new GatewayError('invalid_cursor', undefined, { param: 'cursor' });
+  return { limit, after: id };
+}
+
+const encodeOrgCursor = (org: OrgInfo): string => Buffer.from(org.id).toString('base64url');
 
 function bad(message: string): GatewayError { return new GatewayError('invalid_request', message); }
 

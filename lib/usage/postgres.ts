@@ -126,11 +126,14 @@ export function openPostgresUsageStore(pool: pg.Pool): UsageStore {
       if (!groupBy.length) return { groups: [], totals: finishTotals(totals) };
       const selected = groupBy.map((dimension) => `${GROUP_SQL[dimension]} AS "${dimension}"`);
       const order = groupBy.map((dimension) => `${GROUP_SQL[dimension]}${TEXT_DIM[dimension] ? ' COLLATE "C"' : ''} ASC NULLS FIRST`);
+      const top = filter.topByCost;
+      if (top !== undefined) order.unshift('SUM(cost_micro_usd) DESC');
+      const limit = top ?? (Number.isFinite(maxGroups) ? maxGroups + 1 : undefined);
       const sql = `SELECT ${[...selected, SUMS].join(', ')} FROM usage_records WHERE ${conditions}`
         + ` GROUP BY ${groupBy.map((dimension) => GROUP_SQL[dimension]).join(', ')} ORDER BY ${order.join(', ')}`
-        + (Number.isFinite(maxGroups) ? ` LIMIT $${args.push(maxGroups + 1)}` : '');
+        + (limit !== undefined ? ` LIMIT $${args.push(limit)}` : '');
       const rows = (await pool.query(sql, args)).rows as Array<Record<string, unknown>>;
-      if (rows.length > maxGroups) throw new TooManyGroups(maxGroups);
+      if (top === undefined && rows.length > maxGroups) throw new TooManyGroups(maxGroups);
       const groups = await buildGroups(rows, groupBy, (row, i) => row[groupBy[i]!] as string | number | null, (row) => row);
       return { groups, totals: finishTotals(totals) };
     },

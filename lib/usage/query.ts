@@ -42,7 +42,8 @@ export function parseUsageQuery(
   search: URLSearchParams, kind: 'aggregate' | 'requests', orgId: string | undefined, nowMs: number,
 ): UsageQuery {
   const allowed = new Set(['from', 'to', 'model', 'route', 'tier', 'status', 'key',
-    ...(kind === 'aggregate' ? ['group_by'] : ['limit', 'cursor']), ...(orgId === undefined ? ['org'] : [])]);
+    ...(kind === 'aggregate' ? ['group_by'] : ['limit', 'cursor']), ...(orgId === undefined ? ['org'] : []),
+    ...(kind === 'aggregate' && orgId === undefined ? ['limit'] : [])]);
   for (const param of search.keys()) {
     if (!allowed.has(param)) throw new GatewayError('invalid_filter', `Unknown query parameter ${param}.`, { param });
   }
@@ -111,6 +112,15 @@ export function parseUsageQuery(
       throw new GatewayError('invalid_limit', undefined, { param: 'limit' });
     }
     limit = count;
+  }
+  if (kind === 'aggregate' && limitParam !== undefined) {
+    // The operator's top organizations by spend: their number is the operator's own (no caller
+    // can add one), so this grouping may pass max_groups where only the answer is bounded.
+    if (groupBy.length !== 1 || groupBy[0] !== 'org') {
+      throw new GatewayError('invalid_limit', 'limit on a report takes group_by=org alone (the organizations with the highest spend).',
+        { param: 'limit' });
+    }
+    filter.topByCost = limit;
   }
   const cursor = one('cursor');
   return { filter, groupBy, limit, cursor: cursor === undefined ? null : decodeCursor(cursor) };

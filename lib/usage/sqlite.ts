@@ -198,7 +198,7 @@ export function openSqliteUsageStore(db: Database): UsageStore {
           const id = JSON.stringify(values);
           let partial = partials.get(id);
           if (!partial) {
-            if (partials.size >= maxGroups) throw new TooManyGroups(maxGroups);
+            if (partials.size >= maxGroups && filter.topByCost === undefined) throw new TooManyGroups(maxGroups);
             partial = { values, sums: SUM_COLUMNS.map(() => 0) };
             partials.set(id, partial);
           }
@@ -210,13 +210,16 @@ export function openSqliteUsageStore(db: Database): UsageStore {
       const all = SUM_COLUMNS.map(() => 0);
       for (const partial of partials.values()) partial.sums.forEach((sum, k) => { all[k]! += sum; });
       if (!groupBy.length) return { groups: [], totals: finishTotals(sumsOf(all)) };
+      const cost = SUM_COLUMNS.indexOf('cost_micro_usd');
+      const byCost = filter.topByCost !== undefined;
       const sorted = [...partials.values()].sort((a, b) => {
+        if (byCost && a.sums[cost] !== b.sums[cost]) return b.sums[cost]! - a.sums[cost]!;
         for (let i = 0; i < groupBy.length; i++) {
           const order = compareValues(a.values[i]!, b.values[i]!);
           if (order) return order;
         }
         return 0;
-      });
+      }).slice(0, filter.topByCost);
       const groups = await buildGroups(sorted, groupBy, (partial, i) => label(groupBy[i]!, partial.values[i]!),
         (partial) => sumsOf(partial.sums));
       return { groups, totals: finishTotals(sumsOf(all)) };

@@ -18,6 +18,10 @@ export interface UsageFilter {
   tier?: string;
   status?: number;
   keyId?: string;
+  /** Aggregates only: answer the `topByCost` groups with the highest cost_micro_usd, highest first
+   *  (ties in dimension order), with the totals of every record; max_groups does not apply. The
+   *  usage API sets it for the operator's group_by=org alone (lib/usage/query.ts). */
+  topByCost?: number;
 }
 
 export interface UsageTotals {

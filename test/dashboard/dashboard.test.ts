@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import OpenAI from 'openai';
+import { loadConfig } from '../../lib/config.ts';
+import type { UsageRecord } from '../../lib/usage/record.ts';
 import { startTestGateway, sim, ADMIN_TOKEN, type TestGateway } from '../helpers/gateway.ts';
 
 const ARTIFACTS = new URL('../../test-artifacts/dashboard/', import.meta.url).pathname;
@@ -33,13 +35,13 @@ after(async () => {
   await t?.close();
 });
 
-async function open(token: string): Promise<Page> {
+async function open(token: string, gateway = t): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('request', (r) => { if (!r.url().startsWith(t.url)) offOrigin.push(r.url()); });
+  page.on('request', (r) => { if (!r.url().startsWith(gateway.url)) offOrigin.push(r.url()); });
   page.on('pageerror', (e) => pageErrors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
   page.on('dialog', (d) => { void d.accept(); });
-  await page.goto(`${t.url}/dashboard`);
+  await page.goto(`${gateway.url}/dashboard`);
   await page.getByLabel('API key or admin token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   return page;
@@ -241,5 +243,127 @@ test('"Last 30 days" counts exactly what the day chart draws: every usage call a
   assert.match((await page.locator('#model-chart table tbody tr').first().textContent())!, /\$0\.001000/);
   assert.equal(await page.locator('#requests tr[data-request-id="req_before"]').count(), 0);
   assert.equal(await page.locator('#requests tr[data-request-id="req_first_day"]').count(), 1);
+  await page.close();
+});
+
+const usageRecord = (orgId: string, keyId: string, id: string, at: number, over: Partial<UsageRecord> = {}): UsageRecord => ({
+  id, org_id: orgId, key_id: keyId, at_ms: at, started_at_ms: at - 1_000, format: 'responses', model: 'gpt-5.4-mini',
+  requested_route: 'vendor_a', served_route: 'vendor_a', tier: 'standard', reason: 'standard_requested', retries: 0, fallbacks: 0,
+  status: 200, error_code: null, input_tokens: 10, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 10,
+  reasoning_tokens: 0, usage_estimated: false, cost_micro_usd: 1_000, standard_cost_micro_usd: 1_000, key_mode: 'managed',
+  time_to_commit_ms: 5, duration_ms: 10, client_closed: false, deadline_met: null, ...over,
+} as UsageRecord);
+
+test('operator view past usage.max_groups: the organization chart asks for the top organizations, a refused report shows in its place, the table pages', async () => {
+  // max_groups 5: more organizations (and models) had requests than one report may group.
+  const big = await startTestGateway({ config: { usage: { ...loadConfig(undefined).usage, max_groups: 5 } } });
+  try {
+    const svc = big.gw.services;
+    const now = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 130; i++) {
+      const o = await svc.orgs.createOrg(`org ${i}`, now + i);
+      await svc.ledger.ensureOrg(o.id, now + i);
+      ids.push(o.id);
+    }
+    await svc.usage.store.insert(ids.slice(0, 8).map((id, i) =>
+      usageRecord(id, 'key_x', `req_${i}`, now - 3_600_000 + i, { model: `model-${i}`, cost_micro_usd: (i + 1) * 1_000 })));
+    const asked: string[] = [];
+    const page = await open(ADMIN_TOKEN, big);
+    page.on('request', (r) => asked.push(r.url()));
+    await page.locator('#status').filter({ hasText: /Updated/ }).waitFor();
+
+    assert.equal(await page.locator('#operator-view').isVisible(), true, 'one refused report does not blank the view');
+    assert.match(await page.locator('#op-model-chart .error').textContent() ?? '', /Could not load: This report would have more than 5 groups/);
+    assert.match(await page.locator('#status').textContent() ?? '', /1 of 5 sections could not load/);
+    assert.equal(await page.locator('#op-summary-spend').getAttribute('value'), String(36_000), 'the other sections drew');
+    assert.equal(await page.locator('#op-requests tbody tr').count(), 8);
+    const bars = page.locator('#op-org-chart table tbody tr');
+    assert.equal(await bars.count(), 8, 'the organization chart drew from the top-N report');
+    assert.match(await bars.first().textContent() ?? '', new RegExp(`org 7 ${ids[7]}.*\\$0\\.008000`));
+
+    const rows = page.locator('#orgs tbody tr');
+    assert.equal(await rows.count(), 100, 'one page of organizations');
+    asked.length = 0; // what the first load asked is done: from here, only what "More" asks
+    await page.getByRole('button', { name: 'More organizations' }).click();
+    await rows.nth(129).waitFor();
+    assert.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-org-id'))), ids, 'every organization once, in order');
+    assert.equal(await page.locator('#orgs-more').isVisible(), false, 'no more after the last page');
+    await shot(page, 'operator-many');
+    await page.close();
+    assert.ok(asked.length === 1 && asked[0]!.includes('/admin/v1/orgs?limit=100&cursor='), asked.join(' '));
+  } finally {
+    await big.close();
+  }
+});
+
+test('the operator view asks the organization report for the top organizations only', async () => {
+  const asked: string[] = [];
+  const page = await browser.newPage();
+  page.on('request', (r) => asked.push(new URL(r.url()).pathname + new URL(r.url()).search));
+  await page.goto(`${t.url}/dashboard`);
+  await page.getByLabel('API key or admin token').fill(ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('#status').filter({ hasText: /Updated/ }).waitFor();
+  const byOrg = asked.filter((u) => u.includes('group_by=org'));
+  assert.equal(byOrg.length, 1);
+  assert.match(byOrg[0]!, /^\/admin\/v1\/usage\?group_by=org&limit=12&from=\d+$/);
+  assert.ok(asked.includes('/admin/v1/orgs?limit=100'), asked.join(' '));
+  await page.close();
+});
+
+test('an exempt organization is shown no ceiling and unlimited concurrency, not the report\'s sentinel', async () => {
+  const ex = await t.newOrg({ balance: 1_000_000 });
+  await t.admin('PUT', `/admin/v1/orgs/${ex.orgId}/exempt`, { exempt: true });
+  assert.equal((await limitsOf(ex.key)).managed.daily_spend.limit_micro_usd, Number.MAX_SAFE_INTEGER, 'the API keeps its figure');
+  const page = await open(ex.key);
+  await page.locator('#balance').waitFor();
+  assert.equal(await page.locator('#daily-ceiling').textContent(), '$0.000000 of no ceiling');
+  assert.equal(await page.locator('#concurrency').textContent(), 'unlimited');
+  assert.doesNotMatch(await page.locator('#state').innerText(), /9,007,199,254/);
+  await page.close();
+
+  const op = await open(ADMIN_TOKEN);
+  const row = op.locator(`#orgs tr[data-org-id="${ex.orgId}"]`);
+  await row.waitFor();
+  const text = await row.innerText();
+  assert.match(text, /\$0\.000000 of no ceiling/);
+  assert.match(text, /0 \/ unlimited/);
+  assert.doesNotMatch(text, /9,007,199,254/);
+  await op.close();
+});
+
+test('requests that cost nothing are drawn as a day chart of zero spend with their counts, not "no requests"', async () => {
+  const free = await t.newOrg();
+  const now = Date.now();
+  await t.gw.services.usage.store.insert([1, 2, 3].map((i) =>
+    usageRecord(free.orgId, free.keyId, `req_free_${i}`, now - i * 60_000, { cost_micro_usd: 0, standard_cost_micro_usd: 0, key_mode: 'byok' })));
+  const page = await open(free.key);
+  await page.locator('#summary-spend').waitFor();
+  await page.locator('#status').filter({ hasText: /Updated/ }).waitFor();
+  assert.equal(await page.locator('#spend-chart').getByText('No requests in this period.').count(), 0);
+  assert.equal(await page.locator('#spend-chart svg[role="img"]').count(), 1);
+  const today = new Date(now).toISOString().slice(0, 10);
+  const row = page.locator('#spend-chart table tbody tr').filter({ hasText: today });
+  assert.deepEqual(await row.locator('td').allTextContents(), [today, '3', '$0.000000']);
+  await page.close();
+});
+
+test('a mistyped admin token costs one request (one failed authentication), so typos do not lock the operator out', async () => {
+  const asked: string[] = [];
+  const page = await browser.newPage();
+  page.on('request', (r) => { if (r.url().includes('/admin/v1/')) asked.push(r.url()); });
+  await page.goto(`${t.url}/dashboard`);
+  for (let i = 1; i <= 7; i++) {
+    await page.getByLabel('API key or admin token').fill(`wrong-admin-token-${i}`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('That admin token is not valid.').waitFor();
+    assert.equal(asked.length, i, `typo ${i}: one request each`);
+    await page.evaluate(() => { document.getElementById('signin-error')!.textContent = ''; });
+  }
+  await page.getByLabel('API key or admin token').fill(ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('#status').filter({ hasText: /Updated/ }).waitFor();
+  assert.equal(await page.locator('#operator-view').isVisible(), true, 'the right token still signs in');
   await page.close();
 });

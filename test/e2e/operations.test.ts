@@ -36,6 +36,13 @@ test('the gateway CLI creates an org and a key, tops up, sets overrides, reviews
   assert.equal((await cli('key', 'revoke', key.json.id)).status, 200);
   await assert.rejects(c.responses.create({ model: 'gpt-5.4-mini', input: 'hi' } as any), (e: any) => e.status === 401 && e.code === 'invalid_api_key');
   assert.throws(() => toCall(['frobnicate']), /usage: gateway/);
+  // The organization list is paged: the CLI passes the page's query and prints the cursor.
+  await cli('org', 'create', 'second');
+  const first = await cli('orgs', 'limit=1');
+  assert.equal(first.json.data.length, 1);
+  assert.equal(first.json.has_more, true);
+  const next = await cli('orgs', `limit=1&cursor=${first.json.next_cursor}`);
+  assert.notEqual(next.json.data[0].id, first.json.data[0].id);
 });
 
 test('the admin API refuses a wrong token and validates bodies', async () => {
