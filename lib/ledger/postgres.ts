@@ -12,7 +12,7 @@ import {
   assess, buildSnapshot, checkAmount, checkConfig, entryView, orgRecordOf, poolRatesAt, toppedUp, utcDay,
   type EntryRow, type OrgRecord, type OrgRow, type SpendAndHolds,
 } from './rules.ts';
-import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
+import { everySecond, retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 import { predecessorGone, thisHost, type PredecessorRow } from './liveness.ts';
 
 /** How long an expired hold is remembered (a late settle still finds it) and a process's row
@@ -240,7 +240,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     return items.map(() => undefined);
   });
 
-  const settlements = retryingSettlements(settleMany, opts);
+  const settlements = retryingSettlements(settleMany, { ...opts, settleRetryDelayMs: opts.settleRetryDelayMs ?? everySecond });
 
   /** A short transaction holding the organization's row lock (the order admission takes locks in). */
   const withOrg = async <T>(orgId: string, fn: (client: PoolClient, org: OrgRecord) => Promise<T>): Promise<T> => {
@@ -279,6 +279,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
       const row = await admitMany({
         org: input.orgId, hold: holdId, amount: input.holdMicroUsd, now: input.nowMs, pools: pools.names, limits: pools.limits,
       });
+      settlements.answered();
       if (row.code === 'ok') {
         return { ok: true, holdId, spendRemainingMicroUsd: row.spend_remaining!, asOfMs: input.nowMs, exempt: row.exempt };
       }
@@ -291,7 +292,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
       live();
       const settlement = { holdId, cost: checkAmount('costMicroUsd', costMicroUsd), nowMs };
       // Never lost while this process lives (settle-retry.ts): a failed write is queued and retried.
-      await settleMany(settlement).catch((err) => settlements.defer(settlement, err));
+      await settleMany(settlement).then(settlements.answered, (err) => settlements.defer(settlement, err));
     },
 
     async renew(holds, nowMs) {

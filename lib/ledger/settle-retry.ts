@@ -2,9 +2,12 @@
 // a request already served: dropped, its hold would lapse charged only what its last renewal
 // recorded (nothing for a short request). The write fails when the SQLite file's write lock is
 // held past the busy timeout (another process) or PostgreSQL is unreachable, so both adapters
-// queue it here, with the time it ended so it counts on that day, and write it again with backoff
-// until the database takes it; close tries once more and reports what is still owed. Settlement is
-// idempotent per hold, so writing again one that did land (its answer lost) charges nothing twice.
+// queue it here, with the time it ended so it counts on that day, and write it again until the
+// database takes it: at once when the adapter says the database answered another write (a queued
+// hold still counts against the org's concurrency and reserved, so every second after recovery
+// is a request refused), else after a wait; close tries once more and reports what is still owed.
+// Settlement is idempotent per hold, so writing again one that did land (its answer lost) charges
+// nothing twice.
 import type { Logger } from '../log.ts';
 
 export interface Settlement { holdId: string; cost: number; nowMs: number }
@@ -29,10 +32,18 @@ export const loggedSettleReports = (log: Logger): SettleReports => ({
     'settlements not written at close: their holds lapse charged only what their last renewal recorded'),
 });
 
+// SQLite's: a round refused by another process's write lock blocks the event loop for the busy
+// timeout, so it backs off (1, 2, 4 ... 30 s).
 const backoff = (failures: number): number => Math.min(1_000 * 2 ** failures, 30_000);
+
+/** PostgreSQL's: a refused round costs one failed connection attempt and only one is ever in
+ *  flight (a connection that hangs waits out its timeout first), so a long outage is no busy loop. */
+export const everySecond = (): number => 1_000;
 
 export interface SettlementRetry {
   defer(settlement: Settlement, err: unknown): void;
+  /** The database took another write: the queued settlements go now, not at the next round. */
+  answered(): void;
   /** Stops retrying, writes what is queued once more and reports what still failed. */
   close(): Promise<void>;
 }
@@ -54,16 +65,19 @@ export function retryingSettlements(write: (s: Settlement) => Promise<unknown>, 
     return error;
   };
 
+  const runRound = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    round = writeQueued().then(() => {
+      round = undefined;
+      failures = queued.size === 0 ? 0 : failures + 1;
+      schedule();
+    });
+  };
+
   const schedule = (): void => {
     if (queued.size === 0 || closing || timer || round) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      round = writeQueued().then(() => {
-        round = undefined;
-        failures = queued.size === 0 ? 0 : failures + 1;
-        schedule();
-      });
-    }, delayMs(failures)).unref();
+    timer = setTimeout(runRound, delayMs(failures)).unref();
   };
 
   return {
@@ -73,6 +87,10 @@ export function retryingSettlements(write: (s: Settlement) => Promise<unknown>, 
       queued.set(settlement.holdId, settlement);
       reports.onSettleDeferred?.(settlement.holdId, settlement.cost, err);
       schedule();
+    },
+
+    answered() {
+      if (queued.size > 0 && !closing && !round) runRound();
     },
 
     async close() {

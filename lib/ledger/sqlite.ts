@@ -433,14 +433,16 @@ export function openSqliteLedger(
     async admit(input) {
       live();
       checkAmount('holdMicroUsd', input.holdMicroUsd);
-      return inThisTurn(() => admitTx(input));
+      const result = await inThisTurn(() => admitTx(input));
+      settlements.answered();
+      return result;
     },
 
     async settle(holdId, costMicroUsd, nowMs) {
       live();
       const settlement = { holdId, cost: checkAmount('costMicroUsd', costMicroUsd), nowMs };
       // Never lost while this process lives (settle-retry.ts): a failed write is queued and retried.
-      await writeSettlement(settlement).catch((err) => settlements.defer(settlement, err));
+      await writeSettlement(settlement).then(settlements.answered, (err) => settlements.defer(settlement, err));
     },
 
     async renew(holds, nowMs) {

@@ -482,6 +482,27 @@ BEGIN
 END $$;
 `;
 
+// Flex race slots named by a key the acquiring process chooses (postgres-flex-slots.ts), so that
+// it renews exactly the slots it holds and can delete one whose acquisition's answer it lost.
+// Rows of processes still running the version 1 function carry no key and keep working as before.
+// Idempotent, as every migration here.
+const V7_FLEX_KEYS = `
+ALTER TABLE flex_race_slots ADD COLUMN IF NOT EXISTS slot_key TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS flex_race_slots_key ON flex_race_slots (slot_key);
+
+CREATE OR REPLACE FUNCTION flex_slot_take(p_org TEXT, p_limit INTEGER, p_process TEXT, p_now BIGINT, p_lease_ms BIGINT, p_key TEXT)
+  RETURNS BOOLEAN
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('flex_race_slots:' || p_org, 0));
+  IF (SELECT count(*) FROM flex_race_slots WHERE org_id = p_org AND lease_expires_at_ms > p_now) >= p_limit THEN
+    RETURN false;
+  END IF;
+  INSERT INTO flex_race_slots (org_id, process_id, lease_expires_at_ms, slot_key) VALUES (p_org, p_process, p_now + p_lease_ms, p_key);
+  RETURN true;
+END $$;
+`;
+
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_RELEASE + ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
   // Usage records shared by every process (issue 10; lib/usage/postgres.ts).
@@ -494,6 +515,8 @@ export const MIGRATIONS: Migration[] = [
   // A start releases only the holds of its instance's processes that are provably gone; a release
   // re-checks the lease under the org lock; a late settlement's real cost is final.
   { version: 6, name: 'ledger: process heartbeats, lease re-checked at release, late settlement at the real cost', sql: V6_TABLES + RELEASE_HOLD + SETTLE },
+  // A process renews only the flex slots it holds; a release the database did not take lapses.
+  { version: 7, name: 'flex race slots named by the acquiring process', sql: V7_FLEX_KEYS },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

@@ -88,7 +88,7 @@ test('flex race slots count across processes; a dead process\'s slots lapse with
     const heldByA = got.filter((ok, i) => ok && i % 2 === 0).length;
     for (let i = 0; i < heldByA; i++) await a.release('flex-org');
     assert.equal(await b.tryAcquire('flex-org'), heldByA > 0);
-    // b "dies": its slots stop being renewed and lapse after FLEX_SLOT_LEASE_MS.
+    // b "dies": its slots stop being renewed and lapse with their lease (FLEX_SLOT_TIMING.leaseMs).
     clock.advance(61_000);
     assert.equal(await a.tryAcquire('flex-org'), true);
   } finally {

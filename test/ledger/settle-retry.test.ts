@@ -111,3 +111,56 @@ test('PostgreSQL: close reports the settlements it could not write, by hold id',
     await pool.end();
   }
 });
+
+/** A PostgreSQL pool that is down until `up` is set: every statement is refused at once, as by a
+ *  database that resets connections; up, admissions are admitted and settlements taken. */
+function fakePostgres() {
+  const db = { up: false, settleAttempts: 0, settled: [] as string[][] };
+  const pool = {
+    async query(q: { name?: string; values: unknown[] }) {
+      if (q.name === 'ledger_settle' || q.name === 'ledger_settle_many') {
+        db.settleAttempts++;
+        if (!db.up) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+        db.settled.push(q.name === 'ledger_settle' ? [q.values[0] as string] : q.values[0] as string[]);
+        return { rows: [] };
+      }
+      if (!db.up) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      return { rows: [{ code: 'ok', spend_remaining: 0, retry_after_s: null, exempt: false }] };
+    },
+  };
+  return { db, pool: pool as unknown as pg.Pool };
+}
+
+/** Lets the adapter's round (group commit turns, promise chains) run out. */
+const turns = async (n = 10): Promise<void> => { for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r)); };
+
+test('PostgreSQL: however long the database is away, a queued settlement is tried again every second', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { db, pool } = fakePostgres();
+  const ledger = openPostgresLedger(pool, CONFIG, { processId: 'p' });
+  await ledger.settle('h1', 500, 1_000);
+  assert.equal(db.settleAttempts, 1);
+  for (let second = 1; second <= 40; second++) {                // a 40 s outage
+    t.mock.timers.tick(1_000);
+    await turns();
+    assert.equal(db.settleAttempts, 1 + second, `a retry in second ${second} of the outage`);
+  }
+  db.up = true;
+  t.mock.timers.tick(1_000);
+  await turns();
+  assert.deepEqual(db.settled, [['h1']], 'written within a second of the database answering');
+  await ledger.close();
+});
+
+test('PostgreSQL: a queued settlement is written as soon as the database takes an admission, not at the next round', async (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const { db, pool } = fakePostgres();
+  const ledger = openPostgresLedger(pool, CONFIG, { processId: 'p', settleRetryDelayMs: () => 60_000 });
+  await ledger.settle('h1', 500, 1_000);
+  await ledger.settle('h2', 700, 1_000);
+  db.up = true;
+  assert.equal((await ledger.admit({ orgId: 'o', holdMicroUsd: 1_000, route: 'vendor_a', nowMs: 2_000 })).ok, true);
+  await turns();
+  assert.deepEqual(db.settled.flat().sort(), ['h1', 'h2'], 'no timer moved: the admission brought the round forward');
+  await ledger.close();
+});
