@@ -9,7 +9,7 @@ import { handleCountTokens } from './count-tokens.ts';
 import { asGatewayError, errorBody, sendError, sendJson } from './reply.ts';
 import { CALLER_CODECS, type CallerFormat } from '../formats/index.ts';
 import { buildLimitsReport, serializeLimitsReport } from '../limits/report.ts';
-import { catalogBody } from './models.ts';
+import { catalogAnswer, catalogBodies, catalogEnvelope, isCatalogPath, type CatalogBodies } from './models.ts';
 import { usageReport, usageRequests } from './usage.ts';
 import { handleManage } from './manage.ts';
 import { serveDashboard } from './dashboard.ts';
@@ -22,7 +22,7 @@ const INFERENCE: Record<string, CallerFormat> = Object.fromEntries(
   (Object.keys(CALLER_CODECS) as CallerFormat[]).map((format) => [CALLER_CODECS[format].endpoint.path, format]));
 
 export function createHttpServer(svc: Services, adminToken: string | undefined): Server {
-  const models = catalogBody(svc.catalog);
+  const models = catalogBodies(svc.catalog);
   // Request headers must arrive within timeouts.request_headers_ms (node checks open connections
   // every connectionsCheckingInterval); the body's limits are read by readBody (lib/http/body.ts).
   // requestTimeout stays 0: node's would also cut long-lived streamed answers' requests.
@@ -129,7 +129,7 @@ function refuseAt(path: string, res: ServerResponse, svc: Services, err: Gateway
 }
 
 async function dispatch(
-  req: IncomingMessage, res: ServerResponse, svc: Services, adminToken: string | undefined, models: string,
+  req: IncomingMessage, res: ServerResponse, svc: Services, adminToken: string | undefined, models: CatalogBodies,
 ): Promise<void> {
   const path = pathOf(req);
   const format = INFERENCE[path];
@@ -151,7 +151,11 @@ async function dispatch(
       return await handleManage(req, res, svc, path, await orgKey(req, svc));
     }
     if (path === '/dashboard' || path.startsWith('/dashboard/')) return serveDashboard(req, res, path);
-    if (req.method !== 'GET') throw new GatewayError(GET_ROUTES.has(path) ? 'method_not_allowed' : 'not_found');
+    if (req.method !== 'GET') throw new GatewayError(GET_ROUTES.has(path) || isCatalogPath(path) ? 'method_not_allowed' : 'not_found');
+    if (isCatalogPath(path)) {
+      await guard(req, svc, { keyRate: false });
+      return sendJson(res, 200, catalogAnswer(models, path));
+    }
     switch (path) {
       case '/healthz': return sendJson(res, 200, '{"status":"ok"}');
       case '/readyz': return readyz(res, svc);
@@ -160,10 +164,6 @@ async function dispatch(
         res.writeHead(200, { 'content-type': svc.metrics.registry.contentType });
         res.end(body);
         return;
-      }
-      case '/v1/models': {
-        await guard(req, svc, { keyRate: false });
-        return sendJson(res, 200, models);
       }
       case '/v1/limits':
         return limits(req, res, svc);
@@ -177,7 +177,8 @@ async function dispatch(
   } catch (err) {
     const ge = asGatewayError(err);
     if (ge.code === 'internal_error') svc.log.error({ err }, 'internal error');
-    sendError(res, 'plain', ge, ge.code === 'method_not_allowed' ? { allow: allowedOn(path) } : undefined);
+    const envelope = isCatalogPath(path) ? catalogEnvelope(req) : 'plain';
+    sendError(res, envelope, ge, ge.code === 'method_not_allowed' ? { allow: allowedOn(path) } : undefined);
   }
 }
 
