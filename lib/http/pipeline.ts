@@ -316,7 +316,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   if (ctx.holdsSlot) { ctx.holdsSlot = false; void svc.flexSlots.release(ctx.key!.orgId); }
   // Counted in the loop's check phase, after this turn has written the answer's first bytes.
   setImmediate(countCommit, ctx);
-  const headers = answerHeaders(ctx, served, outcome, winner.tier);
+  const headers = (tier: Tier): Headers => answerHeaders(ctx, served, outcome, tier);
   // Nothing is sent upstream after commit: a long stream does not keep the prompt.
   const model = checked.body.model;
   const issued = issuedTo(ctx, served);
@@ -337,13 +337,17 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     ...(ctx.admitted ? { beforeEnd: (cost: number) => settleBeforeEnd(ctx, served.mode === 'managed' ? cost : 0) } : {}),
     callerIdleMs: svc.config.timeouts.caller_idle_ms, onCallerIdle: svc.metrics.callerIdle,
   });
+  // One tier per request: the record, the summary and the metrics' reason say what served.
+  outcome.reason = servedReason(outcome, result.tier);
+  ctx.usage = result.usage ?? unpricedUsage(result.wireBytes ?? result.bytesOut, ctx.estimate!, perToken, result.reported);
+  ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier, ctx.t0), ctx.usage);
   if (!result.complete && !checked.stream && !res.headersSent) {
     const err = ctx.drained ? new GatewayError('shutting_down') : new GatewayError('provider_error', `The provider stream failed: ${result.error}`);
     ctx.status = err.status;
-    sendError(res, checked.format, err, headers);
+    // Charged though it failed (the provider bills what it generated): the error says how much,
+    // as every non-streamed answer does.
+    sendError(res, checked.format, err, { ...headers(result.tier), 'x-service-cost': ctx.costMicroUsd });
   }
-  ctx.usage = result.usage ?? unpricedUsage(result.wireBytes ?? result.bytesOut, ctx.estimate!, perToken, result.reported);
-  ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier, ctx.t0), ctx.usage);
 }
 
 /** Where the caller is handed the provider's own id of state kept on the service's account (a
@@ -623,7 +627,7 @@ function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome,
       const extras: CostExtras = {
         cost: { total_micro_usd: costMicroUsd, currency: 'USD' },
         routing: {
-          provider: served.route, requested_provider: plan.routes[0]!.route, tier, reason: outcome.reason,
+          provider: served.route, requested_provider: plan.routes[0]!.route, tier, reason: servedReason(outcome, tier),
           fallback_attempts: outcome.fallbacks, mode: served.mode,
         },
       };
@@ -641,13 +645,20 @@ function answerHeaders(ctx: RequestContext, served: RoutePlan, o: Outcome, tier:
     'x-service-routing-reason': o.routeIndex > 0 ? 'fallback'
       : checked.pinnedBy ? 'pinned' : checked.explicitProvider ? 'requested' : 'native',
     'x-service-flex-applied': tier === 'flex' ? 'true' : 'false',
-    'x-service-flex-reason': o.reason,
+    'x-service-flex-reason': servedReason(o, tier),
   };
   // The Anthropic SDK reads its request id from `request-id` only.
   if (ctx.format === 'messages') h['request-id'] = ctx.id;
   if (checked.retry) h['x-service-retries'] = o.retries;
   addSpendHeaders(h, ctx, served.mode);
   return h;
+}
+
+/** The routing reason of an answer served at `tier`. A committed flex attempt whose provider
+ *  served it at its standard tier (OpenAI's completed response names the tier actually used) was
+ *  not flex: flex was unavailable and standard ran, as when the flex tier refuses. */
+function servedReason(o: Outcome, tier: Tier): Outcome['reason'] {
+  return o.winner?.tier === 'flex' && tier === 'standard' ? 'flex_unavailable' : o.reason;
 }
 
 /** What the org may still spend: an own key is unlimited; a managed route reports the balance as

@@ -33,7 +33,9 @@ export interface RespondArgs {
   stream: boolean;               // the caller asked a stream
   includeCost: boolean;
   includeUsage: boolean;         // the caller asked for a usage frame (Chat stream_options.include_usage)
-  headers: Headers;              // x-service-* headers decided at commit
+  /** The x-service-* headers of an answer served at `tier`: a stream's head names the committed
+   *  tier (nothing later is known yet), a whole answer the tier that served it. */
+  headers: (tier: Tier) => Headers;
   callerIdleMs?: number;         // a caller that reads nothing this long is cut off (0: never)
   onCallerIdle?: () => void;     // … and this is told (a metric)
   ctx: EncodeContext;
@@ -153,7 +155,7 @@ async function drainFrames<F extends SSEFrame>(
  *  holdStreamOpen: the routing headers decided at commit are then not sent). */
 function startStream(args: RespondArgs): void {
   if (args.res.headersSent) return;
-  args.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...args.headers });
+  args.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...args.headers(args.committed.tier) });
 }
 
 async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
@@ -294,11 +296,12 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   const emit = (events: IREvent[]): void => {
     for (let ev of events) {
       if (ev.type === 'finish') {
+        // The encoder is told the tier that served (the provider's final event may name another
+        // than the committed one): the frames from here on say that one, as the price does.
         const tier = ev.tier ?? committed.tier;
         const price = args.pricing.price(ev.usage, tier);
         costMicroUsd = price.costMicroUsd;
-        if (args.includeCost) ev.extras = price.extras;
-        finish = { ...ev, tier };
+        ev = finish = { ...ev, tier, ...(args.includeCost ? { extras: price.extras } : {}) };
       } else if (ev.type === 'error') {
         failed = ev.message;
         // A provider's own code (server_error, RESOURCE_EXHAUSTED…) names nothing in the caller's
@@ -354,6 +357,12 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
   let usage: IRUsage;
   let tier: Tier;
   let raw: Buffer | undefined;
+  // A streamed upstream's events so far and the provider's bytes behind them: an answer that breaks
+  // is charged from them as the same stream broken before a streaming caller would be (what the
+  // provider reported, the output its bytes hold), not from the input estimate alone.
+  let collector: ResponseCollector | undefined;
+  let finished = false;
+  const meter = args.wireMeter ?? { bytes: 0 };
   try {
     // Asked non-streamed, a provider answers one JSON body; one that streams anyway (a replayed
     // recording does) is assembled from its events like any stream.
@@ -373,14 +382,18 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       // citations, redacted_thinking); the IR events it returns still give usage, tier and failure.
       const native = args.wire.name === args.caller.name ? args.wire.assembleNative?.() : undefined;
       const decoder = native ?? args.wire.createStreamDecoder();
-      const collector = new ResponseCollector(committed.tier);
-      let finished = false;
+      const events = collector = new ResponseCollector(committed.tier);
       await drainFrames(committed, committed.framer, committed.frames, args.res, (frames) => {
-        for (const frame of frames) for (const ev of decoder.push(frame)) { collector.push(ev); if (ev.type === 'finish') finished = true; }
+        for (const frame of frames) {
+          meter.bytes += sseSize(frame);
+          for (const ev of decoder.push(frame)) { events.push(ev); if (ev.type === 'finish') finished = true; }
+        }
       });
-      for (const ev of decoder.end()) { collector.push(ev); if (ev.type === 'finish') finished = true; }
-      const ir = collector.result();
-      const failure = finished ? failureOf(ir) : 'upstream stream ended before its final event';
+      for (const ev of decoder.end()) { events.push(ev); if (ev.type === 'finish') finished = true; }
+      const ir = events.result();
+      // A failed finish is the provider's final usage; a stream that ended early, a floor.
+      if (!finished) return failedAssembly(args, 'upstream stream ended before its final event', ir.usage, meter.bytes);
+      const failure = failureOf(ir);
       if (failure) return failedAssembly(args, failure, ir.usage);
       usage = ir.usage;
       tier = ir.tier;
@@ -391,10 +404,10 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       body = native?.response(ir, ctx) ?? args.caller.encodeResponse(ir, ctx);
     }
   } catch (err) {
-    return failedAssembly(args, (err as Error).message);
+    return failedAssembly(args, (err as Error).message, collector?.result().usage, finished ? undefined : meter.bytes);
   }
   const { costMicroUsd, extras } = args.pricing.price(usage, tier);
-  const headers: Headers = { ...args.headers };
+  const headers: Headers = args.headers(tier);
   if (costMicroUsd !== undefined) headers['x-service-cost'] = costMicroUsd;
   if (args.includeCost && extras) {
     // Formats that already name input_tokens/output_tokens keep their own values (Anthropic's
@@ -429,9 +442,10 @@ function failureOf(ir: IRResponse): string | undefined {
 /** An answer that could not be assembled or failed: nothing was written (the caller gets its
  *  format's 502 provider_error). It is charged as a broken answer (lib/http/pipeline.ts
  *  unpricedUsage): what the provider reported it used (a failed finish is billed), else the input
- *  estimate and no output. */
-const failedAssembly = (args: RespondArgs, error: string, reported?: IRUsage): StreamResult =>
-  ({ complete: false, tier: args.committed.tier, bytesOut: 0, error, ...(reported ? { reported } : {}) });
+ *  estimate; where the stream broke, the output its bytes so far hold at most (`wireBytes`), never
+ *  less than it reported: what the same stream broken in front of a streaming caller is charged. */
+const failedAssembly = (args: RespondArgs, error: string, reported?: IRUsage, wireBytes?: number): StreamResult =>
+  ({ complete: false, tier: args.committed.tier, bytesOut: 0, error, ...(reported ? { reported } : {}), ...(wireBytes ? { wireBytes } : {}) });
 
 const isEventStream = (ct: string | string[] | undefined): boolean => typeof ct === 'string' && ct.startsWith('text/event-stream');
 

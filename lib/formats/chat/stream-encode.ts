@@ -2,6 +2,7 @@
 // model, service_tier) and, when the caller asked include_usage, the `"usage":null` tail, so both
 // are built once per stream and a content delta is three string concatenations.
 import type { IREvent } from '../../ir.ts';
+import type { Tier } from '../../routes.ts';
 import { serviceTierOf } from '../openai-shared.ts';
 import type { EncodeContext, StreamEncoder } from '../types.ts';
 import { chatId, finishFromStop } from './response.ts';
@@ -10,8 +11,9 @@ import { usageToChat } from './usage.ts';
 const DONE = 'data: [DONE]\n\n';
 
 export function createChatStreamEncoder(ctx: EncodeContext): StreamEncoder {
-  const head = `data: {"id":${JSON.stringify(chatId(ctx.id))},"object":"chat.completion.chunk","created":${ctx.createdAt},`
-    + `"model":${JSON.stringify(ctx.model)},"service_tier":"${serviceTierOf(ctx.tier)}","system_fingerprint":null,"choices":`;
+  const headOf = (tier: Tier): string => `data: {"id":${JSON.stringify(chatId(ctx.id))},"object":"chat.completion.chunk",`
+    + `"created":${ctx.createdAt},"model":${JSON.stringify(ctx.model)},"service_tier":"${serviceTierOf(tier)}","system_fingerprint":null,"choices":`;
+  let head = headOf(ctx.tier);
   const tail = ctx.includeUsage ? ',"usage":null}\n\n' : '}\n\n';
   const choice = (delta: string, finish: string | null = null): string =>
     `${head}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish === null ? 'null' : `"${finish}"`}}]${tail}`;
@@ -54,6 +56,9 @@ export function createChatStreamEncoder(ctx: EncodeContext): StreamEncoder {
         }
         case 'finish': {
           done = true;
+          // The tier that served is known at the end (the provider's final event may name another
+          // than the one committed): the chunks from here on, finish and usage, carry it.
+          if (ev.tier && ev.tier !== ctx.tier) head = headOf(ev.tier);
           if (ev.reason === 'error') return start() + error('provider_error', 'The provider ended the response with an error.');
           let out = start() + choice('{}', finishFromStop(ev.reason));
           if (ctx.includeUsage) out += `${head}[],"usage":${JSON.stringify(usageToChat(ev.usage, ev.extras))}}\n\n`;

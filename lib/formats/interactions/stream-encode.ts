@@ -93,7 +93,7 @@ export class InteractionsStreamEncoder implements StreamEncoder {
         const at = isoSeconds(this.ctx.createdAt);
         const interaction = {
           id: this.id, status: statusFromStop(ev.reason, this.sawToolCall), usage: interactionUsage(ev),
-          created: at, updated: at, service_tier: this.ctx.tier, object: 'interaction', model: this.ctx.model,
+          created: at, updated: at, service_tier: ev.tier ?? this.ctx.tier, object: 'interaction', model: this.ctx.model,
         };
         out += frame('interaction.completed', { interaction }) + DONE;
         break;

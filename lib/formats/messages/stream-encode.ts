@@ -62,6 +62,9 @@ export class MessagesStreamEncoder implements StreamEncoder {
         this.done = true;
         if (ev.reason === 'error') return out + errorFrame('api_error', 'The provider reported a failed response.', 'provider_error');
         const usage: Record<string, unknown> = anthropicUsage(ev.usage);
+        // message_start named the committed tier; where the provider's final event says another
+        // served (the one charged), the end says so (Anthropic's own message_delta has no tier).
+        if (ev.tier && ev.tier !== this.ctx.tier) usage.service_tier = ev.tier;
         if (ev.extras) addCostExtras(usage, ev.extras);
         out += frame(
           'message_delta', { type: 'message_delta', delta: { stop_reason: stopToAnthropic(ev.reason), stop_sequence: null }, usage },

@@ -136,10 +136,12 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
   }
 
   function terminal(reason: IRStopReason, usage: IRUsage, ev?: Extract<IREvent, { type: 'finish' }>, error?: IRResponse['error']): string {
-    const res: IRResponse = { id, model: ctx.model, blocks: order.map(i => i.block), stopReason: reason, usage, tier: ctx.tier };
+    // The tier that served, as the provider's final event says (response.created named the committed one).
+    const tier = ev?.tier ?? ctx.tier;
+    const res: IRResponse = { id, model: ctx.model, blocks: order.map(i => i.block), stopReason: reason, usage, tier };
     if (ev?.extras) res.extras = ev.extras;
     if (error) res.error = error;
-    const response = encodeResponsesResponse(res, encCtx);
+    const response = encodeResponsesResponse(res, { ...encCtx, tier });
     const type = response.status === 'failed' ? 'response.failed'
       : response.status === 'incomplete' ? 'response.incomplete'
       : 'response.completed';
