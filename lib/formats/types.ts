@@ -67,6 +67,11 @@ export interface UsageTap {
    *  instead of `pick` only where the gateway records who was handed the provider's id (a managed
    *  route holding conversation state), so other streams parse nothing more. */
   idPick?: MemberPick;
+  /** The frame a stream first hands the provider's id out in (its first event: Responses'
+   *  response.created, Interactions' interaction.created), where the gateway records who was handed
+   *  that id (a managed route holding conversation state) before the frame is written, whatever
+   *  becomes of the stream after it. Absent: the format's answers hold no state a caller names. */
+  idFrame?: IdFrame;
   /** Cheap test (event name, or a substring) — true when this frame may carry usage or the tier. */
   carriesUsage(frame: SSEFrame): boolean;
   /** Parse that frame's data; merge what it says into `acc` (overwrite, never add). */
@@ -76,6 +81,19 @@ export interface UsageTap {
   inject(data: any, extras: CostExtras, acc?: TapState): string;
   /** True when this frame is the final usage frame (the one inject() rewrites). */
   isFinal(frame: SSEFrame, data: any): boolean;
+}
+
+/** How a passthrough finds the frame that hands the provider's id out (UsageTap.idFrame). */
+export interface IdFrame {
+  /** A byte string the frame contains: what goes out is searched for it (a native substring
+   *  search) only until the id is read, and only the frame holding it is decoded. */
+  marker: string;
+  /** The members read() looks at (json-skip.ts pickMembers): the frame may repeat the request's
+   *  instructions and tools. */
+  pick: MemberPick;
+  /** The id, when this frame (its picked `data`) is the one that hands it out; undefined for a
+   *  frame whose text merely holds the marker. */
+  read(frame: SSEFrame, data: any): string | undefined;
 }
 
 /** What a tap read off a passthrough stream; `id`, the provider's id of the answer, when the
@@ -109,6 +127,13 @@ export interface FormatCodec {
    *  never a fake clean end a client would trust). For passthrough streams, whose encoder never
    *  ran; a translated stream gets its own from its encoder. */
   errorFrame(code: string, message: string): string;
+  /** The frame a complete stream in this format ends with, after its final usage frame
+   *  (wire-formats.md, "Stream terminator"); absent where the final event is the end (Responses,
+   *  Vertex). A passthrough whose provider dropped its connection after the final event sends it
+   *  when it had not gone out (lib/stream/respond.ts missingEnd): clients wait for it (the Chat and
+   *  Interactions SDKs and hand-written loops stop at `[DONE]`), and a proxy in front may read a
+   *  stream without it as cut off. */
+  streamEnd?: Buffer;
   /** As a wire: the fewest bytes of stream its provider sends per output token, as the caller
    *  receives it (one caller event per provider event, each at least as long). A stream that ends
    *  without the provider's usage (client gone, upstream broke) is charged the output these bytes

@@ -7,8 +7,8 @@
 // row is written, so this process never misses an id it just issued. Rows are written in small
 // batches on the next turn of the loop; the answer that carries the id ends only once its row is
 // written (written()), so another process sharing the PostgreSQL database knows it by then. The
-// one window left: a caller that names the id from a stream's final event before that stream has
-// ended, on another process, within the insert's round trip. Rows older than the providers'
+// one window left: a caller that names the id from a stream's first event (where it is recorded)
+// on another process, within the insert's round trip. Rows older than the providers'
 // retention are pruned every hour.
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';

@@ -8,13 +8,13 @@ import type { ServerResponse } from 'node:http';
 import type { CostExtras, FormatName, IREvent, IRResponse, IRUsage } from '../ir.ts';
 import type { Tier } from '../routes.ts';
 import { zeroUsage } from '../ir.ts';
-import type { EncodeContext, FormatCodec, TapState } from '../formats/types.ts';
+import type { EncodeContext, FormatCodec, IdFrame, TapState } from '../formats/types.ts';
 import { ResponseCollector } from '../formats/collect.ts';
 import type { Committed } from './attempt.ts';
 import type { RawFrame, SSEFrame } from '../sse.ts';
 import type { Framer } from '../providers/types.ts';
-import { formatFrame, SSEParser } from '../sse.ts';
-import { PassthroughScanner } from './sse-scan.ts';
+import { formatFrame, parseFrame, SSEParser } from '../sse.ts';
+import { frameEndAfter, PassthroughScanner } from './sse-scan.ts';
 import { pickMembers, withMemberIn } from '../json-skip.ts';
 import type { Headers } from '../headers.ts';
 import { addCostExtras } from '../formats/cost-extras.ts';
@@ -44,8 +44,10 @@ export interface RespondArgs {
    *  measure of StreamResult.wireBytes), for whoever estimates a crash's delivered cost meanwhile. */
   wireMeter?: { bytes: number };
   /** Present where the gateway records who was handed the provider's id (a managed route holding
-   *  conversation state, same API in and out): record() is told that id before the bytes carrying
-   *  it are written, and the answer ends only once written() resolved (lib/store/state-owners.ts). */
+   *  conversation state, same API in and out): record() is told that id once, before the first
+   *  bytes carrying it are written (a stream's first event, so one that fails, breaks or loses its
+   *  caller later has recorded it too), and the answer ends only once written() resolved
+   *  (lib/store/state-owners.ts). */
   issued?: IssuedIds;
   /** Why the gateway itself stopped this answer, when it did (the shutdown drain): a broken stream
    *  then ends with that error event instead of provider_error. */
@@ -171,6 +173,17 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   // where it is recorded).
   const pick = args.includeCost ? undefined : args.issued ? tap.idPick ?? tap.pick : tap.pick;
   const scanner = committed.ownFramer ? undefined : new PassthroughScanner(tap.markers, tap.markersOnce);
+  // The provider's id is recorded off the first frame that hands it out, before that frame is
+  // written; until then what goes out is searched for that frame's marker (the stream's first
+  // event: one search, in the usual first chunk). The final frame's id (idPick) stands in for a
+  // stream that never sent that frame.
+  const idFrame = args.issued ? tap.idFrame : undefined;
+  let unissued = args.issued !== undefined;
+  const issue = (id: string | undefined): void => {
+    if (id === undefined) return;
+    unissued = false;
+    args.issued!.record(id);
+  };
   /** A frame that may carry usage: read it; returns what replaces it, if anything. */
   const onUsageFrame = (frame: RawFrame): Buffer | undefined => {
     if (!tap.carriesUsage(frame)) return undefined;
@@ -180,7 +193,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     if (!tap.isFinal(frame, data)) return undefined;
     final = true;
     scanner?.found();
-    if (args.issued && tapState.id) args.issued.record(tapState.id);
+    if (unissued) issue(tapState.id);
     if (usageOnlyFrame?.(data)) return EMPTY;
     if (!args.includeCost) return undefined;
     const { extras } = args.pricing.price(tapState.usage, tapState.tier ?? committed.tier);
@@ -200,15 +213,24 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   try {
     if (committed.ownFramer) {
       await drainFrames(committed, committed.ownFramer, committed.frames, res, (frames) => {
+        // A route's own framing need not be SSE text: its frames are searched as decoded.
+        if (unissued && idFrame) {
+          for (const frame of frames) if (unissued && frame.data.includes(idFrame.marker)) issue(idOf(frame, idFrame));
+        }
         const out = frames.map((frame) => onUsageFrame(frame) ?? frame.raw);
         write(out.length === 1 ? out[0]! : Buffer.concat(out));
       }, args);
     } else {
-      await drain(committed, res, (chunk) => write(scanner!.push(chunk, onUsageFrame)), args);
+      // What the scanner passes on is whole SSE frames: the id is read off them before they go out.
+      const pass = (bytes: Buffer): void => {
+        if (unissued && idFrame && bytes.length) issue(idIn(bytes, idFrame));
+        write(bytes);
+      };
+      await drain(committed, res, (chunk) => pass(scanner!.push(chunk, onUsageFrame)), args);
       // A last frame without its blank line goes out only when it is the final one: otherwise it
       // is half an event, which no SSE parser dispatches and the error frame must not extend.
       const tail = scanner!.end(onUsageFrame);
-      if (final) write(tail);
+      if (final) pass(tail);
     }
   } catch (err) {
     if (!final) return endBroken(args, tapState, bytesOut, (err as Error).message);
@@ -218,7 +240,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     // final frame is at most that terminator, cut), and is charged what the provider reported; the
     // failure is only logged (stream_error).
     dropped = (err as Error).message;
-    if (!res.destroyed) write(missingEnd(args.caller.name, last));
+    if (!res.destroyed) write(missingEnd(args.caller.streamEnd, last));
   }
   if (!final) return endBroken(args, tapState, bytesOut, 'upstream stream ended before its final event', last);
   if (args.issued) await args.issued.written();
@@ -232,21 +254,31 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
 
 const EMPTY = Buffer.alloc(0);
 
-/** The frame a complete stream of each format sends after its final usage frame (wire-formats.md,
- *  "Stream terminator"; Responses has none). Clients wait for it: the Chat and Interactions SDKs
- *  and hand-written loops stop at `[DONE]`, and a proxy in front may read a stream without it as
- *  cut off. */
-const STREAM_END: Partial<Record<FormatName, Buffer>> = {
-  chat: Buffer.from('data: [DONE]\n\n'),
-  messages: Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n'),
-  interactions: Buffer.from('event: done\ndata: [DONE]\n\n'),
-};
+/** The provider's id in `bytes` (whole SSE frames), off the first frame that hands it out: only
+ *  frames holding the marker are decoded, and only the members the tap picks. */
+function idIn(bytes: Buffer, idFrame: IdFrame): string | undefined {
+  let start = 0;   // where the frame holding the next marker starts, or a frame before it
+  for (let at = bytes.indexOf(idFrame.marker); at !== -1; at = bytes.indexOf(idFrame.marker, start)) {
+    let end = frameEndAfter(bytes, start);
+    while (end !== -1 && end <= at) { start = end; end = frameEndAfter(bytes, start); }
+    if (end === -1) end = bytes.length;
+    const frame = parseFrame(bytes.toString('utf8', start, end));
+    const id = frame && idOf(frame, idFrame);
+    if (id !== undefined) return id;
+    start = end;
+  }
+  return undefined;
+}
 
-/** The format's terminator, unless it is the last frame of `last` (what went out last): a
- *  connection that dropped after it cut nothing. Told by its event name where it has one (Bedrock's
- *  message_stop carries metrics besides). */
-function missingEnd(format: FormatName, last: Buffer): Buffer {
-  const end = STREAM_END[format];
+/** The id `frame` hands out, if it is the tap's id frame. */
+function idOf(frame: SSEFrame, idFrame: IdFrame): string | undefined {
+  try { return idFrame.read(frame, pickMembers(frame.data, idFrame.pick)); } catch { return undefined; }
+}
+
+/** The caller format's terminator (FormatCodec.streamEnd), unless it is the last frame of `last`
+ *  (what went out last): a connection that dropped after it cut nothing. Told by its event name
+ *  where it has one (Bedrock's message_stop carries metrics besides). */
+function missingEnd(end: Buffer | undefined, last: Buffer): Buffer {
   if (!end) return EMPTY;
   const want = new SSEParser().push(end)[0]!;
   const sent = last.length ? new SSEParser().push(last).at(-1) : undefined;
@@ -255,8 +287,10 @@ function missingEnd(format: FormatName, last: Buffer): Buffer {
 }
 
 /** A passthrough that did not reach its final frame ends with the caller format's error event,
- *  unless the provider's own error event, already forwarded, ended it (`last`: what went out last). */
-function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number, why: string, last: Buffer = EMPTY): StreamResult {
+ *  unless the provider's own error event, already forwarded, ended it (`last`: what went out last).
+ *  Like a complete answer, it ends once the id it handed out is written (RespondArgs.issued). */
+async function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number, why: string, last: Buffer = EMPTY): Promise<StreamResult> {
+  if (args.issued) await args.issued.written();
   const own = last.length ? providerError(args.wire, last) : undefined;
   if (own !== undefined) why = `the provider's error event: ${own}`;
   if (own === undefined && !args.res.destroyed) {

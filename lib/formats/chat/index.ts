@@ -23,6 +23,7 @@ export const chatCodec: CallerCodec = {
   tap: chatTap,
   errorBody: chatErrorBody,
   errorFrame: chatErrorFrame,
+  streamEnd: Buffer.from('data: [DONE]\n\n'),
   bytesPerOutputToken: 64,
   endpoint: chatEndpoint,
 };

@@ -20,6 +20,7 @@ export const interactionsCodec: CallerCodec = {
   tap: interactionsTap,
   errorBody: interactionsErrorBody,
   errorFrame: interactionsErrorFrame,
+  streamEnd: Buffer.from('event: done\ndata: [DONE]\n\n'),
   bytesPerOutputToken: 6,
   endpoint: interactionsEndpoint,
 };

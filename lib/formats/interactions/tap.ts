@@ -11,6 +11,12 @@ const isCompleted = (frame: SSEFrame): boolean =>
 export const interactionsTap: UsageTap = {
   markers: ['interaction.completed'],
 
+  idFrame: {
+    marker: 'interaction.created',
+    pick: { event_type: true, interaction: { id: true } },
+    read: (frame, data) => ((frame.event ?? data?.event_type) === 'interaction.created' && typeof data?.interaction?.id === 'string' ? data.interaction.id : undefined),
+  },
+
   carriesUsage: isCompleted,
 
   read(data, acc: TapState) {

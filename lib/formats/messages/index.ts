@@ -23,6 +23,7 @@ export const messagesCodec: CallerCodec = {
   tap: messagesTap,
   errorBody: messagesErrorBody,
   errorFrame: messagesErrorFrame,
+  streamEnd: Buffer.from('event: message_stop\ndata: {"type":"message_stop"}\n\n'),
   bytesPerOutputToken: 12,
   uncappedOutput: maxTokensFor,
   endpoint: messagesEndpoint,

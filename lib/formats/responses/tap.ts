@@ -15,6 +15,11 @@ export const responsesTap: UsageTap = {
   markersOnce: true,
   pick: { type: true, response: { usage: true, service_tier: true } },
   idPick: { type: true, response: { id: true, usage: true, service_tier: true } },
+  idFrame: {
+    marker: 'response.created',
+    pick: { type: true, response: { id: true } },
+    read: (_frame, data) => (data?.type === 'response.created' && typeof data.response?.id === 'string' ? data.response.id : undefined),
+  },
 
   carriesUsage(frame: SSEFrame): boolean {
     if (frame.event !== undefined) return TERMINAL.has(frame.event);
