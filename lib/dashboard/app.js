@@ -295,10 +295,9 @@ async function loadManagement(mine) {
 
 /** Organizations a page of the operator's table asks for (GET /admin/v1/orgs is paged). */
 const ORGS_PAGE = 100;
-/** The organizations drawn so far (the table grows a page at a time), their names, and where the
- *  next page starts (null: none). */
+/** The organizations drawn so far (the table grows a page at a time) and where the next page
+ *  starts (null: none). */
 let orgRows = [];
-const orgNames = new Map();
 let orgsCursor = null;
 
 async function loadOperator(mine) {
@@ -315,7 +314,6 @@ async function loadOperator(mine) {
   current(mine);
   $('who').textContent = 'Operator view';
   orgRows = [];
-  orgNames.clear();
   const get = async (path) => { const out = await api('GET', path); current(mine); return out; };
   return Promise.all([
     section(mine, $('orgs'), async () => {
@@ -328,11 +326,12 @@ async function loadOperator(mine) {
       spendCharts($('op-spend-chart'), null, days.data, periodDays);
     }),
     // The organizations with the highest spend, as many as the chart draws: the server sums every
-    // organization and answers those alone, however many had requests.
+    // organization and answers those alone, however many had requests, each with its name (the
+    // table's pages hold the oldest organizations, and the biggest spenders are often the newest).
     section(mine, $('op-org-chart'), async () => {
       const top = await get(`/admin/v1/usage?group_by=org&limit=${MAX_BARS}&from=${from}`);
       breakdown($('op-org-chart'), `Spend by organization, top ${MAX_BARS}`, 'org', top.data,
-        (g) => `${orgNames.get(g.org) ?? ''} ${g.org}`.trim());
+        (g) => `${g.org_name ?? ''} ${g.org}`.trim());
     }),
     section(mine, $('op-model-chart'), async () =>
       breakdown($('op-model-chart'), 'Spend by model', 'model', (await get(`/admin/v1/usage?group_by=model&from=${from}`)).data)),
@@ -344,7 +343,6 @@ async function loadOperator(mine) {
 /** Adds a page of organizations to the table; the "more" button asks for the next one. */
 function drawOrgs(page) {
   orgRows.push(...page.data);
-  for (const o of page.data) orgNames.set(o.id, o.name);
   orgsCursor = page.has_more ? page.next_cursor : null;
   $('orgs-more').hidden = orgsCursor === null;
   const caption = orgsCursor === null ? `Every organization (${int(orgRows.length)}) with its managed standing`
@@ -402,7 +400,6 @@ function signOut() {
   token = null;
   ownKeyId = null;
   orgRows = [];
-  orgNames.clear();
   orgsCursor = null;
   $('orgs-more').hidden = true;
   sessionStorage.removeItem(TOKEN);

@@ -297,6 +297,33 @@ test('operator view past usage.max_groups: the organization chart asks for the t
   }
 });
 
+test('the organization chart names the top spenders however new: the newest of 130 organizations, past the table\'s first page', async () => {
+  const big = await startTestGateway();
+  try {
+    const svc = big.gw.services;
+    const now = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 130; i++) {
+      const o = await svc.orgs.createOrg(`org ${i}`, now + i);
+      await svc.ledger.ensureOrg(o.id, now + i);
+      ids.push(o.id);
+    }
+    await svc.usage.store.insert([
+      usageRecord(ids[129]!, 'key_x', 'req_new', now - 3_600_000, { cost_micro_usd: 9_000 }),
+      usageRecord(ids[0]!, 'key_x', 'req_old', now - 3_600_000 + 1, { cost_micro_usd: 1_000 }),
+    ]);
+    const page = await open(ADMIN_TOKEN, big);
+    await page.locator('#status').filter({ hasText: /Updated/ }).waitFor();
+    assert.equal(await page.locator('#orgs tbody tr').count(), 100, 'the table holds the 100 oldest, not the top spender');
+    const bars = page.locator('#op-org-chart table tbody tr');
+    assert.deepEqual(await bars.evaluateAll((trs) => trs.map((tr) => [...tr.children].slice(0, 3).map((cell) => cell.textContent))),
+      [[`org 129 ${ids[129]}`, '1', '$0.009000'], [`org 0 ${ids[0]}`, '1', '$0.001000']], 'each bar named, the top spender first');
+    await page.close();
+  } finally {
+    await big.close();
+  }
+});
+
 test('the operator view asks the organization report for the top organizations only', async () => {
   const asked: string[] = [];
   const page = await browser.newPage();

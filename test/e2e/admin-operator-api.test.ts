@@ -107,6 +107,30 @@ test('the operator\'s report by organization: past usage.max_groups, limit answe
   }
 });
 
+test('the operator\'s groups by organization carry each organization\'s name, however new; other groupings are unchanged', async () => {
+  const t = await startTestGateway();
+  try {
+    const svc = t.gw.services;
+    const now = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await svc.orgs.createOrg(`Acme ${i}`, now + i)).id);
+    // The newest organization spends most; one record names an organization the store does not know.
+    await svc.usage.store.insert([record(ids[2]!, 0, now - 60_000, 900), record(ids[0]!, 1, now - 60_000, 100),
+      record('org_unknown', 2, now - 60_000, 50)]);
+
+    const top = await t.admin('GET', '/admin/v1/usage?group_by=org&limit=2');
+    assert.equal(top.status, 200, JSON.stringify(top.json));
+    assert.deepEqual(top.json.data.map((g: any) => [g.org, g.org_name]), [[ids[2], 'Acme 2'], [ids[0], 'Acme 0']]);
+    const all = await t.admin('GET', '/admin/v1/usage?group_by=day,org');
+    assert.deepEqual(all.json.data.map((g: any) => [g.org, g.org_name]).sort(),
+      [[ids[0], 'Acme 0'], [ids[2], 'Acme 2'], ['org_unknown', null]].sort());
+    const byModel = await t.admin('GET', '/admin/v1/usage?group_by=model');
+    assert.equal('org_name' in byModel.json.data[0], false, 'only groups by organization are named');
+  } finally {
+    await t.close();
+  }
+});
+
 test('the top-N report by organization: the same groups in the same order on both store adapters', async (ctx) => {
   const records = Array.from({ length: 5_000 }, (_, i) => record(`org_${i % 37}`, i, 1_000_000 + i * 7, (i * 7_919) % 1_000));
   const filter = { fromMs: 0, toMs: 1e12, topByCost: 10 };
