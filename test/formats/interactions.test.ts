@@ -156,6 +156,13 @@ test('round trip IR → encodeRequest → decodeRequest keeps steps, signatures,
   assert.deepEqual(interactionsCodec.decodeRequest(body), ir);
 });
 
+test('encodeRequest: thinking_level for a model that thinks (2.5 too: the API\'s only knob), none for Gemini 2.0, which refuses it', () => {
+  const level = (model: string) => interactionsCodec.encodeRequest({ model, stream: false, messages: [], reasoning: { effort: 'low' } }).generation_config?.thinking_level;
+  assert.equal(level('gemini-3.5-flash'), 'low');
+  assert.equal(level('gemini-2.5-flash'), 'low');
+  assert.equal(level('gemini-2.0-flash'), undefined);
+});
+
 test('encodeRequest: function_result name from the earlier call; unsigned reasoning dropped; choice of one tool', () => {
   const body = interactionsCodec.encodeRequest({
     model: 'g', stream: true,

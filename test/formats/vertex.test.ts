@@ -157,6 +157,23 @@ test('encodeRequest: contents, signatures on the parts they belong to, tools, to
   assert.deepEqual(budget.toolConfig, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['f'] } });
 });
 
+test('encodeRequest: thinking as the model\'s generation takes it: 3.x a level, 2.5 a budget within its ceiling, 2.0 none', () => {
+  const thinking = (model: string, reasoning: IRRequest['reasoning']) =>
+    vertexCodec.encodeRequest({ model, stream: false, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], reasoning }).generationConfig?.thinkingConfig;
+  assert.deepEqual(thinking('gemini-3.5-flash', { effort: 'low' }), { thinkingLevel: 'LOW', includeThoughts: true });
+  assert.deepEqual(thinking('gemini-3.5-flash', { effort: 'low', budgetTokens: 1500 }), { thinkingBudget: 1500, includeThoughts: true });
+  // 2.5: an effort is Anthropic's budget for it (messages/thinking.ts); Vertex refuses a level here.
+  assert.deepEqual(
+    (['minimal', 'low', 'medium', 'high'] as const).map((effort) => thinking('gemini-2.5-flash', { effort })),
+    [1024, 1024, 4096, 16384].map((thinkingBudget) => ({ thinkingBudget, includeThoughts: true })),
+  );
+  assert.deepEqual(thinking('gemini-2.5-flash', { effort: 'high', budgetTokens: 2000 }), { thinkingBudget: 2000, includeThoughts: true });
+  assert.deepEqual(thinking('gemini-2.5-flash', { effort: 'high', budgetTokens: 31_999 }), { thinkingBudget: 24_576, includeThoughts: true });
+  assert.deepEqual(thinking('gemini-2.5-pro', { effort: 'high', budgetTokens: 31_999 }), { thinkingBudget: 31_999, includeThoughts: true });
+  assert.equal(thinking('gemini-2.0-flash', { effort: 'high' }), undefined);
+  assert.equal(thinking('gemini-2.0-flash', { effort: 'medium', budgetTokens: 2000 }), undefined);
+});
+
 test('encodeRequest: an image URL without a media type gets the one its path\'s extension names, else image/png', () => {
   const urls = [
     'https://example.com/a.jpg', 'https://example.com/b.JPEG?w=200#top', 'gs://bucket/c.webp', 'https://x/d.gif', 'gs://b/e.heic',

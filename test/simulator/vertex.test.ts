@@ -134,3 +134,28 @@ test('maxOutputTokens → MAX_TOKENS; flex header → ON_DEMAND_FLEX; flex refus
   assert.equal(bad.status, 401);
   assert.equal((await bad.json() as { error: { status: string } }).error.status, 'UNAUTHENTICATED');
 });
+
+test('thinkingConfig by generation, as Vertex answers: a level on gemini-2.5 400, a budget past its ceiling 400, any on gemini-2.0 400', async () => {
+  const ask = (model: string, thinkingConfig: object) => fetch(`${sim.url}${MODEL_PATH.replace('gemini-sim', model)}:generateContent`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...user('why'), generationConfig: { thinkingConfig } }),
+  });
+  const refusal = async (res: Response) => {
+    assert.equal(res.status, 400);
+    const body = await res.json() as Record<string, any>;
+    assert.equal(body.error.status, 'INVALID_ARGUMENT');
+    return body.error.message as string;
+  };
+  assert.equal(await refusal(await ask('gemini-2.5-flash', { thinkingLevel: 'LOW', includeThoughts: true })), 'Thinking level is not supported for this model.');
+  assert.match(await refusal(await ask('gemini-2.5-flash', { thinkingBudget: 24_577 })), /thinking_budget is out of range; supported values are integers from 1 to 24576/);
+  assert.match(await refusal(await ask('gemini-2.0-flash', { thinkingBudget: 1024 })), /thinking is not supported by this model/);
+  for (const [model, thinkingConfig] of [
+    ['gemini-2.5-flash', { thinkingBudget: 24_576 }], ['gemini-2.5-flash', { thinkingBudget: -1 }], ['gemini-2.5-flash', { thinkingBudget: 0 }],
+    ['gemini-2.5-pro', { thinkingBudget: 32_768 }], ['gemini-3.5-flash', { thinkingLevel: 'HIGH' }], ['gemini-3.5-flash', { thinkingBudget: 2048 }],
+    ['gemini-2.0-flash', {}],
+  ] as const) {
+    const res = await ask(model, thinkingConfig);
+    assert.equal(res.status, model === 'gemini-2.0-flash' ? 400 : 200, `${model} ${JSON.stringify(thinkingConfig)}`);
+    await res.body?.cancel();
+  }
+});

@@ -6,6 +6,7 @@ import { GatewayError } from '../../errors.ts';
 import { SKIP_SIGNATURE } from '../google-shared.ts';
 import type { IRMessage, IRPart, IRRequest, IRToolChoice } from '../../ir.ts';
 import { argumentsObject } from '../tool-args.ts';
+import { geminiThinking } from '../../catalog/gemini-thinking.ts';
 
 type Item = Record<string, unknown>;
 
@@ -29,7 +30,9 @@ export function encodeInteractionsRequest(ir: IRRequest): Record<string, any> {
   if (ir.temperature !== undefined) gc.temperature = ir.temperature;
   if (ir.topP !== undefined) gc.top_p = ir.topP;
   if (ir.stopSequences?.length) gc.stop_sequences = ir.stopSequences;
-  if (ir.reasoning) gc.thinking_level = ir.reasoning.effort;
+  // thinking_level is the Interactions API's only thinking knob, for 2.5 models too; Gemini 2.0
+  // does not think and refuses it (catalog/gemini-thinking.ts): left out, as on cloud_a.
+  if (ir.reasoning && geminiThinking(ir.model).by !== 'none') gc.thinking_level = ir.reasoning.effort;
   if (ir.toolChoice && ir.tools?.length) gc.tool_choice = encodeToolChoice(ir.toolChoice);
   if (Object.keys(gc).length) body.generation_config = gc;
   if (ir.native?.family === 'interactions') copyNative(body, ir.native.fields);

@@ -6,8 +6,9 @@ import type { IRRequest } from '../../ir.ts';
 type Block = Record<string, any>;
 
 /** Thinking budget per effort when the caller gave an effort but no budget. Each lands back in its
- *  own band when decoded (<2048 low, <8192 medium, else high); 1024 is Anthropic's minimum. */
-const BUDGET = { minimal: 1024, low: 1024, medium: 4096, high: 16384 } as const;
+ *  own band when decoded (<2048 low, <8192 medium, else high); 1024 is Anthropic's minimum. Gemini
+ *  2.5 takes the same (vertex/request-encode.ts). */
+export const BUDGET = { minimal: 1024, low: 1024, medium: 4096, high: 16384 } as const;
 const MIN_BUDGET = 1024;
 
 /** The `thinking` member for a translated body, or undefined to send none. Anthropic refuses

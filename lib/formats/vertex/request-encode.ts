@@ -1,8 +1,11 @@
-// IR → Vertex generateContent body (no model: it lives in the URL the adapter builds).
+// IR → Vertex generateContent body (no model member: it lives in the URL the adapter builds; the
+// IR's model picks how thinking is asked for).
 import type { IRRequest, IRToolChoice } from '../../ir.ts';
 import { encodeParts, type VertexPart } from './parts-encode.ts';
 import { SKIP_SIGNATURE } from '../google-shared.ts';
 import { lookupTable } from '../lookup-table.ts';
+import { BUDGET } from '../messages/thinking.ts';
+import { geminiThinking } from '../../catalog/gemini-thinking.ts';
 
 export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
   const contents: { role: 'user' | 'model'; parts: VertexPart[] }[] = [];
@@ -40,11 +43,8 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
     // responseJsonSchema takes JSON Schema as callers write it (responseSchema takes an OpenAPI subset).
     if (ir.responseFormat.type === 'json_schema') gc.responseJsonSchema = ir.responseFormat.schema;
   }
-  if (ir.reasoning) {
-    gc.thinkingConfig = ir.reasoning.budgetTokens !== undefined
-      ? { thinkingBudget: ir.reasoning.budgetTokens, includeThoughts: true }
-      : { thinkingLevel: ir.reasoning.effort.toUpperCase(), includeThoughts: true };
-  }
+  const thinkingConfig = encodeThinking(ir);
+  if (thinkingConfig) gc.thinkingConfig = thinkingConfig;
   if (Object.keys(gc).length) body.generationConfig = gc;
   if (ir.native?.family === 'interactions') addInteractionsExtras(body, ir.native.fields);
   if (ir.native?.family === 'vertex') {
@@ -54,6 +54,24 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
     }
   }
   return body;
+}
+
+/** The caller's reasoning as the model's generation takes it (catalog/gemini-thinking.ts): Gemini 3
+ *  a level, or the caller's own budget; Gemini 2.5 a budget only, an effort's being Anthropic's
+ *  (low 1024, medium 4096, high 16384), any budget held to the model's ceiling (a Messages caller's
+ *  31999 on Flash would be refused); Gemini 2.0 none, as Vertex refuses thinking there (left out,
+ *  like thinking Anthropic would refuse, not refused: the model answers without it). */
+function encodeThinking(ir: IRRequest): Record<string, unknown> | undefined {
+  const reasoning = ir.reasoning;
+  if (!reasoning) return undefined;
+  const thinking = geminiThinking(ir.model);
+  if (thinking.by === 'none') return undefined;
+  if (thinking.by === 'budget') {
+    return { thinkingBudget: Math.min(reasoning.budgetTokens ?? BUDGET[reasoning.effort], thinking.maxBudget), includeThoughts: true };
+  }
+  return reasoning.budgetTokens !== undefined
+    ? { thinkingBudget: reasoning.budgetTokens, includeThoughts: true }
+    : { thinkingLevel: reasoning.effort.toUpperCase(), includeThoughts: true };
 }
 
 /** An Interactions caller's hosted tools and generation_config keys that Vertex has a field for

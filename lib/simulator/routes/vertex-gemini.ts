@@ -5,7 +5,9 @@
 // `X-Vertex-AI-LLM-Shared-Request-Type: flex`; the tier used shows in usageMetadata.trafficType
 // (ON_DEMAND_FLEX | ON_DEMAND). A full flex queue answers 429 RESOURCE_EXHAUSTED. A gemini-3*
 // model signs its function calls and, as Gemini 3 does, answers 400 to a current-turn call sent
-// back without its thoughtSignature.
+// back without its thoughtSignature. A thinkingConfig the model's generation does not take (a
+// level or a budget past its ceiling on gemini-2.5*, any on gemini-2.0*) is refused 400 as Vertex
+// refuses it.
 import { vertexJsonOutput } from '../structured-output.ts';
 import type { Answer } from '../answer.ts';
 import { sseData, sseRaw, SSE_CONTENT_TYPE, type Frame } from '../frames.ts';
@@ -84,6 +86,8 @@ function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
   const forcedTool = fcc.mode === 'ANY' ? (allowed[0] ?? true) : undefined;
   const gen = isRecord(body.generationConfig) ? body.generationConfig : {};
   const thinking = isRecord(gen.thinkingConfig) ? gen.thinkingConfig : undefined;
+  const refused = thinking && thinkingRefusal(info.params.model!, thinking);
+  if (refused) return invalid(refused);
   const reasoning = thinking !== undefined && thinking.thinkingBudget !== 0;
   const level = thinking ? asString(thinking.thinkingLevel)?.toLowerCase() : undefined;
   const flexHeader = info.headers['x-vertex-ai-llm-shared-request-type'];
@@ -99,6 +103,27 @@ function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
     echo: {},
   };
   return { ok: true, value };
+}
+
+/** What Vertex refuses in a thinkingConfig, by the model's generation (messages are Vertex's): Gemini
+ *  2.0 and earlier do not think; 2.5 takes a budget only (0 off, -1 dynamic, else up to 24576, Pro
+ *  32768); 3 and later take a level or a budget. */
+function thinkingRefusal(model: string, thinking: Record<string, unknown>): string | undefined {
+  const generation = /^gemini-(\d+)\.(\d+)/.exec(model);
+  if (!generation) return undefined;
+  const [major, minor] = [Number(generation[1]), Number(generation[2])];
+  if (major < 2 || (major === 2 && minor < 5)) {
+    return 'Unable to submit request because thinking is not supported by this model.'
+      + ' Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini';
+  }
+  if (major > 2) return undefined;
+  if (thinking.thinkingLevel !== undefined) return 'Thinking level is not supported for this model.';
+  const budget = thinking.thinkingBudget;
+  const max = model.includes('-pro') ? 32_768 : 24_576;
+  if (typeof budget === 'number' && budget !== -1 && (budget < 0 || budget > max)) {
+    return `Unable to submit request because thinking_budget is out of range; supported values are integers from 1 to ${max}.`;
+  }
+  return undefined;
 }
 
 /** Gemini 3 signs the first functionCall part of each model step and wants it back. */
