@@ -140,7 +140,8 @@ export interface IRResponse {
   blocks: IRBlock[];
   stopReason: IRStopReason;
   usage: IRUsage;
-  tier: Tier;
+  /** The tier the provider says served; undefined when it names none (the committed tier stands). */
+  tier?: Tier;
   extras?: CostExtras;
   error?: { code: string; message: string };
 }

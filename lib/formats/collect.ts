@@ -4,11 +4,14 @@
 import { type IRBlock, type IREvent, type IRResponse, zeroUsage } from '../ir.ts';
 import { type Tier } from '../routes.ts';
 
-export class ResponseCollector {
+/** The answer's tier is the one its finish names; a finish that names none leaves `fallbackTier`,
+ *  the committed tier (what the passthrough tap charges for the same stream), or undefined where
+ *  the caller falls back itself (a decoded non-streamed body). */
+export class ResponseCollector<Fallback extends Tier | undefined = Tier | undefined> {
   private readonly blocks = new Map<number, IRBlock>();
-  private res: IRResponse = { id: '', model: '', blocks: [], stopReason: 'end', usage: zeroUsage(), tier: 'standard' };
+  private res: IRResponse = { id: '', model: '', blocks: [], stopReason: 'end', usage: zeroUsage() };
 
-  constructor(defaultTier: Tier = 'standard') { this.res.tier = defaultTier; }
+  constructor(fallbackTier?: Fallback) { this.res.tier = fallbackTier; }
 
   push(ev: IREvent): void {
     switch (ev.type) {
@@ -64,9 +67,9 @@ export class ResponseCollector {
     }
   }
 
-  result(): IRResponse {
+  result(): IRResponse & { tier: Tier | Fallback } {
     this.res.blocks = [...this.blocks.entries()].sort((a, block) => a[0] - block[0]).map(([, block]) => block);
-    return this.res;
+    return this.res as IRResponse & { tier: Tier | Fallback };
   }
 
   private block(index: number, kind: 'text' | 'reasoning'): IRBlock {

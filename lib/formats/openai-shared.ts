@@ -18,8 +18,11 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
 export const dataUrl = (mediaType: string | undefined, data: string): string =>
   `data:${mediaType ?? 'application/octet-stream'};base64,${data}`;
 
-/** The tier OpenAI reports as served: "flex" is flex; default, scale, priority… are standard. */
-export const tierFromServiceTier = (t: unknown): Tier => (t === 'flex' ? 'flex' : 'standard');
+/** The tier OpenAI reports as served: "flex" is flex; default, scale, priority… are standard. A
+ *  response that names none (Azure, compatible servers, some recordings) says nothing: undefined,
+ *  and the committed tier stands (it is what the passthrough tap charges too). */
+export const tierFromServiceTier = (t: unknown): Tier | undefined =>
+  typeof t === 'string' && t ? (t === 'flex' ? 'flex' : 'standard') : undefined;
 export const serviceTierOf = (t: Tier): 'flex' | 'default' => (t === 'flex' ? 'flex' : 'default');
 
 // Fields only the caller's own OpenAI family understands travel in IRRequest.native; a same-family

@@ -656,7 +656,9 @@ function answerHeaders(ctx: RequestContext, served: RoutePlan, o: Outcome, tier:
 
 /** The routing reason of an answer served at `tier`. A committed flex attempt whose provider
  *  served it at its standard tier (OpenAI's completed response names the tier actually used) was
- *  not flex: flex was unavailable and standard ran, as when the flex tier refuses. */
+ *  not flex: flex was unavailable and standard ran, as when the flex tier refuses. `tier` is the
+ *  provider's named tier or, where its final event names none, the committed one (every decoder
+ *  and tap leaves it undefined then), so only an explicit standard changes the reason. */
 function servedReason(o: Outcome, tier: Tier): Outcome['reason'] {
   return o.winner?.tier === 'flex' && tier === 'standard' ? 'flex_unavailable' : o.reason;
 }

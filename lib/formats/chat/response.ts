@@ -45,7 +45,7 @@ export function decodeChatResponse(body: any): IRResponse {
     blocks,
     stopReason,
     usage: usageFromChat(body?.usage),
-    tier: tierOfChunk(body?.service_tier) ?? 'standard',
+    tier: tierOfChunk(body?.service_tier),
   };
   if (body?.error) {
     res.stopReason = 'error';

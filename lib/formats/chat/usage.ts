@@ -1,8 +1,8 @@
 // Usage as Chat Completions writes it, to and from the IR's normalised shape. Like Responses, Chat
 // counts cached tokens inside prompt_tokens and reasoning inside completion_tokens.
 import type { CostExtras, IRUsage } from '../../ir.ts';
-import type { Tier } from '../../routes.ts';
 import { addCostExtras } from '../cost-extras.ts';
+import { tierFromServiceTier } from '../openai-shared.ts';
 import { tokenCount } from '../../json-util.ts';
 
 export function usageFromChat(wire: any): IRUsage {
@@ -37,5 +37,4 @@ export function addChatExtras(usage: Record<string, unknown>, extras: CostExtras
 }
 
 /** Chat reports the served tier on every chunk; absent (Azure, compatible servers) says nothing. */
-export const tierOfChunk = (serviceTier: unknown): Tier | undefined =>
-  typeof serviceTier === 'string' && serviceTier ? (serviceTier === 'flex' ? 'flex' : 'standard') : undefined;
+export const tierOfChunk = tierFromServiceTier;

@@ -29,7 +29,9 @@ export function usageToInteractions(usage: IRUsage): Record<string, number> {
   };
 }
 
-export const tierFromInteractions = (serviceTier: unknown): Tier => (serviceTier === 'flex' ? 'flex' : 'standard');
+/** The tier an interaction says served; one that names none says nothing (the committed tier stands). */
+export const tierFromInteractions = (serviceTier: unknown): Tier | undefined =>
+  typeof serviceTier === 'string' && serviceTier ? (serviceTier === 'flex' ? 'flex' : 'standard') : undefined;
 
 /** created/updated as the API writes them: ISO 8601 to the second. */
 export const isoSeconds = (epochSeconds: number): string => new Date(epochSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');

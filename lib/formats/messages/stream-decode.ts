@@ -13,7 +13,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private counters: AnthropicCounters = zeroCounters();
   /** Which counters message_delta stated (Bedrock's metrics fill in the others). */
   private deltaHad = { input: false, output: false };
-  private tier: Tier = 'standard';
+  /** What message_start named as served; undefined when it named none. */
+  private tier: Tier | undefined;
   private stopReason: IRStopReason | undefined;
   /** Indexes of blocks the IR has a shape for (server tool blocks are skipped with their deltas). */
   private readonly open = new Set<number>();

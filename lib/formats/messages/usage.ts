@@ -62,5 +62,8 @@ export function anthropicUsage(usage: IRUsage): Record<string, number> {
   };
 }
 
-/** Anthropic has no flex tier of its own; the gateway's simulator and spec report "flex" here. */
-export const tierFromAnthropic = (serviceTier: unknown): Tier => (serviceTier === 'flex' ? 'flex' : 'standard');
+/** Anthropic has no flex tier of its own; the gateway's simulator and spec report "flex" here. A
+ *  message that names no service_tier (Bedrock, compatible servers) says nothing: undefined, and
+ *  the committed tier stands. */
+export const tierFromAnthropic = (serviceTier: unknown): Tier | undefined =>
+  typeof serviceTier === 'string' && serviceTier ? (serviceTier === 'flex' ? 'flex' : 'standard') : undefined;

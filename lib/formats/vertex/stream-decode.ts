@@ -21,7 +21,8 @@ export class VertexStreamDecoder implements StreamDecoder {
   private streamedCall: { index: number; args: PartialArgs } | undefined;
   private sawToolCall = false;
   private usage: IRUsage = zeroUsage();
-  private tier: Tier = 'standard';
+  /** The last trafficType's tier; undefined while none came. */
+  private tier: Tier | undefined;
   private finishReason: string | undefined;
 
   push(frame: SSEFrame): IREvent[] {

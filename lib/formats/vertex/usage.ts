@@ -20,9 +20,10 @@ export function usageFromVertex(metadata: any): IRUsage {
 export const hasCounts = (metadata: any): boolean =>
   !!metadata && ['promptTokenCount', 'candidatesTokenCount', 'totalTokenCount'].some((k) => typeof metadata[k] === 'number');
 
-/** Vertex says which capacity served in trafficType (ON_DEMAND, ON_DEMAND_FLEX, …). */
-export const tierFromTraffic = (trafficType: unknown): Tier =>
-  typeof trafficType === 'string' && trafficType.includes('FLEX') ? 'flex' : 'standard';
+/** Vertex says which capacity served in trafficType (ON_DEMAND, ON_DEMAND_FLEX, …); a body without
+ *  one says nothing (undefined: the committed tier stands). */
+export const tierFromTraffic = (trafficType: unknown): Tier | undefined =>
+  typeof trafficType === 'string' && trafficType ? (trafficType.includes('FLEX') ? 'flex' : 'standard') : undefined;
 
 export function usageToVertex(usage: IRUsage, tier: Tier): Record<string, unknown> {
   return {
