@@ -2,13 +2,10 @@
 // stands for, the requests Anthropic refuses thinking on (it is left out of those rather than
 // sent to be rejected), and the max_tokens a body without one needs beside its budget.
 import type { IRRequest } from '../../ir.ts';
+import { EFFORT_BUDGET } from '../effort-budget.ts';
 
 type Block = Record<string, any>;
 
-/** Thinking budget per effort when the caller gave an effort but no budget. Each lands back in its
- *  own band when decoded (<2048 low, <8192 medium, else high); 1024 is Anthropic's minimum. Gemini
- *  2.5 takes the same (vertex/request-encode.ts). */
-export const BUDGET = { minimal: 1024, low: 1024, medium: 4096, high: 16384 } as const;
 const MIN_BUDGET = 1024;
 
 /** The `thinking` member for a translated body, or undefined to send none. Anthropic refuses
@@ -21,7 +18,7 @@ export function encodeThinking(ir: IRRequest, messages: Block[], toolChoice: Blo
   if (!ir.reasoning) return undefined;
   if (toolChoice?.type === 'any' || toolChoice?.type === 'tool') return undefined;
   if (!lastToolTurnSigned(messages)) return undefined;
-  let budget: number = ir.reasoning.budgetTokens ?? BUDGET[ir.reasoning.effort];
+  let budget: number = ir.reasoning.budgetTokens ?? EFFORT_BUDGET[ir.reasoning.effort];
   if (ir.maxOutputTokens !== undefined && budget >= ir.maxOutputTokens) budget = ir.maxOutputTokens - 1;
   if (budget < MIN_BUDGET) return undefined;
   return { type: 'enabled', budget_tokens: budget };

@@ -4,7 +4,7 @@ import type { IRRequest, IRToolChoice } from '../../ir.ts';
 import { encodeParts, type VertexPart } from './parts-encode.ts';
 import { SKIP_SIGNATURE } from '../google-shared.ts';
 import { lookupTable } from '../lookup-table.ts';
-import { BUDGET } from '../messages/thinking.ts';
+import { EFFORT_BUDGET } from '../effort-budget.ts';
 import { geminiThinking } from '../../catalog/gemini-thinking.ts';
 
 export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
@@ -67,7 +67,7 @@ function encodeThinking(ir: IRRequest): Record<string, unknown> | undefined {
   const thinking = geminiThinking(ir.model);
   if (thinking.by === 'none') return undefined;
   if (thinking.by === 'budget') {
-    return { thinkingBudget: Math.min(reasoning.budgetTokens ?? BUDGET[reasoning.effort], thinking.maxBudget), includeThoughts: true };
+    return { thinkingBudget: Math.min(reasoning.budgetTokens ?? EFFORT_BUDGET[reasoning.effort], thinking.maxBudget), includeThoughts: true };
   }
   return reasoning.budgetTokens !== undefined
     ? { thinkingBudget: reasoning.budgetTokens, includeThoughts: true }
