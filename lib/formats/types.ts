@@ -72,6 +72,15 @@ export interface UsageTap {
    *  that id (a managed route holding conversation state) before the frame is written, whatever
    *  becomes of the stream after it. Absent: the format's answers hold no state a caller names. */
   idFrame?: IdFrame;
+  /** The frames that carry no output, whose bytes a stream that breaks is not charged output for
+   *  (it is charged the output its other frames hold at most: lib/http/pipeline.ts unpricedUsage).
+   *  Responses' repeat the whole request (instructions, tools: tens of KB for a coding agent).
+   *  `opening`: the events a stream opens with that carry none, told by their first line
+   *  (`event: <name>`) among the frames before the first other one; no later frame is looked at.
+   *  `read`: the frames the tap reads carry none either, but the final one (Responses' terminal
+   *  events: response.failed, an incomplete one without usage); none of them may be an opening
+   *  one (each is left out once). Absent: every frame counts. */
+  echoes?: { opening: readonly string[]; read?: true };
   /** Cheap test (event name, or a substring) — true when this frame may carry usage or the tier. */
   carriesUsage(frame: SSEFrame): boolean;
   /** Parse that frame's data; merge what it says into `acc` (overwrite, never add). */

@@ -308,10 +308,10 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   }
   const served = servedRoute(ctx)!;
   const perToken = svc.codecs[winner.wire].bytesPerOutputToken;
-  // A translated stream's delivered output is measured in the provider's bytes (the wire's
-  // bytesPerOutputToken is about them), a passthrough's in the bytes written to the caller.
-  const wireMeter = served.passthrough ? undefined : { bytes: 0 };
-  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, ctx.t0, res, ctx.estimate!, perToken, wireMeter);
+  // The delivered output is measured in the provider's bytes (the wire's bytesPerOutputToken is
+  // about them) of the frames that carry output: respond() counts them as they go.
+  const wireMeter = { bytes: 0 };
+  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, ctx.t0, ctx.estimate!, perToken, wireMeter);
   // The race ended at commit: its slot is free for the org's next race while this answer streams.
   if (ctx.holdsSlot) { ctx.holdsSlot = false; void svc.flexSlots.release(ctx.key!.orgId); }
   // Counted in the loop's check phase, after this turn has written the answer's first bytes.
@@ -339,7 +339,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   });
   // One tier per request: the record, the summary and the metrics' reason say what served.
   outcome.reason = servedReason(outcome, result.tier);
-  ctx.usage = result.usage ?? unpricedUsage(result.wireBytes ?? result.bytesOut, ctx.estimate!, perToken, result.reported);
+  ctx.usage = result.usage ?? unpricedUsage(result.wireBytes ?? 0, ctx.estimate!, perToken, result.reported);
   ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier, ctx.t0), ctx.usage);
   if (!result.complete && !checked.stream && !res.headersSent) {
     const err = ctx.drained ? new GatewayError('shutting_down') : new GatewayError('provider_error', `The provider stream failed: ${result.error}`);
@@ -591,25 +591,22 @@ async function settle(ctx: RequestContext, cost: number, nowMs: number): Promise
 
 /** What the output that reached the caller so far costs, for the lease renewal (a crash is then
  *  charged this by whichever process releases the hold): the same estimate as a committed request
- *  that ended without the provider's usage, from the bytes this response has written to its
- *  socket (headers included, a few tokens' worth), or for a translated stream the provider's
- *  bytes behind them (`wireMeter`). */
+ *  that ended without the provider's usage, from the provider's bytes behind what went out that
+ *  carry output (`wireMeter`, counted by respond()). */
 function deliveredCost(
-  svc: Services, checked: CheckedRequest, tier: Tier, t0: number, res: ServerResponse, est: HoldEstimate, bytesPerToken: number,
-  wireMeter: { bytes: number } | undefined,
+  svc: Services, checked: CheckedRequest, tier: Tier, t0: number, est: HoldEstimate, bytesPerToken: number, wireMeter: { bytes: number },
 ): () => number {
-  const socket = res.socket;
-  const base = socket?.bytesWritten ?? 0;
   const price = svc.catalog.priceOf(checked.model, tier, t0);
-  const delivered = wireMeter ? () => wireMeter.bytes : () => (socket?.bytesWritten ?? base) - base;
-  return () => costOf(price, unpricedUsage(delivered(), est, bytesPerToken));
+  return () => costOf(price, unpricedUsage(wireMeter.bytes, est, bytesPerToken));
 }
 
 /** A committed request that ended without the provider's final usage (client gone, upstream
  *  broke): the provider bills the prompt once generation started, so charge the input it reported
  *  (else the estimate) plus the output the provider's bytes behind what reached the caller hold
  *  at most (the wire's fewest bytes per token, FormatCodec.bytesPerOutputToken), never less than
- *  the output it reported, capped by the hold's output cap. */
+ *  the output it reported, capped by the hold's output cap. Only the frames that carry output
+ *  count (StreamResult.wireBytes): Responses' response.created and response.failed repeat the
+ *  whole request, and a stream of those two alone is charged the input alone. */
 function unpricedUsage(
   wireBytes: number, est: { inputTokens: number; maxOutput: number }, bytesPerToken: number, reported?: IRUsage,
 ): IRUsage {

@@ -8,13 +8,13 @@ import type { ServerResponse } from 'node:http';
 import type { CostExtras, FormatName, IREvent, IRResponse, IRUsage } from '../ir.ts';
 import type { Tier } from '../routes.ts';
 import { zeroUsage } from '../ir.ts';
-import type { EncodeContext, FormatCodec, IdFrame, TapState } from '../formats/types.ts';
+import type { EncodeContext, FormatCodec, IdFrame, TapState, UsageTap } from '../formats/types.ts';
 import { ResponseCollector } from '../formats/collect.ts';
 import type { Committed } from './attempt.ts';
 import type { RawFrame, SSEFrame } from '../sse.ts';
 import type { Framer } from '../providers/types.ts';
 import { formatFrame, parseFrame, SSEParser } from '../sse.ts';
-import { frameEndAfter, PassthroughScanner } from './sse-scan.ts';
+import { frameEndAfter, OpeningFrames, PassthroughScanner } from './sse-scan.ts';
 import { pickMembers, withMemberIn } from '../json-skip.ts';
 import type { Headers } from '../headers.ts';
 import { addCostExtras } from '../formats/cost-extras.ts';
@@ -40,8 +40,9 @@ export interface RespondArgs {
   onCallerIdle?: () => void;     // … and this is told (a metric)
   ctx: EncodeContext;
   pricing: Pricing;
-  /** A translated stream counts here, as it goes, the provider's bytes behind what went out (the
-   *  measure of StreamResult.wireBytes), for whoever estimates a crash's delivered cost meanwhile. */
+  /** Counted here as the answer goes, the provider's bytes behind what went out that carry output
+   *  (the measure of StreamResult.wireBytes), for whoever estimates a crash's delivered cost
+   *  meanwhile. */
   wireMeter?: { bytes: number };
   /** Present where the gateway records who was handed the provider's id (a managed route holding
    *  conversation state, same API in and out): record() is told that id once, before the first
@@ -72,8 +73,10 @@ export interface StreamResult {
   tier: Tier;                    // tier that served (provider-reported when it says)
   costMicroUsd?: number;
   bytesOut: number;
-  /** A translated stream: the provider's bytes behind what went out (the wire's own measure, which
-   *  FormatCodec.bytesPerOutputToken is about); a passthrough's are bytesOut. */
+  /** An answer that ended without the provider's final usage: the provider's bytes behind what went
+   *  out (the wire's own measure, which FormatCodec.bytesPerOutputToken is about) in the frames
+   *  that carry output. The frames that carry none are left out: Responses' response.created and
+   *  response.failed repeat the whole request, and a stream of those two alone generated nothing. */
   wireBytes?: number;
   /** A stream that broke: what the provider had reported by then (Anthropic's message_start input
    *  count, the output so far), the floor of what it bills. */
@@ -169,6 +172,10 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   const usageOnlyFrame = args.includeUsage ? undefined : args.caller.endpoint?.usageOnlyFrame;
   let final = false;
   let bytesOut = 0;
+  // The bytes that carry output: what went out but the frames that carry none (UsageTap.echoes).
+  const meter = args.wireMeter ?? { bytes: 0 };
+  const opening = new OpeningFrames(tap.echoes?.opening);
+  let unread = 0;   // bytes of frames the tap read that carry no output, in what goes out next
   // Reading usage (no rewrite asked) takes only the members the tap reads (and the answer's id
   // where it is recorded).
   const pick = args.includeCost ? undefined : args.issued ? tap.idPick ?? tap.pick : tap.pick;
@@ -190,7 +197,10 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     let data: any;
     try { data = pick ? pickMembers(frame.data, pick) : JSON.parse(frame.data); } catch { return undefined; }
     tap.read(data, tapState);
-    if (!tap.isFinal(frame, data)) return undefined;
+    if (!tap.isFinal(frame, data)) {
+      if (tap.echoes?.read) unread += frame.raw.length;
+      return undefined;
+    }
     final = true;
     scanner?.found();
     if (unissued) issue(tapState.id);
@@ -203,9 +213,12 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   // with a clean error event, never one spliced into half a frame.
   let last: Buffer = EMPTY; // what went out last: a stream that breaks may have ended with the provider's own error
   let dropped: string | undefined; // why the provider's connection failed after its final event
-  const write = (bytes: Buffer): void => {
+  /** Writes `bytes`, of which `echo` carry no output. */
+  const write = (bytes: Buffer, echo = 0): void => {
     if (!bytes.length) return;
     bytesOut += bytes.length;
+    meter.bytes += bytes.length - echo - unread;
+    unread = 0;
     last = bytes;
     res.write(bytes);
   };
@@ -217,14 +230,18 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
         if (unissued && idFrame) {
           for (const frame of frames) if (unissued && frame.data.includes(idFrame.marker)) issue(idOf(frame, idFrame));
         }
-        const out = frames.map((frame) => onUsageFrame(frame) ?? frame.raw);
-        write(out.length === 1 ? out[0]! : Buffer.concat(out));
+        let echo = 0;
+        const out = frames.map((frame) => {
+          if (opening.isOpening(frame.event)) echo += frame.raw.length;
+          return onUsageFrame(frame) ?? frame.raw;
+        });
+        write(out.length === 1 ? out[0]! : Buffer.concat(out), echo);
       }, args);
     } else {
       // What the scanner passes on is whole SSE frames: the id is read off them before they go out.
       const pass = (bytes: Buffer): void => {
         if (unissued && idFrame && bytes.length) issue(idIn(bytes, idFrame));
-        write(bytes);
+        write(bytes, opening.measure(bytes));
       };
       await drain(committed, res, (chunk) => pass(scanner!.push(chunk, onUsageFrame)), args);
       // A last frame without its blank line goes out only when it is the final one: otherwise it
@@ -233,7 +250,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
       if (final) pass(tail);
     }
   } catch (err) {
-    if (!final) return endBroken(args, tapState, bytesOut, (err as Error).message);
+    if (!final) return endBroken(args, tapState, bytesOut, meter.bytes, (err as Error).message);
     // The provider's connection dropped after its final event (undici: "other side closed" before
     // the body's end): the answer and its usage are whole. It ends as the provider would have ended
     // it, with the format's terminator where that had not gone out yet (what was held after the
@@ -242,13 +259,13 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     dropped = (err as Error).message;
     if (!res.destroyed) write(missingEnd(args.caller.streamEnd, last));
   }
-  if (!final) return endBroken(args, tapState, bytesOut, 'upstream stream ended before its final event', last);
+  if (!final) return endBroken(args, tapState, bytesOut, meter.bytes, 'upstream stream ended before its final event', last);
   if (args.issued) await args.issued.written();
   const tier = tapState.tier ?? committed.tier;
   const costMicroUsd = tapState.sawUsage ? args.pricing.price(tapState.usage, tier).costMicroUsd : undefined;
   if (args.beforeEnd && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
   res.end();
-  if (!tapState.sawUsage) return { complete: true, usage: undefined, tier, costMicroUsd: undefined, bytesOut, error: dropped };
+  if (!tapState.sawUsage) return { complete: true, usage: undefined, tier, costMicroUsd: undefined, bytesOut, wireBytes: meter.bytes, error: dropped };
   return { complete: true, usage: tapState.usage, tier, costMicroUsd, bytesOut, error: dropped };
 }
 
@@ -289,7 +306,9 @@ function missingEnd(end: Buffer | undefined, last: Buffer): Buffer {
 /** A passthrough that did not reach its final frame ends with the caller format's error event,
  *  unless the provider's own error event, already forwarded, ended it (`last`: what went out last).
  *  Like a complete answer, it ends once the id it handed out is written (RespondArgs.issued). */
-async function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number, why: string, last: Buffer = EMPTY): Promise<StreamResult> {
+async function endBroken(
+  args: RespondArgs, tapState: TapState, bytesOut: number, wireBytes: number, why: string, last: Buffer = EMPTY,
+): Promise<StreamResult> {
   if (args.issued) await args.issued.written();
   const own = last.length ? providerError(args.wire, last) : undefined;
   if (own !== undefined) why = `the provider's error event: ${own}`;
@@ -299,9 +318,9 @@ async function endBroken(args: RespondArgs, tapState: TapState, bytesOut: number
   } else if (!args.res.destroyed) args.res.end();
   const tier = tapState.tier ?? args.committed.tier;
   // What the tap read before the break is not the provider's final usage (Messages' message_start
-  // says 1 output token): the request is charged the estimate of what reached the caller, on top
-  // of what the provider had reported.
-  return { complete: false, usage: undefined, tier, bytesOut, reported: tapState.sawUsage ? tapState.usage : undefined, error: why };
+  // says 1 output token): the request is charged the estimate of the output that reached the
+  // caller, on top of what the provider had reported.
+  return { complete: false, usage: undefined, tier, bytesOut, wireBytes, reported: tapState.sawUsage ? tapState.usage : undefined, error: why };
 }
 
 /** The message of the provider's error event when `bytes` (whole frames) end with one, as the
@@ -321,7 +340,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   let failed: string | undefined;
   let dropped: string | undefined; // why the provider's connection failed after its final event
   let bytesOut = 0;
-  const meter = args.wireMeter ?? { bytes: 0 };
+  const broken = new BrokenCharge(args.wire.tap, args.wireMeter);
   let reported: IRUsage | undefined;
   let costMicroUsd: number | undefined;
   // What one upstream chunk's frames encode to goes out in one write (one HTTP chunk), not one
@@ -355,7 +374,11 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   startStream(args);
   try {
     await drainFrames(committed, committed.framer, committed.frames, res, (frames) => {
-      for (const frame of frames) { meter.bytes += sseSize(frame); emit(decoder.push(frame)); }
+      for (const frame of frames) {
+        const events = decoder.push(frame);
+        broken.count(frame, events);
+        emit(events);
+      }
       flush();
     }, args);
     emit(decoder.end());
@@ -372,7 +395,7 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   if (!finish && !failed) failed = 'upstream stream ended before its final event';
   if (failed && !finish) {
     if (!res.destroyed) res.end(pending + encoder.push({ type: 'error', ...brokenError(args, failed) }));
-    return { complete: false, tier: committed.tier, bytesOut, wireBytes: meter.bytes, reported, error: failed };
+    return { complete: false, tier: broken.tier(committed.tier), bytesOut, wireBytes: broken.meter.bytes, reported, error: failed };
   }
   bytesOut += Buffer.byteLength(pending);
   if (args.beforeEnd && !failed && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
@@ -385,6 +408,35 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
  *  binary event stream wraps the same events in base64). */
 const sseSize = (frame: SSEFrame): number => frame.data.length + (frame.event ? frame.event.length + 8 : 0) + 8;
 
+/** An event of the answer's output (text, reasoning, tool arguments, the blocks holding them), not
+ *  of its life (start, usage, finish, error). */
+const isOutput = (ev: IREvent): boolean => ev.type !== 'start' && ev.type !== 'usage' && ev.type !== 'finish' && ev.type !== 'error';
+
+/** What a decoded upstream's frames say, taken as they go, for the charge of an answer that breaks
+ *  (lib/http/pipeline.ts unpricedUsage), the same as its passthrough is charged: the bytes of the
+ *  frames its decoder made output of (StreamResult.wireBytes: Responses' response.created and
+ *  response.failed repeat the whole request, and make none), and the tier the provider named in
+ *  the last frame its wire's tap reads (Responses' response.failed), read only if it broke. */
+class BrokenCharge {
+  private tapped: SSEFrame | undefined;
+
+  constructor(private readonly tap: UsageTap, readonly meter: { bytes: number } = { bytes: 0 }) {}
+
+  /** `frame`, which the decoder made `events` of. */
+  count(frame: SSEFrame, events: IREvent[]): void {
+    if (events.some(isOutput)) this.meter.bytes += sseSize(frame);
+    if (this.tap.carriesUsage(frame)) this.tapped = frame;
+  }
+
+  /** The tier the provider named as a passthrough's tap reads it, else `committed`. */
+  tier(committed: Tier): Tier {
+    if (!this.tapped) return committed;
+    const read: TapState = { usage: zeroUsage(), sawUsage: false };
+    try { this.tap.read(this.tap.pick ? pickMembers(this.tapped.data, this.tap.pick) : JSON.parse(this.tapped.data), read); } catch { return committed; }
+    return read.tier ?? committed;
+  }
+}
+
 async function assemble(args: RespondArgs): Promise<StreamResult> {
   const { committed } = args;
   let body: Record<string, any>;
@@ -396,7 +448,7 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
   // provider reported, the output its bytes hold), not from the input estimate alone.
   let collector: ResponseCollector | undefined;
   let finished = false;
-  const meter = args.wireMeter ?? { bytes: 0 };
+  const broken = new BrokenCharge(args.wire.tap, args.wireMeter);
   try {
     // Asked non-streamed, a provider answers one JSON body; one that streams anyway (a replayed
     // recording does) is assembled from its events like any stream.
@@ -405,7 +457,7 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       body = JSON.parse(raw.toString('utf8'));
       const ir = args.wire.decodeResponse(body);
       const failure = failureOf(ir);
-      if (failure) return failedAssembly(args, failure, ir.usage);
+      if (failure) return failedAssembly(args, failure, ir.tier ?? committed.tier, ir.usage);
       usage = ir.usage;
       tier = ir.tier ?? committed.tier;
       if (args.issued && ir.id) { args.issued.record(ir.id); await args.issued.written(); }
@@ -419,16 +471,17 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       const events = collector = new ResponseCollector(committed.tier);
       await drainFrames(committed, committed.framer, committed.frames, args.res, (frames) => {
         for (const frame of frames) {
-          meter.bytes += sseSize(frame);
-          for (const ev of decoder.push(frame)) { events.push(ev); if (ev.type === 'finish') finished = true; }
+          const decoded = decoder.push(frame);
+          broken.count(frame, decoded);
+          for (const ev of decoded) { events.push(ev); if (ev.type === 'finish') finished = true; }
         }
       });
       for (const ev of decoder.end()) { events.push(ev); if (ev.type === 'finish') finished = true; }
       const ir = events.result();
       // A failed finish is the provider's final usage; a stream that ended early, a floor.
-      if (!finished) return failedAssembly(args, 'upstream stream ended before its final event', ir.usage, meter.bytes);
+      if (!finished) return failedAssembly(args, 'upstream stream ended before its final event', broken.tier(committed.tier), ir.usage, broken.meter.bytes);
       const failure = failureOf(ir);
-      if (failure) return failedAssembly(args, failure, ir.usage);
+      if (failure) return failedAssembly(args, failure, ir.tier ?? committed.tier, ir.usage);
       usage = ir.usage;
       tier = ir.tier;
       if (args.issued && ir.id) { args.issued.record(ir.id); await args.issued.written(); }
@@ -438,7 +491,7 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       body = native?.response(ir, ctx) ?? args.caller.encodeResponse(ir, ctx);
     }
   } catch (err) {
-    return failedAssembly(args, (err as Error).message, collector?.result().usage, finished ? undefined : meter.bytes);
+    return failedAssembly(args, (err as Error).message, broken.tier(committed.tier), collector?.result().usage, finished ? undefined : broken.meter.bytes);
   }
   const { costMicroUsd, extras } = args.pricing.price(usage, tier);
   const headers: Headers = args.headers(tier);
@@ -475,11 +528,12 @@ function failureOf(ir: IRResponse): string | undefined {
 
 /** An answer that could not be assembled or failed: nothing was written (the caller gets its
  *  format's 502 provider_error). It is charged as a broken answer (lib/http/pipeline.ts
- *  unpricedUsage): what the provider reported it used (a failed finish is billed), else the input
- *  estimate; where the stream broke, the output its bytes so far hold at most (`wireBytes`), never
- *  less than it reported: what the same stream broken in front of a streaming caller is charged. */
-const failedAssembly = (args: RespondArgs, error: string, reported?: IRUsage, wireBytes?: number): StreamResult =>
-  ({ complete: false, tier: args.committed.tier, bytesOut: 0, error, ...(reported ? { reported } : {}), ...(wireBytes ? { wireBytes } : {}) });
+ *  unpricedUsage) at `tier` (the provider's named one, else the committed one): what the provider
+ *  reported it used (a failed finish is billed), else the input estimate; where the stream broke,
+ *  the output its frames so far hold at most (`wireBytes`), never less than it reported: what the
+ *  same stream broken in front of a streaming caller is charged. */
+const failedAssembly = (args: RespondArgs, error: string, tier: Tier, reported?: IRUsage, wireBytes?: number): StreamResult =>
+  ({ complete: false, tier, bytesOut: 0, error, ...(reported ? { reported } : {}), ...(wireBytes !== undefined ? { wireBytes } : {}) });
 
 const isEventStream = (ct: string | string[] | undefined): boolean => typeof ct === 'string' && ct.startsWith('text/event-stream');
 

@@ -14,7 +14,7 @@ const LF = 0x0a;
 const CR = 0x0d;
 const EMPTY = Buffer.alloc(0);
 /** Each tap's markers, encoded once. */
-const ENCODED = new WeakMap<string[], Buffer[]>();
+const ENCODED = new WeakMap<readonly string[], Buffer[]>();
 
 // A frame ends with a blank line: "\n\n" or "\r\n\r\n". Boundaries are found from the line feeds
 // alone (a native single-byte search, a few per frame), never by searching "\r\n\r\n" through
@@ -213,4 +213,66 @@ export class PassthroughScanner {
     out.push(region.subarray(copied));
     return Buffer.concat(out);
   }
+}
+
+const EVENT = Buffer.from('event:');
+const SPACE = 0x20;
+const COLON = 0x3a;
+
+/** The bytes of the frames a passthrough opens with that carry no output (UsageTap.echoes
+ *  opening: Responses' response.created repeats the whole request), counted off whole frames as
+ *  they go out, until the first other frame. Only the first line of those few frames is read (its
+ *  bytes compared in place: a native call costs more than the comparison); after them a chunk
+ *  costs one test. A frame not told by an `event:` first line (data-only framing) ends the
+ *  opening: its bytes count as output, as every frame's did. */
+export class OpeningFrames {
+  private readonly encoded: Buffer[];
+  private open: boolean;
+
+  constructor(private readonly names: readonly string[] = []) {
+    let encoded = ENCODED.get(names);
+    if (!encoded) { encoded = names.map((name) => Buffer.from(name)); ENCODED.set(names, encoded); }
+    this.encoded = encoded;
+    this.open = names.length > 0;
+  }
+
+  /** Bytes of the opening frames `bytes` (whole frames, next in the stream) begins with. */
+  measure(bytes: Buffer): number {
+    if (!this.open) return 0;
+    let at = 0;
+    while (at < bytes.length) {
+      if (!this.opens(bytes, at)) { this.open = false; break; }
+      const end = frameEndAfter(bytes, at);
+      at = end === -1 ? bytes.length : end;
+    }
+    return at;
+  }
+
+  /** Of a stream whose frames come decoded (a route's own framing): is `event` an opening one? */
+  isOpening(event: string | undefined): boolean {
+    if (!this.open) return false;
+    if (event !== undefined && this.names.includes(event)) return true;
+    this.open = false;
+    return false;
+  }
+
+  /** Does the frame at `at` open with `event: <one of the names>` and its line's end, or is it a
+   *  comment (a keep-alive, which carries nothing either)? */
+  private opens(bytes: Buffer, at: number): boolean {
+    if (bytes[at] === COLON) return true;
+    if (!startsAt(bytes, at, EVENT)) return false;
+    const p = bytes[at + EVENT.length] === SPACE ? at + EVENT.length + 1 : at + EVENT.length;
+    for (const name of this.encoded) {
+      const after = bytes[p + name.length];
+      if ((after === LF || after === CR) && startsAt(bytes, p, name)) return true;
+    }
+    return false;
+  }
+}
+
+/** Do `bytes` hold `what` at `at`? */
+function startsAt(bytes: Buffer, at: number, what: Buffer): boolean {
+  if (at + what.length > bytes.length) return false;
+  for (let i = 0; i < what.length; i++) if (bytes[at + i] !== what[i]) return false;
+  return true;
 }

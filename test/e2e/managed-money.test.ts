@@ -50,7 +50,15 @@ async function assertNothingHeld(orgId: string): Promise<any> {
 }
 
 /** Bytes the gateway wrote before the error frame it ends a broken Responses stream with. */
-const bytesBeforeGatewayErrorFrame = (text: string): number => Buffer.byteLength(text.slice(0, text.lastIndexOf('event: error\n')));
+const beforeGatewayErrorFrame = (text: string): string => text.slice(0, text.lastIndexOf('event: error\n'));
+
+/** The bytes of a stream's frames that carry output, what a broken stream's output is estimated
+ *  from: not those that repeat the request or open the answer (Responses' response.created,
+ *  in_progress and failed echo the request's instructions and tools; Messages' message_start and
+ *  the ping after it). */
+const outputBytes = (text: string): number => text.split(/(?<=\n\n)/)
+  .filter((frame) => !/^event: (response\.(created|in_progress|failed)|message_start|ping)\n/.test(frame))
+  .reduce((n, frame) => n + Buffer.byteLength(frame), 0);
 
 // ── settlement ───────────────────────────────────────────────────────────────────────────────
 
@@ -248,8 +256,9 @@ test('a client that disconnects mid-stream: upstream aborted, hold released, cha
   const res = await post(org.key, body, ac.signal);
   assert.equal(res.status, 200);
   const reader = res.body!.getReader();
-  let received = 0;
-  while (!new TextDecoder().decode(await reader.read().then((r) => { received += r.value?.length ?? 0; return r.value; })).includes('output_text.delta'));
+  let text = '';
+  while (!text.includes('output_text.delta')) text += new TextDecoder().decode((await reader.read()).value);
+  const received = outputBytes(text);
   ac.abort();
   const started = Date.now();
   await waitFor(() => t.gw.simulator!.stats.aborted === aborted + 1, 'the upstream stream aborted');
@@ -286,7 +295,7 @@ test('an upstream reset mid-stream: the stream ends with an error event, hold re
   assert.doesNotMatch(text, /response\.completed/);
   await assertNothingHeld(org.orgId);
   const [settle] = settles((await ledgerOf(org.orgId)).entries);
-  assert.equal(settle.amount_micro_usd, unpricedEstimate(Buffer.byteLength(body), bytesBeforeGatewayErrorFrame(text)));
+  assert.equal(settle.amount_micro_usd, unpricedEstimate(Buffer.byteLength(body), outputBytes(beforeGatewayErrorFrame(text))));
   assert.ok(settle.amount_micro_usd > 0);
 });
 
@@ -312,7 +321,7 @@ test('an in-stream provider error: hold released, charged the estimate of the by
   assert.doesNotMatch(text, /The provider stream failed/);
   await assertNothingHeld(org.orgId);
   const [settle] = settles((await ledgerOf(org.orgId)).entries);
-  assert.equal(settle.amount_micro_usd, unpricedEstimate(Buffer.byteLength(body), Buffer.byteLength(text)));
+  assert.equal(settle.amount_micro_usd, unpricedEstimate(Buffer.byteLength(body), outputBytes(text)));
 });
 
 test('an upstream failure before commit (no retry): 502 provider_error, hold released, charged nothing', async () => {
@@ -363,7 +372,7 @@ test('a broken translated stream is charged by the provider\'s bytes, as a passt
   // Anthropic wire's bytes hold at most (12 a token).
   const text = streams['/v1/messages']!;
   const input = Number(/"input_tokens":(\d+)/.exec(text)![1]);
-  const output = Math.ceil(Buffer.byteLength(text.slice(0, text.lastIndexOf('event: error\n'))) / 12);
+  const output = Math.ceil(outputBytes(text.slice(0, text.lastIndexOf('event: error\n'))) / 12);
   assert.equal(charges['/v1/messages'], part(input, 1_000_000) + part(output, 5_000_000), 'claude-haiku-4-5: $1 / $5 per million');
 });
 

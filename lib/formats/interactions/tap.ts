@@ -10,6 +10,8 @@ const isCompleted = (frame: SSEFrame): boolean =>
 
 export const interactionsTap: UsageTap = {
   markers: ['interaction.completed'],
+  // The interaction's head and its status.
+  echoes: { opening: ['interaction.created', 'interaction.status_update'] },
 
   idFrame: {
     marker: 'interaction.created',

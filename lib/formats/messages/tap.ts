@@ -12,6 +12,8 @@ const frameType = (frame: SSEFrame): string | undefined =>
 
 export const messagesTap: UsageTap = {
   markers: ['message_start', 'message_delta'],
+  // The message's empty head and the keep-alive after it.
+  echoes: { opening: ['message_start', 'ping'] },
 
   carriesUsage(frame) {
     const type = frameType(frame);

@@ -13,6 +13,8 @@ export const responsesTap: UsageTap = {
   // The likeliest first: a stream that completed is not searched for the other two.
   markers: ['response.completed', 'response.incomplete', 'response.failed'],
   markersOnce: true,
+  // The stream's head and its terminal events repeat the whole request (instructions, tools).
+  echoes: { opening: ['response.created', 'response.queued', 'response.in_progress'], read: true },
   pick: { type: true, response: { usage: true, service_tier: true } },
   idPick: { type: true, response: { id: true, usage: true, service_tier: true } },
   idFrame: {
