@@ -7,6 +7,8 @@
 //   Anthropic's input_tokens excludes them, so its decoder adds them back).
 // - outputTokens counts everything generated, reasoning included (OpenAI's convention; Gemini's
 //   total_output_tokens excludes thought tokens, so its decoder adds total_thought_tokens).
+// - inputTokens includes Gemini's tool-use prompt tokens, which Gemini counts outside its prompt
+//   count; toolUseTokens says how many, for the encoders whose format counts them apart.
 
 import type { RouteName, Tier } from './routes.ts';
 
@@ -25,6 +27,10 @@ export interface IRUsage {
   cacheWriteTokens: number;    // subset of inputTokens written to cache
   /** Subset of cacheWriteTokens written for Anthropic's 1-hour cache (priced apart); absent: none. */
   cacheWrite1hTokens?: number;
+  /** Subset of inputTokens that Gemini counts apart as tool-use prompt tokens (tool results it fed
+   *  back to the model): priced and counted as input everywhere, written apart only where the
+   *  caller's format has a field for it (Interactions, Vertex). Absent: none. */
+  toolUseTokens?: number;
   outputTokens: number;
   reasoningTokens: number;     // subset of outputTokens
 }

@@ -93,7 +93,9 @@ test('an inference fuzz: 2,000 mutated bodies on every caller format and model f
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
     // A valid body per caller format, with tools, a tool call and its result, for any model: the
     // same format is passed through, another is translated.
-    const params = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    // A fresh schema per body: a mutation of one must not reach the next (the Messages body after
+    // a fuzz that deleted `type` would be refused by the provider, as Anthropic does).
+    const params = () => ({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
     const valid: Record<string, (model: string) => Record<string, unknown>> = {
       '/v1/responses': (model) => ({
         model, start_within: 'now', instructions: 'be brief', max_output_tokens: 50, stream: r() < 0.5,
@@ -102,7 +104,7 @@ test('an inference fuzz: 2,000 mutated bodies on every caller format and model f
           { type: 'function_call', call_id: 'c1', name: 'get_weather', arguments: '{"city":"x"}' },
           { type: 'function_call_output', call_id: 'c1', output: 'sunny' },
         ],
-        tools: [{ type: 'function', name: 'get_weather', parameters: params }], tool_choice: 'auto',
+        tools: [{ type: 'function', name: 'get_weather', parameters: params() }], tool_choice: 'auto',
       }),
       '/v1/chat/completions': (model) => ({
         model, start_within: 'now', max_tokens: 50, stream: r() < 0.5, stream_options: { include_usage: true },
@@ -111,7 +113,7 @@ test('an inference fuzz: 2,000 mutated bodies on every caller format and model f
           { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"x"}' } }] },
           { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
         ],
-        tools: [{ type: 'function', function: { name: 'get_weather', parameters: params } }],
+        tools: [{ type: 'function', function: { name: 'get_weather', parameters: params() } }],
       }),
       '/v1/messages': (model) => ({
         model, start_within: 'now', max_tokens: 50, stream: r() < 0.5, system: [{ type: 'text', text: 'be brief' }],
@@ -120,12 +122,12 @@ test('an inference fuzz: 2,000 mutated bodies on every caller format and model f
           { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'get_weather', input: { city: 'x' } }] },
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: 'sunny' }] },
         ],
-        tools: [{ name: 'get_weather', input_schema: params }], tool_choice: { type: 'auto' },
+        tools: [{ name: 'get_weather', input_schema: params() }], tool_choice: { type: 'auto' },
       }),
       '/v1/interactions': (model) => ({
         model, start_within: 'now', stream: r() < 0.5, system_instruction: 'be brief',
         input: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-        tools: [{ type: 'function', name: 'get_weather', parameters: params }], generation_config: { max_output_tokens: 50 },
+        tools: [{ type: 'function', name: 'get_weather', parameters: params() }], generation_config: { max_output_tokens: 50 },
       }),
     };
     const models = ['gpt-5.4-mini', 'gemini-3.5-flash', 'claude-haiku-4-5'];

@@ -438,7 +438,7 @@ test('Responses request: a gemini-signature encrypted_content goes back to Gemin
   const vertex = vertexCodec.encodeRequest({ ...ir, native: undefined });
   assert.deepEqual(vertex.contents[1].parts, [
     { text: 'List the files.', thought: true, thoughtSignature: G_THOUGHT },
-    { functionCall: { name: 'shell', args: { cmd: 'ls' } }, thoughtSignature: G_CALL },
+    { functionCall: { id: 'call_g', name: 'shell', args: { cmd: 'ls' } }, thoughtSignature: G_CALL },
   ]);
   for (const body of [interactions, vertex]) assert.ok(!JSON.stringify(body).includes('skip_thought_signature_validator'), JSON.stringify(body));
   // A session moved to Claude or GPT: a Gemini signature is neither Anthropic's nor OpenAI's.

@@ -84,7 +84,7 @@ test('Vertex: an unsigned call after a signed text part of the same step still g
     { role: 'assistant', content: [{ type: 'reasoning', signature: 'TEXT-SIG' }, { type: 'text', text: 'Checking.' }, { type: 'tool_call', id: 'c', name: 'f', arguments: '{}' }] },
     { role: 'user', content: [{ type: 'tool_result', callId: 'c', content: 'ok' }] },
   ] });
-  assert.deepEqual(body.contents[1].parts, [{ text: 'Checking.', thoughtSignature: 'TEXT-SIG' }, { functionCall: { name: 'f', args: {} }, thoughtSignature: SKIP_SIGNATURE }]);
+  assert.deepEqual(body.contents[1].parts, [{ text: 'Checking.', thoughtSignature: 'TEXT-SIG' }, { functionCall: { id: 'c', name: 'f', args: {} }, thoughtSignature: SKIP_SIGNATURE }]);
 });
 
 test('Vertex: a response body shows what Gemini sent, without the skip value', () => {

@@ -71,7 +71,7 @@ test('status mapping, flex tier, error events, a stream cut before interaction.c
   const incomplete = decode([created, completed('incomplete', 'flex')]);
   assert.equal(incomplete.res.stopReason, 'max_tokens');
   assert.equal(incomplete.res.tier, 'flex');
-  assert.deepEqual(incomplete.res.usage, usage(9, 4, 1, 2));
+  assert.deepEqual(incomplete.res.usage, { ...usage(9, 4, 1, 2), toolUseTokens: 5 });
   assert.equal(decode([created, completed('failed')]).res.stopReason, 'error');
   const err = decode([created, { event: 'error', data: '{"error":{"message":"Deadline expired before operation could complete.","code":"gateway_timeout"},"event_type":"error"}' }]);
   assert.deepEqual(err.events.at(-1), { type: 'error', code: 'gateway_timeout', message: 'Deadline expired before operation could complete.' });
@@ -284,6 +284,11 @@ test('encodeResponse: Interaction with thought, model_output, function_call; sta
     id: 'v1_gw', object: 'interaction', model: 'gemini-gw', status: 'incomplete', created: '2025-10-09T08:53:20Z', updated: '2025-10-09T08:53:20Z', service_tier: 'standard',
     steps: [{ type: 'thought', signature: 'sig', summary: [{ type: 'text', text: 'r' }] }, { type: 'model_output', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }],
     usage: { total_input_tokens: 20, total_cached_tokens: 5, total_output_tokens: 6, total_thought_tokens: 4, total_tool_use_tokens: 0, total_tokens: 30 },
+  });
+  // Tool-use prompt tokens, part of the IR's input, go back outside total_input_tokens.
+  const searched = interactionsCodec.encodeResponse({ id: '', model: '', stopReason: 'end', tier: 'standard', blocks: [], usage: { ...usage(1050, 300, 200, 1000), toolUseTokens: 40 } }, CTX);
+  assert.deepEqual(searched.usage, {
+    total_input_tokens: 1010, total_cached_tokens: 1000, total_output_tokens: 100, total_thought_tokens: 200, total_tool_use_tokens: 40, total_tokens: 1350,
   });
   const tool = interactionsCodec.encodeResponse({ id: '', model: '', stopReason: 'end', tier: 'flex', blocks: [{ kind: 'tool_call', id: 'c', name: 'f', arguments: '{"x":1}' }], usage: zeroUsage() }, CTX);
   assert.equal(tool.status, 'requires_action');

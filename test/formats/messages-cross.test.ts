@@ -112,8 +112,8 @@ test('a Messages request → Vertex body: valid contents, the signature on its f
   const ir = messagesCodec.decodeRequest(MESSAGES_BODY);
   const body = vertexCodec.encodeRequest(ir);
   assertValidVertexBody(body);
-  assert.deepEqual(body.contents[1], { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'gemini-thought-sig' }] });
-  assert.deepEqual(body.contents[2].parts[0], { functionResponse: { name: 'get_weather', response: { result: '18C, sunny' } } });
+  assert.deepEqual(body.contents[1], { role: 'model', parts: [{ functionCall: { id: 'toolu_01', name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'gemini-thought-sig' }] });
+  assert.deepEqual(body.contents[2].parts[0], { functionResponse: { id: 'toolu_01', name: 'get_weather', response: { result: '18C, sunny' } } });
   assert.deepEqual(body.generationConfig, { maxOutputTokens: 2048, thinkingConfig: { thinkingBudget: 3000, includeThoughts: true } });
   assert.equal(JSON.stringify(body).includes('top_k'), false);
 });

@@ -551,11 +551,13 @@ describe('responses stream encoder through the official SDK', () => {
     assert.deepEqual([body.status, body.incomplete_details], ['incomplete', { reason: 'content_filter' }]);
   });
 
-  test('an IR error becomes error + response.failed, and the SDK raises APIError', async () => {
+  test('an IR error becomes error + response.failed without usage, and the SDK raises APIError', async () => {
     const events: IREvent[] = [
       { type: 'start' },
       { type: 'block_start', index: 0, block: { kind: 'text' } },
       { type: 'text_delta', index: 0, text: 'partial' },
+      // A running count (Anthropic's message_start), not the final usage.
+      { type: 'usage', usage: { inputTokens: 13, outputTokens: 1 } },
       { type: 'error', code: 'provider_error', message: 'upstream reset' },
       { type: 'text_delta', index: 0, text: 'ignored' },
     ];
@@ -565,6 +567,7 @@ describe('responses stream encoder through the official SDK', () => {
     const failed = JSON.parse(frames.at(-1)!.data).response;
     assert.equal(failed.status, 'failed');
     assert.deepEqual(failed.error, { code: 'provider_error', message: 'upstream reset' });
+    assert.equal(failed.usage, null, 'no final usage came: none is made up');
     const client = await serve(sse, 'text/event-stream');
     await assert.rejects(async () => {
       for await (const _ of await client.responses.create({ model: 'm', input: 'hi', stream: true })) { /* drain */ }

@@ -112,6 +112,16 @@ test('decodeResponse: a whole GenerateContentResponse', () => {
   assert.deepEqual(res.usage, usage(5, 3, 0));
 });
 
+test('tool-use prompt tokens: counted in the IR input, kept apart, written back outside promptTokenCount', () => {
+  const usageMetadata = {
+    promptTokenCount: 1010, cachedContentTokenCount: 1000, candidatesTokenCount: 100, thoughtsTokenCount: 200,
+    toolUsePromptTokenCount: 40, totalTokenCount: 1350, trafficType: 'ON_DEMAND',
+  };
+  const res = vertexCodec.decodeResponse({ candidates: [{ content: { role: 'model', parts: [{ text: 'Hi' }] }, finishReason: 'STOP' }], usageMetadata });
+  assert.deepEqual(res.usage, { ...usage(1050, 300, 200, 1000), toolUseTokens: 40 });
+  assert.deepEqual(vertexCodec.encodeResponse(res, { id: 'r', model: 'm', createdAt: 0, tier: 'standard' }).usageMetadata, usageMetadata);
+});
+
 function ir(): IRRequest {
   return {
     model: 'gemini-3-pro', stream: true, system: 'Be terse.',
@@ -140,10 +150,13 @@ test('encodeRequest: contents, signatures on the parts they belong to, tools, to
     { role: 'user', parts: [{ text: 'Cook?' }, { inlineData: { mimeType: 'image/jpeg', data: 'AAAA' } }, { fileData: { mimeType: 'application/pdf', fileUri: 'gs://b/doc.pdf' } }] },
     { role: 'model', parts: [
       { text: 'thought text', thought: true, thoughtSignature: 'T1' },
-      { functionCall: { name: 'cook', args: { dish: 'lasagna' } }, thoughtSignature: 'S1' },
-      { functionCall: { name: 'cook', args: { dish: 'salad' } }, thoughtSignature: 'S2' },
+      { functionCall: { id: 'toolu_1', name: 'cook', args: { dish: 'lasagna' } }, thoughtSignature: 'S1' },
+      { functionCall: { id: 'toolu_2', name: 'cook', args: { dish: 'salad' } }, thoughtSignature: 'S2' },
     ] },
-    { role: 'user', parts: [{ functionResponse: { name: 'cook', response: { ok: true } } }, { functionResponse: { name: 'cook', response: { error: 'burnt' } } }] },
+    { role: 'user', parts: [
+      { functionResponse: { id: 'toolu_1', name: 'cook', response: { ok: true } } },
+      { functionResponse: { id: 'toolu_2', name: 'cook', response: { error: 'burnt' } } },
+    ] },
     { role: 'model', parts: [{ text: 'Done.', thoughtSignature: 'S3' }] },
   ]);
   assert.deepEqual(body.tools, [{ functionDeclarations: [{ name: 'cook', description: 'Cook a dish', parametersJsonSchema: { type: 'object', properties: { dish: { type: 'string' } } } }] }]);
@@ -155,6 +168,22 @@ test('encodeRequest: contents, signatures on the parts they belong to, tools, to
   const budget = vertexCodec.encodeRequest({ model: 'm', stream: false, messages: [], reasoning: { effort: 'medium', budgetTokens: 3000 }, tools: [{ name: 'f', parameters: {} }], toolChoice: { name: 'f' } });
   assert.deepEqual(budget.generationConfig.thinkingConfig, { thinkingBudget: 3000, includeThoughts: true });
   assert.deepEqual(budget.toolConfig, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['f'] } });
+});
+
+test('encodeRequest: results sent in another order than the calls go in the calls\' order, each with its call\'s id', () => {
+  // Gemini pairs the responses of parallel calls to one function by position (without ids).
+  const call = (id: string, city: string) => ({ type: 'tool_call' as const, id, name: 'get_weather', arguments: JSON.stringify({ city }) });
+  const result = (callId: string, content: string) => ({ type: 'tool_result' as const, callId, content });
+  const body = vertexCodec.encodeRequest({ model: 'gemini-2.5-flash', stream: false, messages: [
+    { role: 'user', content: [{ type: 'text', text: 'Paris, London and Rome?' }] },
+    { role: 'assistant', content: [call('call_P', 'Paris'), call('call_L', 'London'), call('call_R', 'Rome')] },
+    { role: 'user', content: [result('call_L', 'rain'), { type: 'text', text: 'also:' }, result('call_X', 'orphan'), result('call_R', 'warm')] },
+    { role: 'user', content: [result('call_P', 'sun')] },
+  ] });
+  const responses = body.contents[2].parts.map((p: any) => p.functionResponse ? `${p.functionResponse.id}=${p.functionResponse.response.result}` : p.text);
+  // Other parts keep their places; a response to no call of the turn comes after those that answer one.
+  assert.deepEqual(responses, ['call_P=sun', 'also:', 'call_L=rain', 'call_R=warm', 'undefined=orphan']);
+  assert.deepEqual(body.contents[1].parts.map((p: any) => p.functionCall.id), ['call_P', 'call_L', 'call_R']);
 });
 
 test('encodeRequest: thinking as the model\'s generation takes it: 3.x a level, 2.5 a budget within its ceiling, 2.0 none', () => {

@@ -137,3 +137,26 @@ test('auth and validation errors in the Anthropic shape; injected 529 overloaded
     (err: unknown) => err instanceof Anthropic.APIError && err.status === 529 && (err.error as { error: { type: string } }).error.type === 'overloaded_error',
   );
 });
+
+test('call ids, custom tool names and an untyped input_schema Anthropic refuses: 400 with its messages', async () => {
+  const refusal = async (body: Record<string, unknown>) => {
+    const err = await client.messages.create({ model: 'claude-sim', max_tokens: 5, ...body } as any).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof Anthropic.BadRequestError, JSON.stringify(body));
+    return (err.error as { error: { message: string } }).error.message;
+  };
+  const history = (id: string, resultId = id) => ({ messages: [
+    { role: 'user', content: 'weather?' },
+    { role: 'assistant', content: [{ type: 'tool_use', id, name: 'get_weather', input: { city: 'Paris' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: resultId, content: 'sunny' }] },
+  ] });
+  assert.equal(await refusal(history('functions.get_weather:0')), "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'");
+  assert.equal(await refusal(history('toolu_1', 'call 1')), "messages.2.content.0.tool_result.tool_use_id: String should match pattern '^[a-zA-Z0-9_-]+$'");
+  const ask = { messages: [{ role: 'user', content: 'hi' }] };
+  assert.equal(await refusal({ ...ask, tools: [{ name: 'server.tool', input_schema: { type: 'object' } }] }),
+    "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'");
+  assert.equal(await refusal({ ...ask, tools: [{ name: 'ping', input_schema: {} }] }), 'tools.0.custom.input_schema.type: Field required');
+  const fine = await client.messages.create({
+    model: 'claude-sim', max_tokens: 5, ...history('toolu_01-A_b'), tools: [{ name: 'x'.repeat(128), input_schema: { type: 'object' } }],
+  } as any);
+  assert.equal(fine.type, 'message');
+});

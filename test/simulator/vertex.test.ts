@@ -159,3 +159,20 @@ test('thinkingConfig by generation, as Vertex answers: a level on gemini-2.5 400
     await res.body?.cancel();
   }
 });
+
+test('a content answering a function call turn with another number of functionResponse parts than calls: 400, as Gemini answers', async () => {
+  const fc = (city: string) => ({ functionCall: { name: 'get_weather', args: { city } } });
+  const fr = (result: string) => ({ functionResponse: { name: 'get_weather', response: { result } } });
+  const ask = (responses: object[]) => call('generateContent', { contents: [
+    { role: 'user', parts: [{ text: 'Paris and London?' }] }, { role: 'model', parts: [fc('Paris'), fc('London')] }, { role: 'user', parts: responses },
+  ] });
+  const short = await ask([fr('sun')]);
+  assert.equal(short.status, 400);
+  const body = await short.json() as Record<string, any>;
+  assert.equal(body.error.status, 'INVALID_ARGUMENT');
+  assert.match(body.error.message, /number of function response parts is equal to the number of function call parts/);
+  assert.equal((await ask([fr('sun'), fr('rain'), fr('extra')])).status, 400);
+  const paired = await ask([fr('sun'), fr('rain')]);
+  assert.equal(paired.status, 200);
+  await paired.body?.cancel();
+});

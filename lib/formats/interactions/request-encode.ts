@@ -6,6 +6,7 @@ import { GatewayError } from '../../errors.ts';
 import { SKIP_SIGNATURE } from '../google-shared.ts';
 import type { IRMessage, IRPart, IRRequest, IRToolChoice } from '../../ir.ts';
 import { argumentsObject } from '../tool-args.ts';
+import { refuseToolNames, TOOL_NAME_RULES } from '../tool-identity.ts';
 import { geminiThinking } from '../../catalog/gemini-thinking.ts';
 
 type Item = Record<string, unknown>;
@@ -14,6 +15,7 @@ export function encodeInteractionsRequest(ir: IRRequest): Record<string, any> {
   const body: Record<string, any> = { model: ir.model, input: encodeSteps(ir.messages) };
   if (ir.system) body.system_instruction = ir.system;
   if (ir.tools?.length) {
+    refuseToolNames(ir.tools, TOOL_NAME_RULES.gemini, 'Gemini Interactions');
     body.tools = ir.tools.map((tool) => ({
       type: 'function', name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),

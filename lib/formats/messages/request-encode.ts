@@ -9,6 +9,7 @@ import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice } from '../../ir.ts';
 import { argumentsObject } from '../tool-args.ts';
 import { toAnthropicSchema } from '../anthropic-schema.ts';
+import { anthropicCallId, refuseToolNames, TOOL_NAME_RULES } from '../tool-identity.ts';
 import { encodeThinking } from './thinking.ts';
 
 type Block = Record<string, unknown>;
@@ -20,10 +21,12 @@ export function encodeMessagesRequest(ir: IRRequest): Record<string, any> {
   if (ir.system) body.system = ir.system;
   body.messages = encodeMessages(ir.messages);
   if (ir.tools?.length) {
+    refuseToolNames(ir.tools, TOOL_NAME_RULES.anthropic, 'Anthropic Messages');
     body.tools = ir.tools.map((tool) => ({
       name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
-      ...(tool.strict ? { input_schema: toAnthropicSchema(tool.parameters), strict: true } : { input_schema: tool.parameters }),
+      input_schema: objectRooted(tool.strict ? toAnthropicSchema(tool.parameters) : tool.parameters),
+      ...(tool.strict ? { strict: true } : {}),
     }));
     const choice = encodeToolChoice(ir.toolChoice, ir.parallelToolCalls);
     if (choice) body.tool_choice = choice;
@@ -38,6 +41,16 @@ export function encodeMessagesRequest(ir: IRRequest): Record<string, any> {
   if (ir.native?.family === 'messages') copyNative(body, ir.native.fields);
   return body;
 }
+
+/** Anthropic wants `type: "object"` at an input schema's root ("input_schema.type: Field
+ *  required"); the other formats take a schema without it (`{}`, bare `properties`), which means
+ *  the same object. A root combinator or reference (anyOf, $ref, …) is left as it is: Anthropic
+ *  takes no keyword beside a $ref, and typing a combinator would rewrite the caller's schema. */
+function objectRooted(schema: Record<string, unknown>): Record<string, unknown> {
+  if ('type' in schema || ROOT_COMBINATORS.some((k) => k in schema)) return schema;
+  return { type: 'object', ...schema };
+}
+const ROOT_COMBINATORS = ['anyOf', 'oneOf', 'allOf', '$ref'];
 
 /** native.fields hold what the IR could not: top-level extras, and the caller's own messages,
  *  system, tools, … when those carried detail the IR drops (cache_control, citations, …). */
@@ -75,7 +88,8 @@ function userBlock(p: IRPart): Block[] {
     case 'file': return [fileBlock(p)];
     case 'tool_result':
       return [{
-        type: 'tool_result', tool_use_id: p.callId, ...(p.content ? { content: p.content } : {}), ...(p.isError ? { is_error: true } : {}),
+        type: 'tool_result', tool_use_id: anthropicCallId(p.callId),
+        ...(p.content ? { content: p.content } : {}), ...(p.isError ? { is_error: true } : {}),
       }];
     default: return []; // reasoning and tool calls belong to assistant turns
   }
@@ -100,7 +114,7 @@ function assistantBlock(p: IRPart): Block[] {
       if (!input) {
         throw new GatewayError('invalid_request', `The arguments of tool call ${p.id} are not valid JSON.`, { param: 'messages' });
       }
-      return [{ type: 'tool_use', id: p.id, name: p.name, input }];
+      return [{ type: 'tool_use', id: anthropicCallId(p.id), name: p.name, input }];
     }
     default: return []; // Anthropic takes no images, files or tool results from the assistant
   }

@@ -5,12 +5,14 @@
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest } from '../../ir.ts';
 import { chatFieldsAsResponses, dataUrl, mergeNative } from '../openai-shared.ts';
+import { refuseToolNames, TOOL_NAME_RULES } from '../tool-identity.ts';
 
 export function encodeResponsesRequest(ir: IRRequest): Record<string, any> {
   const body: Record<string, any> = { model: ir.model };
   if (ir.system) body.instructions = ir.system;
   body.input = ir.messages.flatMap(encodeMessage);
   if (ir.tools?.length) {
+    refuseToolNames(ir.tools, TOOL_NAME_RULES.openai, 'OpenAI Responses');
     body.tools = ir.tools.map(t => {
       const tool: Record<string, unknown> = { type: 'function', name: t.name };
       if (t.description !== undefined) tool.description = t.description;

@@ -40,7 +40,6 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
   let seq = 0;
   let started = false;
   let done = false;
-  let usageSoFar: IRUsage = zeroUsage(); // from IR usage events, for a response that fails
   const gemini = keepsGeminiSignatures(ctx);
   /** A function call whose item is not announced yet: a Gemini signature on the call comes right
    *  after its block_start and goes out first, on a reasoning item of its own (response.ts
@@ -135,13 +134,15 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
     return out + openItem(call.index, call.block);
   }
 
-  function terminal(reason: IRStopReason, usage: IRUsage, ev?: Extract<IREvent, { type: 'finish' }>, error?: IRResponse['error']): string {
+  /** The terminal event; usage null when the provider gave no final usage (a stream that broke). */
+  function terminal(reason: IRStopReason, usage: IRUsage | null, ev?: Extract<IREvent, { type: 'finish' }>, error?: IRResponse['error']): string {
     // The tier that served, as the provider's final event says (response.created named the committed one).
     const tier = ev?.tier ?? ctx.tier;
-    const res: IRResponse = { id, model: ctx.model, blocks: order.map(i => i.block), stopReason: reason, usage, tier };
+    const res: IRResponse = { id, model: ctx.model, blocks: order.map(i => i.block), stopReason: reason, usage: usage ?? zeroUsage(), tier };
     if (ev?.extras) res.extras = ev.extras;
     if (error) res.error = error;
     const response = encodeResponsesResponse(res, { ...encCtx, tier });
+    if (!usage) response.usage = null;
     const type = response.status === 'failed' ? 'response.failed'
       : response.status === 'incomplete' ? 'response.incomplete'
       : 'response.completed';
@@ -156,6 +157,7 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
       if (held) out += openHeld();
       switch (ev.type) {
         case 'start':
+        case 'usage': // a running count; only the finish's usage is final (terminal)
           break;
         case 'block_start':
           if (items.has(ev.index)) break;
@@ -213,9 +215,6 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
           if (item) out += closeItem(item);
           break;
         }
-        case 'usage':
-          usageSoFar = { ...usageSoFar, ...ev.usage };
-          break;
         case 'finish':
           for (const item of order) out += closeItem(item);
           out += terminal(
@@ -231,7 +230,11 @@ export function createResponsesStreamEncoder(ctx: EncodeContext): StreamEncoder 
             code: ev.code, message: ev.message, param: null,
             error: { type: 'server_error', code: ev.code, message: ev.message, param: null },
           });
-          out += terminal('error', usageSoFar, undefined, { code: ev.code, message: ev.message });
+          // A failure before the finish has no final usage to tell: an IR usage event before it is
+          // a running count (Anthropic's message_start says 1 output token), not what the request
+          // is charged (an estimate). usage null, as OpenAI's own response.failed writes it and a
+          // passthrough forwards it.
+          out += terminal('error', null, undefined, { code: ev.code, message: ev.message });
           done = true;
           break;
       }

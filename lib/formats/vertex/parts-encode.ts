@@ -11,8 +11,11 @@ import { lookupTable } from '../lookup-table.ts';
 export type VertexPart = Record<string, unknown>;
 
 /** `callNames` maps tool call ids to names, for functionResponse parts (filled as calls pass).
- *  For a response body (`response`), unsigned thought text is shown and arguments cut off by
- *  max_tokens become {} instead of an error. */
+ *  In a request a call carries its id, and a result the id of the call it answers: Gemini pairs a
+ *  response with its call by id (by position among same-named ones without), and a caller's ids
+ *  are how it said which result is whose. For a response body (`response`), unsigned thought text
+ *  is shown, arguments cut off by max_tokens become {} instead of an error, and no id is shown
+ *  (Vertex names none; ours would be made up). */
 export function encodeParts(parts: IRPart[], callNames: Map<string, string>, response = false): VertexPart[] {
   const out: VertexPart[] = [];
   let pending: string | undefined;
@@ -47,15 +50,18 @@ export function encodeParts(parts: IRPart[], callNames: Map<string, string>, res
       case 'tool_call':
         callNames.set(p.id, p.name);
         push({
-          functionCall: { name: p.name, args: argsObject(p.arguments, p.id, response) },
+          functionCall: { ...(!response && p.id ? { id: p.id } : {}), name: p.name, args: argsObject(p.arguments, p.id, response) },
           ...(p.signature ? { thoughtSignature: p.signature } : {}),
         });
         break;
-      case 'tool_result':
+      case 'tool_result': {
+        const name = callNames.get(p.callId);
         push({ functionResponse: {
-          name: callNames.get(p.callId) ?? p.name ?? '', response: responseObject(p.content, p.isError === true),
+          ...(!response && p.callId && name !== undefined ? { id: p.callId } : {}),
+          name: name ?? p.name ?? '', response: responseObject(p.content, p.isError === true),
         } });
         break;
+      }
     }
   }
   if (pending) out.push({ text: '', thoughtSignature: pending });

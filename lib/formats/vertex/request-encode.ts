@@ -4,6 +4,7 @@ import type { IRRequest, IRToolChoice } from '../../ir.ts';
 import { encodeParts, type VertexPart } from './parts-encode.ts';
 import { SKIP_SIGNATURE } from '../google-shared.ts';
 import { lookupTable } from '../lookup-table.ts';
+import { refuseToolNames, TOOL_NAME_RULES } from '../tool-identity.ts';
 import { EFFORT_BUDGET } from '../effort-budget.ts';
 import { geminiThinking } from '../../catalog/gemini-thinking.ts';
 
@@ -18,10 +19,14 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
     if (last?.role === role) last.parts.push(...parts);
     else contents.push({ role, parts });
   }
-  for (const content of contents) if (content.role === 'model') signFirstCall(content.parts);
+  contents.forEach((content, i) => {
+    if (content.role === 'model') signFirstCall(content.parts);
+    else if (i > 0) orderResponsesAsCalls(content.parts, contents[i - 1]!.parts);
+  });
   const body: Record<string, any> = { contents };
   if (ir.system) body.systemInstruction = { parts: [{ text: ir.system }] };
   if (ir.tools?.length) {
+    refuseToolNames(ir.tools, TOOL_NAME_RULES.gemini, 'Vertex Gemini');
     body.tools = [{
       functionDeclarations: ir.tools.map((tool) => ({
         name: tool.name,
@@ -121,6 +126,26 @@ function addInteractionsExtras(body: Record<string, any>, fields: Record<string,
 function signFirstCall(parts: VertexPart[]): void {
   const call = parts.find((p) => p.functionCall);
   if (call && !call.thoughtSignature) call.thoughtSignature = SKIP_SIGNATURE;
+}
+
+/** A user content's functionResponse parts in the order of the calls of the model content before
+ *  it, matched by id. Callers may send results in any order (OpenAI pairs them by tool_call_id;
+ *  agents have been seen returning them permuted), and Vertex pairs the responses of parallel
+ *  calls to one function by position: out of order, each call would get another's result. Other
+ *  parts keep their places; a response that answers none of those calls comes after those that do. */
+function orderResponsesAsCalls(parts: VertexPart[], before: VertexPart[]): void {
+  const order = new Map<unknown, number>();
+  for (const p of before) {
+    const id = (p.functionCall as { id?: string } | undefined)?.id;
+    if (id !== undefined && !order.has(id)) order.set(id, order.size);
+  }
+  if (!order.size) return;
+  const slots: number[] = [];
+  parts.forEach((p, i) => { if (p.functionResponse) slots.push(i); });
+  const rank = (p: VertexPart): number => order.get((p.functionResponse as { id?: string }).id) ?? order.size;
+  // Array.prototype.sort is stable: unmatched responses keep their own order after the matched.
+  const sorted = slots.map((i) => parts[i]!).sort((a, b) => rank(a) - rank(b));
+  slots.forEach((slot, k) => { parts[slot] = sorted[k]!; });
 }
 
 function encodeToolChoice(choice: IRToolChoice): Record<string, unknown> {

@@ -1,16 +1,19 @@
 // Vertex usageMetadata ⇄ IR usage. Gemini counts thought tokens outside candidatesTokenCount (the
 // IR's outputTokens includes them) and cached tokens inside promptTokenCount (as the IR does).
-// Tool-use prompt tokens are input the model read, so the IR's inputTokens includes them.
+// Tool-use prompt tokens are input the model read, so the IR's inputTokens includes them; Gemini
+// counts them outside promptTokenCount, so they are kept apart too (toolUseTokens) to be written back.
 import type { IRUsage } from '../../ir.ts';
 import type { Tier } from '../../routes.ts';
 import { tokenCount } from '../../json-util.ts';
 
 export function usageFromVertex(metadata: any): IRUsage {
   const thoughts = tokenCount(metadata?.thoughtsTokenCount);
+  const toolUse = tokenCount(metadata?.toolUsePromptTokenCount);
   return {
-    inputTokens: tokenCount(metadata?.promptTokenCount) + tokenCount(metadata?.toolUsePromptTokenCount),
+    inputTokens: tokenCount(metadata?.promptTokenCount) + toolUse,
     cachedInputTokens: tokenCount(metadata?.cachedContentTokenCount),
     cacheWriteTokens: 0,
+    ...(toolUse ? { toolUseTokens: toolUse } : {}),
     outputTokens: tokenCount(metadata?.candidatesTokenCount) + thoughts,
     reasoningTokens: thoughts,
   };
@@ -26,11 +29,13 @@ export const tierFromTraffic = (trafficType: unknown): Tier | undefined =>
   typeof trafficType === 'string' && trafficType ? (trafficType.includes('FLEX') ? 'flex' : 'standard') : undefined;
 
 export function usageToVertex(usage: IRUsage, tier: Tier): Record<string, unknown> {
+  const toolUse = usage.toolUseTokens ?? 0;
   return {
-    promptTokenCount: usage.inputTokens,
+    promptTokenCount: usage.inputTokens - toolUse,
     candidatesTokenCount: Math.max(0, usage.outputTokens - usage.reasoningTokens),
     ...(usage.reasoningTokens ? { thoughtsTokenCount: usage.reasoningTokens } : {}),
     ...(usage.cachedInputTokens ? { cachedContentTokenCount: usage.cachedInputTokens } : {}),
+    ...(toolUse ? { toolUsePromptTokenCount: toolUse } : {}),
     totalTokenCount: usage.inputTokens + usage.outputTokens,
     trafficType: tier === 'flex' ? 'ON_DEMAND_FLEX' : 'ON_DEMAND',
   };

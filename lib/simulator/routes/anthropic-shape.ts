@@ -10,7 +10,13 @@ import {
 
 export interface AnthropicEvent { payload: Record<string, unknown>; tokens: number }
 
-/** Decode a Messages body; `model` comes from the body (vendor_c) or the URL (Bedrock). */
+/** What Anthropic's request validation holds call ids and custom tool names to (its 400 messages
+ *  quote them). */
+const CALL_ID = /^[a-zA-Z0-9_-]+$/;
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+
+/** Decode a Messages body; `model` comes from the body (vendor_c) or the URL (Bedrock). Call ids,
+ *  custom tool names and an input schema without a root `type` are refused as Anthropic refuses them. */
 export function decodeAnthropic(body: Record<string, unknown>, model: string): DecodeResult {
   const maxTokens = asPositiveInt(body.max_tokens);
   if (maxTokens === undefined) return invalid('max_tokens: Field required');
@@ -24,15 +30,18 @@ export function decodeAnthropic(body: Record<string, unknown>, model: string): D
   let text = typeof body.system === 'string' ? body.system : contentText(body.system);
   let lastUserText = '';
   let lastIsToolResult = false;
-  for (const message of messages) {
+  for (const [i, message] of messages.entries()) {
     if (!isRecord(message) || (message.role !== 'user' && message.role !== 'assistant')) {
       return invalid('messages: each message needs role "user" or "assistant"');
     }
     let turnText = '';
     let hasToolResult = false;
     if (typeof message.content === 'string') turnText = message.content;
-    for (const block of asArray(message.content)) {
+    for (const [j, block] of asArray(message.content).entries()) {
       if (!isRecord(block)) continue;
+      const badId = block.type === 'tool_use' ? !CALL_ID.test(String(block.id)) && 'tool_use.id'
+        : block.type === 'tool_result' ? !CALL_ID.test(String(block.tool_use_id)) && 'tool_result.tool_use_id' : false;
+      if (badId) return invalid(`messages.${i}.content.${j}.${badId}: String should match pattern '${CALL_ID.source}'`);
       if (block.type === 'text') turnText += asString(block.text) ?? '';
       else if (block.type === 'tool_use') text += JSON.stringify(block.input ?? {});
       else if (block.type === 'tool_result') { hasToolResult = true; text += contentText(block.content); }
@@ -43,8 +52,14 @@ export function decodeAnthropic(body: Record<string, unknown>, model: string): D
   }
 
   const tools: PromptTool[] = [];
-  for (const tool of asArray(body.tools)) {
-    if (isRecord(tool) && typeof tool.name === 'string') tools.push({ name: tool.name, parameters: tool.input_schema });
+  for (const [i, tool] of asArray(body.tools).entries()) {
+    if (!isRecord(tool) || typeof tool.name !== 'string') continue;
+    if (tool.type === undefined || tool.type === 'custom') { // server tools (typed) take no schema
+      if (!TOOL_NAME.test(tool.name)) return invalid(`tools.${i}.custom.name: String should match pattern '${TOOL_NAME.source}'`);
+      if (!isRecord(tool.input_schema)) return invalid(`tools.${i}.custom.input_schema: Field required`);
+      if (tool.input_schema.type === undefined) return invalid(`tools.${i}.custom.input_schema.type: Field required`);
+    }
+    tools.push({ name: tool.name, parameters: tool.input_schema });
   }
   const choice = isRecord(body.tool_choice) ? body.tool_choice : {};
   const forcedTool = choice.type === 'any' ? true

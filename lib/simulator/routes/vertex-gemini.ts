@@ -7,7 +7,8 @@
 // model signs its function calls and, as Gemini 3 does, answers 400 to a current-turn call sent
 // back without its thoughtSignature. A thinkingConfig the model's generation does not take (a
 // level or a budget past its ceiling on gemini-2.5*, any on gemini-2.0*) is refused 400 as Vertex
-// refuses it.
+// refuses it, and so is a content answering a function call turn with another number of
+// functionResponse parts than the turn has calls.
 import { vertexJsonOutput } from '../structured-output.ts';
 import type { Answer } from '../answer.ts';
 import { sseData, sseRaw, SSE_CONTENT_TYPE, type Frame } from '../frames.ts';
@@ -53,6 +54,8 @@ function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
   if (!contents.length) return invalid('contents is not specified');
   const unsigned = signsCalls(info.params.model!) ? unsignedCall(contents) : undefined;
   if (unsigned) return invalid(unsigned);
+  const unpaired = unpairedResponses(contents);
+  if (unpaired) return invalid(unpaired);
 
   let text = '';
   for (const p of partsOf(body.systemInstruction)) if (isRecord(p)) text += asString(p.text) ?? '';
@@ -145,6 +148,24 @@ function unsignedCall(contents: unknown[]): string | undefined {
       const name = (call.functionCall as Record<string, unknown>).name;
       return `Unable to submit request because function call \`${String(name)}\` in the ${i + 1}. content block is missing a \`thought_signature\`.`
         + ' Learn more: https://docs.cloud.google.com/vertex-ai/generative-ai/docs/thought-signatures';
+    }
+  }
+  return undefined;
+}
+
+/** Gemini's pairing check: a content answering a function call turn (it has functionResponse
+ *  parts, the model content before it functionCall parts) answers every call, no more, no less.
+ *  It pairs them by id, else by position among one function's calls, and checks no more than the
+ *  count; the message is Gemini's. */
+function unpairedResponses(contents: unknown[]): string | undefined {
+  const count = (content: unknown, key: string): number => asArray(isRecord(content) ? content.parts : undefined)
+    .filter((p) => isRecord(p) && isRecord(p[key])).length;
+  for (let i = 1; i < contents.length; i++) {
+    const [turn, answer] = [contents[i - 1], contents[i]];
+    if (!isRecord(turn) || turn.role !== 'model' || !isRecord(answer) || answer.role === 'model') continue;
+    const [calls, responses] = [count(turn, 'functionCall'), count(answer, 'functionResponse')];
+    if (calls && responses && calls !== responses) {
+      return 'Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.';
     }
   }
   return undefined;
