@@ -10,7 +10,9 @@
 /** An Anthropic thinking signature in a Responses reasoning item's encrypted_content. */
 export const ANTHROPIC_SIGNATURE_TAG = 'anthropic-signature:';
 /** A Gemini thought signature (a thought's, or a function call's on its own reasoning item just
- *  before the call) in a Responses reasoning item's encrypted_content. */
+ *  before the call) in a Responses reasoning item's encrypted_content, or in a Messages thinking
+ *  block's signature (an untagged one there is Anthropic's, which Gemini refuses: "Corrupted
+ *  thought signature."). */
 export const GEMINI_SIGNATURE_TAG = 'gemini-signature:';
 /** OpenAI encrypted reasoning in a Messages thinking block's signature. */
 export const OPENAI_ENCRYPTED_TAG = 'openai-encrypted-content:';

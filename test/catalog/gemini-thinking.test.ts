@@ -5,23 +5,27 @@ import assert from 'node:assert/strict';
 import { DEFAULT_MODELS } from '../../lib/catalog/catalog.ts';
 import { geminiThinking } from '../../lib/catalog/gemini-thinking.ts';
 
-test('the catalog\'s Gemini models: 3.x levels, 2.5 Flash a budget up to 24576, 2.0 no thinking', () => {
+const ALL = ['minimal', 'low', 'medium', 'high'];
+const NO_MINIMAL = ['low', 'medium', 'high'];
+
+test('the catalog\'s Gemini models: 3.x levels (no MINIMAL on Pro and Flash 3.7+), 2.5 Flash a budget up to 24576, 2.0 no thinking', () => {
   const gemini = DEFAULT_MODELS.filter((entry) => entry.family === 'vendor_b').map((entry) => entry.id);
   assert.deepEqual(Object.fromEntries(gemini.map((id) => [id, geminiThinking(id)])), {
-    'gemini-3.5-flash': { by: 'level' },
-    'gemini-3.8-flash': { by: 'level' },
-    'gemini-3.1-pro-preview': { by: 'level' },
-    'gemini-2.5-flash': { by: 'budget', maxBudget: 24_576 },
+    'gemini-3.5-flash': { by: 'level', levels: ALL },
+    'gemini-3.8-flash': { by: 'level', levels: NO_MINIMAL },
+    'gemini-3.1-pro-preview': { by: 'level', levels: NO_MINIMAL },
+    'gemini-2.5-flash': { by: 'budget', maxBudget: 24_576, levels: ALL },
     'gemini-2.0-flash': { by: 'none' },
   });
 });
 
 test('other ids: 2.5 Pro\'s ceiling is 32768, Flash-Lite\'s 24576; 1.5 does not think; an id naming no generation takes levels', () => {
-  assert.deepEqual(geminiThinking('gemini-2.5-pro'), { by: 'budget', maxBudget: 32_768 });
-  assert.deepEqual(geminiThinking('gemini-2.5-flash-lite'), { by: 'budget', maxBudget: 24_576 });
+  assert.deepEqual(geminiThinking('gemini-2.5-pro'), { by: 'budget', maxBudget: 32_768, levels: ALL });
+  assert.deepEqual(geminiThinking('gemini-2.5-flash-lite'), { by: 'budget', maxBudget: 24_576, levels: ALL });
   assert.deepEqual(geminiThinking('gemini-2.0-flash-lite'), { by: 'none' });
   assert.deepEqual(geminiThinking('gemini-1.5-pro'), { by: 'none' });
-  assert.deepEqual(geminiThinking('gemini-3-flash-preview'), { by: 'level' });
-  assert.deepEqual(geminiThinking('gemini-10.0-ultra'), { by: 'level' });
-  assert.deepEqual(geminiThinking('my-tuned-model'), { by: 'level' });
+  assert.deepEqual(geminiThinking('gemini-3-flash-preview'), { by: 'level', levels: ALL });
+  assert.deepEqual(geminiThinking('gemini-3-pro-preview'), { by: 'level', levels: NO_MINIMAL });
+  assert.deepEqual(geminiThinking('gemini-10.0-ultra'), { by: 'level', levels: NO_MINIMAL });
+  assert.deepEqual(geminiThinking('my-tuned-model'), { by: 'level', levels: NO_MINIMAL });
 });

@@ -229,7 +229,7 @@ test('Messages request: a tagged signature goes back to OpenAI as encrypted_cont
   assert.deepEqual(claude.messages[1].content.map((b: any) => b.type), ['tool_use'], 'OpenAI content is no Anthropic signature');
   // An untagged signature is still Anthropic's.
   const own = messagesCodec.decodeRequest({ ...body, messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: SIG }] }] });
-  assert.deepEqual(own.messages[0]!.content[0], { type: 'reasoning', text: 't', signature: SIG });
+  assert.deepEqual(own.messages[0]!.content[0], { type: 'reasoning', text: 't', signature: SIG, anthropic: true });
 });
 
 test('Interactions stream and body: GPT\'s encrypted reasoning is the thought step\'s signature, tagged; it goes back to OpenAI only', () => {

@@ -29,7 +29,7 @@ const MESSAGES_BODY = {
   messages: [
     { role: 'user', content: [{ type: 'text', text: 'Weather where this photo was taken?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] },
     { role: 'assistant', content: [
-      { type: 'thinking', thinking: '', signature: 'gemini-thought-sig' },
+      { type: 'thinking', thinking: '', signature: 'gemini-signature:gemini-thought-sig' },
       { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: { city: 'Paris' } },
     ] },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: [{ type: 'text', text: '18C, sunny' }] }, { type: 'text', text: 'Thanks! Summarise.' }] },
@@ -186,7 +186,7 @@ test('Interactions tool-call-step1 → Messages SSE: the SDK sees thinking (sign
   const msg = await client.messages.stream(params).finalMessage();
   assert.deepEqual(msg.content.map((b) => b.type), ['thinking', 'tool_use']);
   const [thinking, tool] = msg.content;
-  assert.ok(thinking!.type === 'thinking' && thinking!.signature.startsWith('CiQBDDnWx+Xp0gYV'));
+  assert.ok(thinking!.type === 'thinking' && thinking!.signature.startsWith('gemini-signature:CiQBDDnWx+Xp0gYV'));
   assert.ok(tool!.type === 'tool_use' && tool!.id === '61nzpsv4' && tool!.name === 'getWeather');
   assert.deepEqual(tool!.type === 'tool_use' ? tool!.input : undefined, { location: 'San Francisco' });
   assert.equal(msg.stop_reason, 'tool_use');
@@ -222,6 +222,6 @@ test('Vertex partialArgs stream → Messages SSE: tool_use input is the rebuilt 
   const next = messagesCodec.decodeRequest({ model: 'gemini-3.1-pro-preview', messages: [{ role: 'user', content: 'cook' }, { role: 'assistant', content: msg.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: tool.id, content: 'done' }] }] });
   const vertexBody = vertexCodec.encodeRequest(next);
   assertValidVertexBody(vertexBody);
-  assert.equal(vertexBody.contents[1].parts[0].thoughtSignature, (msg.content[0] as { signature: string }).signature);
+  assert.equal('gemini-signature:' + vertexBody.contents[1].parts[0].thoughtSignature, (msg.content[0] as { signature: string }).signature);
   assert.equal(vertexBody.contents[1].parts[0].functionCall.name, 'cookRecipe');
 });

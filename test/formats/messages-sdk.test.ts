@@ -27,7 +27,7 @@ const TOOL_STREAM: IREvent[] = [
   { type: 'block_start', index: 0, block: { kind: 'reasoning' } },
   { type: 'reasoning_delta', index: 0, text: 'Need the ' },
   { type: 'reasoning_delta', index: 0, text: 'weather.' },
-  { type: 'signature', index: 0, signature: 'EqQBsignature' },
+  { type: 'signature', index: 0, signature: 'EqQBsignature', anthropic: true },
   { type: 'block_stop', index: 0 },
   { type: 'block_start', index: 2, block: { kind: 'text' } },
   { type: 'text_delta', index: 2, text: 'Checking ' },

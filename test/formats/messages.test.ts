@@ -182,10 +182,13 @@ test('round trip IR → encodeRequest → decodeRequest keeps tools, results, si
   assert.equal(body.messages[2].content[0].type, 'tool_result');
   assert.deepEqual(body.messages[3].content[0], { type: 'redacted_thinking', data: 'redacted-data' });
   assert.deepEqual(body.messages[1].content[2], { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: { city: 'Paris' } });
-  // Only a signature known to be Anthropic's is sent (a Messages caller's own untagged one is not
-  // marked: its bodies reach Claude as they are, never through this encoder).
+  // Only a signature known to be Anthropic's is sent, untagged, and an untagged one decodes as
+  // Anthropic's (reasoning-tags.ts).
   const back = messagesCodec.decodeRequest({ ...body, stream: true });
-  assert.deepEqual(back, JSON.parse(JSON.stringify(ir).replaceAll(',"anthropic":true', '')));
+  // top_p 0.9 is dropped beside thinking, which takes 0.95 to 1 only (thinking.ts encodeSampling).
+  assert.equal(body.top_p, undefined);
+  const { topP: _dropped, ...sent } = ir;
+  assert.deepEqual(back, JSON.parse(JSON.stringify(sent)));
 });
 
 test('encodeRequest: merges same-role turns, drops unsigned reasoning, leaves max_tokens out when absent', () => {
@@ -303,7 +306,7 @@ test('stream encoder: lazy message_start, contiguous indexes, a function-call si
   assert.equal(frames[0]!.data.message.id, 'msg_gw1');
   assert.equal(frames[0]!.data.message.usage.service_tier, 'flex');
   assert.deepEqual(frames.filter((f) => f.event === 'content_block_start').map((f) => [f.data.index, f.data.content_block.type]), [[0, 'thinking'], [1, 'thinking'], [2, 'tool_use']]);
-  assert.deepEqual(frames[7]!.data.delta, { type: 'signature_delta', signature: 'sig-gemini' });
+  assert.deepEqual(frames[7]!.data.delta, { type: 'signature_delta', signature: 'gemini-signature:sig-gemini' }, 'Gemini\'s signature goes tagged');
   assert.deepEqual(frames[13]!.data, {
     type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null },
     usage: { input_tokens: 70, output_tokens: 40, cache_creation_input_tokens: 0, cache_read_input_tokens: 30 },
@@ -353,7 +356,7 @@ test('encodeResponse: Message body with thinking, text, tool_use, Anthropic usag
   assert.deepEqual(body, {
     id: 'msg_gw1', type: 'message', role: 'assistant', model: 'claude-gw',
     content: [
-      { type: 'thinking', thinking: 'hmm', signature: 's1' },
+      { type: 'thinking', thinking: 'hmm', signature: 'gemini-signature:s1' },
       { type: 'text', text: 'Calling.' },
       { type: 'tool_use', id: 'toolu_7', name: 'f', input: { x: 1 } },
     ],

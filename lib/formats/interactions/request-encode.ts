@@ -8,6 +8,7 @@ import type { IRMessage, IRPart, IRRequest, IRToolChoice } from '../../ir.ts';
 import { argumentsObject } from '../tool-args.ts';
 import { refuseToolNames, TOOL_NAME_RULES } from '../tool-identity.ts';
 import { geminiThinking } from '../../catalog/gemini-thinking.ts';
+import { clampEffort, requestedEffort } from '../effort-budget.ts';
 
 type Item = Record<string, unknown>;
 
@@ -32,13 +33,21 @@ export function encodeInteractionsRequest(ir: IRRequest): Record<string, any> {
   if (ir.temperature !== undefined) gc.temperature = ir.temperature;
   if (ir.topP !== undefined) gc.top_p = ir.topP;
   if (ir.stopSequences?.length) gc.stop_sequences = ir.stopSequences;
-  // thinking_level is the Interactions API's only thinking knob, for 2.5 models too; Gemini 2.0
-  // does not think and refuses it (catalog/gemini-thinking.ts): left out, as on cloud_a.
-  if (ir.reasoning && geminiThinking(ir.model).by !== 'none') gc.thinking_level = ir.reasoning.effort;
+  const thinkingLevel = encodeThinkingLevel(ir);
+  if (thinkingLevel) gc.thinking_level = thinkingLevel;
   if (ir.toolChoice && ir.tools?.length) gc.tool_choice = encodeToolChoice(ir.toolChoice);
   if (Object.keys(gc).length) body.generation_config = gc;
   if (ir.native?.family === 'interactions') copyNative(body, ir.native.fields);
   return body;
+}
+
+/** thinking_level is the Interactions API's only thinking knob, for 2.5 models too, held to the
+ *  levels the model takes (catalog/gemini-thinking.ts: minimal → low on Pro and Flash 3.7+; xhigh
+ *  and max → high). Gemini 2.0 does not think and refuses it: left out, as on cloud_a. */
+function encodeThinkingLevel(ir: IRRequest): string | undefined {
+  const effort = requestedEffort(ir);
+  const thinking = geminiThinking(ir.model);
+  return effort && thinking.by !== 'none' ? clampEffort(effort, thinking.levels) : undefined;
 }
 
 /** native.fields hold what the IR could not: generation_config extras merge into ours, other

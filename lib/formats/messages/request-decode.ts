@@ -3,7 +3,7 @@
 // refuses such fields before a request for another family gets here.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice, IRToolDef } from '../../ir.ts';
-import { OPENAI_ENCRYPTED_TAG, untag } from '../reasoning-tags.ts';
+import { GEMINI_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG, untag } from '../reasoning-tags.ts';
 import { lookupTable } from '../lookup-table.ts';
 
 /** Keys the IR carries; every other top-level key goes to native.fields. */
@@ -143,18 +143,22 @@ function decodeBlock(block: any, path: string, loss: Loss): IRPart[] {
       return decodeToolResult(block, path, loss);
     case 'thinking':
       return [{ type: 'reasoning', text: typeof block.thinking === 'string' ? block.thinking : '', ...thinkingSignature(block.signature) }];
-    default: // redacted_thinking: no text, the opaque data rides as the signature
-      return [{ type: 'reasoning', signature: String(block.data ?? '') }];
+    default: // redacted_thinking: no text, the opaque data rides as the signature (Anthropic's)
+      return [{ type: 'reasoning', signature: String(block.data ?? ''), anthropic: true }];
   }
 }
 
-/** A thinking block's signature: Anthropic's (or Gemini's) own, or OpenAI's encrypted reasoning
- *  that a GPT answer gave this caller, tagged (reasoning-tags.ts), which goes back as `encrypted`. */
-function thinkingSignature(value: unknown): { signature?: string; encrypted?: string } {
+/** A thinking block's signature: untagged, Anthropic's own (marked, so only the Messages encoder
+ *  sends it back); tagged (reasoning-tags.ts), Gemini's thought signature (the IR's unmarked
+ *  signature, which only the Gemini encoders send) or OpenAI's encrypted reasoning (`encrypted`).
+ *  An empty tagged value is none. */
+function thinkingSignature(value: unknown): { signature?: string; encrypted?: string; anthropic?: true } {
   if (!value) return {};
   const signature = String(value);
+  const gemini = untag(GEMINI_SIGNATURE_TAG, signature);
+  if (gemini !== undefined) return gemini ? { signature: gemini } : {};
   const encrypted = untag(OPENAI_ENCRYPTED_TAG, signature);
-  if (encrypted === undefined) return { signature };
+  if (encrypted === undefined) return { signature, anthropic: true };
   return encrypted ? { encrypted } : {};
 }
 

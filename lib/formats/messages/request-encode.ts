@@ -10,7 +10,7 @@ import type { IRMessage, IRPart, IRRequest, IRResponseFormat, IRToolChoice } fro
 import { argumentsObject } from '../tool-args.ts';
 import { toAnthropicSchema } from '../anthropic-schema.ts';
 import { anthropicCallId, refuseToolNames, TOOL_NAME_RULES } from '../tool-identity.ts';
-import { encodeThinking } from './thinking.ts';
+import { encodeSampling, encodeThinking } from './thinking.ts';
 
 type Block = Record<string, unknown>;
 interface WireMessage { role: 'user' | 'assistant'; content: Block[] }
@@ -31,13 +31,14 @@ export function encodeMessagesRequest(ir: IRRequest): Record<string, any> {
     const choice = encodeToolChoice(ir.toolChoice, ir.parallelToolCalls);
     if (choice) body.tool_choice = choice;
   }
-  if (ir.temperature !== undefined) body.temperature = ir.temperature;
-  if (ir.topP !== undefined) body.top_p = ir.topP;
-  if (ir.stopSequences?.length) body.stop_sequences = ir.stopSequences;
   const thinking = encodeThinking(ir, body.messages, body.tool_choice);
-  if (thinking) body.thinking = thinking;
+  Object.assign(body, encodeSampling(ir, thinking !== undefined));
+  if (ir.stopSequences?.length) body.stop_sequences = ir.stopSequences;
+  if (thinking) body.thinking = thinking.thinking;
   const format = encodeFormat(ir.responseFormat);
-  if (format) body.output_config = { format };
+  if (format || thinking?.effort) {
+    body.output_config = { ...(thinking?.effort ? { effort: thinking.effort } : {}), ...(format ? { format } : {}) };
+  }
   if (ir.native?.family === 'messages') copyNative(body, ir.native.fields);
   return body;
 }
@@ -101,9 +102,8 @@ function assistantBlock(p: IRPart): Block[] {
     case 'reasoning':
       // Anthropic rejects thinking it did not sign and verifies every signature it gets back, so
       // only one known to be its own goes (`anthropic`: a Claude answer's, handed to a Responses or
-      // Interactions caller tagged). Gemini's thought signatures and OpenAI's encrypted reasoning
-      // are left out. A Messages caller's own blocks never come here: its bodies reach Claude routes
-      // as they are.
+      // Interactions caller tagged, or a Messages caller's untagged one). Gemini's thought
+      // signatures and OpenAI's encrypted reasoning are left out.
       if (!p.signature || !p.anthropic) return [];
       // redacted_thinking decodes to a reasoning part without text; give it back the same way.
       return [p.text === undefined

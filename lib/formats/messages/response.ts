@@ -6,7 +6,7 @@ import { argumentsObject } from '../tool-args.ts';
 import { stopFromAnthropic, stopToAnthropic } from './stop-reason.ts';
 import { anthropicUsage, countersToIR, mergeAnthropicUsage, tierFromAnthropic, zeroCounters } from './usage.ts';
 import { addCostExtras } from '../cost-extras.ts';
-import { OPENAI_ENCRYPTED_TAG } from '../reasoning-tags.ts';
+import { GEMINI_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../reasoning-tags.ts';
 
 export function decodeMessagesResponse(body: any): IRResponse {
   const blocks: IRBlock[] = [];
@@ -40,13 +40,15 @@ export function encodeMessagesResponse(res: IRResponse, ctx: EncodeContext): Rec
   for (const block of res.blocks) {
     if (block.kind === 'text') content.push({ type: 'text', text: block.text });
     else if (block.kind === 'reasoning') {
-      // OpenAI's encrypted reasoning rides as the signature, tagged (reasoning-tags.ts).
-      const signature = block.encrypted ? OPENAI_ENCRYPTED_TAG + block.encrypted : block.signature;
+      // Anthropic's signature rides as it is; OpenAI's encrypted reasoning and Gemini's thought
+      // signature (the unmarked one) tagged (reasoning-tags.ts).
+      const signature = block.encrypted ? OPENAI_ENCRYPTED_TAG + block.encrypted
+        : block.signature && !block.anthropic ? GEMINI_SIGNATURE_TAG + block.signature : block.signature;
       if (block.text || signature) content.push({ type: 'thinking', thinking: block.text, signature: signature ?? '' });
     } else {
-      // A Gemini thought signature on a function call has no tool_use field; it rides in a
-      // thinking block just before the call, which the Gemini encoders put back on the call.
-      if (block.signature) content.push({ type: 'thinking', thinking: '', signature: block.signature });
+      // A Gemini thought signature on a function call has no tool_use field; it rides, tagged, in
+      // a thinking block just before the call, which the Gemini encoders put back on the call.
+      if (block.signature) content.push({ type: 'thinking', thinking: '', signature: GEMINI_SIGNATURE_TAG + block.signature });
       content.push({ type: 'tool_use', id: block.id, name: block.name, input: argumentsObject(block.arguments) ?? {} });
     }
   }

@@ -8,7 +8,7 @@ import { newMessageId } from './ids.ts';
 import { anthropicErrorType, stopToAnthropic } from './stop-reason.ts';
 import { anthropicUsage, countersFromIR } from './usage.ts';
 import { addCostExtras } from '../cost-extras.ts';
-import { OPENAI_ENCRYPTED_TAG } from '../reasoning-tags.ts';
+import { GEMINI_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../reasoning-tags.ts';
 
 interface OpenBlock {
   kind: 'text' | 'reasoning' | 'tool_call';
@@ -48,7 +48,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
         if (block.kind === 'reasoning' && ev.text) out += pre + delta(block.at!, { type: 'thinking_delta', thinking: ev.text });
         break;
       }
-      case 'signature': out += this.signature(ev.index, ev.signature, ev.encrypted === true); break;
+      case 'signature': out += this.signature(ev.index, ev.signature, ev.encrypted === true, ev.anthropic === true); break;
       case 'args_delta': {
         const block = this.blocks.get(ev.index);
         if (block?.kind !== 'tool_call') break;
@@ -110,14 +110,16 @@ export class MessagesStreamEncoder implements StreamEncoder {
     return [this.blocks.get(index)!, pre];
   }
 
-  /** A reasoning signature becomes a signature_delta; OpenAI's encrypted reasoning one tagged
-   *  (reasoning-tags.ts), which the Messages request decoder takes back to the IR's `encrypted`.
+  /** A reasoning signature becomes a signature_delta: Anthropic's as it is, OpenAI's encrypted
+   *  reasoning and Gemini's thought signature tagged (reasoning-tags.ts), which the Messages
+   *  request decoder takes back to the IR field of their vendor.
    *  A Gemini thought signature on a function call has no tool_use field: while the call's start
    *  is still held back it goes out first as a thinking block of its own, which the Gemini
    *  encoders put back on the call next turn. */
-  private signature(index: number, signature: string, encrypted: boolean): string {
+  private signature(index: number, signature: string, encrypted: boolean, anthropic: boolean): string {
     if (!signature) return '';
     if (encrypted) signature = OPENAI_ENCRYPTED_TAG + signature;
+    else if (!anthropic) signature = GEMINI_SIGNATURE_TAG + signature;
     const block = this.blocks.get(index);
     if (block?.kind === 'tool_call') {
       if (encrypted || block.at !== undefined) return '';

@@ -6,6 +6,8 @@ import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest } from '../../ir.ts';
 import { chatFieldsAsResponses, dataUrl, mergeNative } from '../openai-shared.ts';
 import { refuseToolNames, TOOL_NAME_RULES } from '../tool-identity.ts';
+import { clampEffort } from '../effort-budget.ts';
+import { openaiEfforts } from '../../catalog/openai-reasoning.ts';
 
 export function encodeResponsesRequest(ir: IRRequest): Record<string, any> {
   const body: Record<string, any> = { model: ir.model };
@@ -29,7 +31,12 @@ export function encodeResponsesRequest(ir: IRRequest): Record<string, any> {
   if (ir.maxOutputTokens !== undefined) body.max_output_tokens = ir.maxOutputTokens;
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
   if (ir.topP !== undefined) body.top_p = ir.topP;
-  if (ir.reasoning) body.reasoning = { effort: ir.reasoning.effort };
+  // A translated effort is held to those the model takes (minimal → low on GPT-5.2 and later);
+  // a Responses caller's own body never comes here.
+  if (ir.reasoning) {
+    const taken = openaiEfforts(ir.model);
+    body.reasoning = { effort: taken ? clampEffort(ir.reasoning.effort, taken) : ir.reasoning.effort };
+  }
   if (ir.responseFormat) {
     const rf = ir.responseFormat;
     body.text = rf.type === 'json_object'

@@ -5,7 +5,7 @@ import { encodeParts, type VertexPart } from './parts-encode.ts';
 import { SKIP_SIGNATURE } from '../google-shared.ts';
 import { lookupTable } from '../lookup-table.ts';
 import { refuseToolNames, TOOL_NAME_RULES } from '../tool-identity.ts';
-import { EFFORT_BUDGET } from '../effort-budget.ts';
+import { clampEffort, EFFORT_BUDGET, requestedEffort } from '../effort-budget.ts';
 import { geminiThinking } from '../../catalog/gemini-thinking.ts';
 
 export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
@@ -62,21 +62,23 @@ export function encodeVertexRequest(ir: IRRequest): Record<string, any> {
 }
 
 /** The caller's reasoning as the model's generation takes it (catalog/gemini-thinking.ts): Gemini 3
- *  a level, or the caller's own budget; Gemini 2.5 a budget only, an effort's being Anthropic's
+ *  a level, held to those the model takes (minimal → LOW on Pro and Flash 3.7+; xhigh and max →
+ *  HIGH), or the caller's own budget; Gemini 2.5 a budget only, an effort's being Anthropic's
  *  (low 1024, medium 4096, high 16384), any budget held to the model's ceiling (a Messages caller's
  *  31999 on Flash would be refused); Gemini 2.0 none, as Vertex refuses thinking there (left out,
  *  like thinking Anthropic would refuse, not refused: the model answers without it). */
 function encodeThinking(ir: IRRequest): Record<string, unknown> | undefined {
-  const reasoning = ir.reasoning;
-  if (!reasoning) return undefined;
+  const effort = requestedEffort(ir);
+  if (!effort) return undefined;
   const thinking = geminiThinking(ir.model);
   if (thinking.by === 'none') return undefined;
+  const budget = ir.reasoning?.budgetTokens;
   if (thinking.by === 'budget') {
-    return { thinkingBudget: Math.min(reasoning.budgetTokens ?? EFFORT_BUDGET[reasoning.effort], thinking.maxBudget), includeThoughts: true };
+    return { thinkingBudget: Math.min(budget ?? EFFORT_BUDGET[effort], thinking.maxBudget), includeThoughts: true };
   }
-  return reasoning.budgetTokens !== undefined
-    ? { thinkingBudget: reasoning.budgetTokens, includeThoughts: true }
-    : { thinkingLevel: reasoning.effort.toUpperCase(), includeThoughts: true };
+  return budget !== undefined
+    ? { thinkingBudget: budget, includeThoughts: true }
+    : { thinkingLevel: clampEffort(effort, thinking.levels).toUpperCase(), includeThoughts: true };
 }
 
 /** An Interactions caller's hosted tools and generation_config keys that Vertex has a field for

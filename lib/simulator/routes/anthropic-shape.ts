@@ -7,6 +7,7 @@ import {
   asArray, asPositiveInt, asString, contentText, DEFAULT_REASONING_TOKENS, invalid, isRecord,
   type DecodeResult, type PromptTool,
 } from '../prompt.ts';
+import { claudeSignature, claudeThinkingRefusal } from '../vendor-rules.ts';
 
 export interface AnthropicEvent { payload: Record<string, unknown>; tokens: number }
 
@@ -16,7 +17,8 @@ const CALL_ID = /^[a-zA-Z0-9_-]+$/;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 
 /** Decode a Messages body; `model` comes from the body (vendor_c) or the URL (Bedrock). Call ids,
- *  custom tool names and an input schema without a root `type` are refused as Anthropic refuses them. */
+ *  custom tool names, an input schema without a root `type`, and thinking or sampling parameters
+ *  the model does not take (vendor-rules.ts) are refused as Anthropic refuses them. */
 export function decodeAnthropic(body: Record<string, unknown>, model: string): DecodeResult {
   const maxTokens = asPositiveInt(body.max_tokens);
   if (maxTokens === undefined) return invalid('max_tokens: Field required');
@@ -64,6 +66,8 @@ export function decodeAnthropic(body: Record<string, unknown>, model: string): D
   const choice = isRecord(body.tool_choice) ? body.tool_choice : {};
   const forcedTool = choice.type === 'any' ? true
     : choice.type === 'tool' && typeof choice.name === 'string' ? choice.name : undefined;
+  const refused = claudeThinkingRefusal(model, body);
+  if (refused) return invalid(refused);
   const thinking = isRecord(body.thinking) ? body.thinking.type : undefined;
   const reasoning = thinking === 'enabled' || thinking === 'adaptive';
 
@@ -96,7 +100,7 @@ function usage(answer: Answer, outputTokens: number) {
 
 export function messageBody(answer: Answer): Record<string, unknown> {
   const content: unknown[] = [];
-  if (answer.reasoning) content.push({ type: 'thinking', thinking: answer.reasoning.tokens.text(), signature: answer.reasoning.signature });
+  if (answer.reasoning) content.push({ type: 'thinking', thinking: answer.reasoning.tokens.text(), signature: claudeSignature(answer.reasoning.signature) });
   if (answer.toolCall) {
     content.push({ type: 'tool_use', id: `toolu_01${answer.uid}`, name: answer.toolCall.name, input: JSON.parse(answer.toolCall.args) });
   }
@@ -136,7 +140,7 @@ export function* messageEvents(answer: Answer): Generator<AnthropicEvent> {
     const reasoning = answer.reasoning;
     yield* block({ type: 'thinking', thinking: '', signature: '' }, (function* (): Generator<Delta> {
       yield* tokenDeltas(reasoning.tokens, (thinking) => ({ type: 'thinking_delta', thinking }));
-      yield [{ type: 'signature_delta', signature: reasoning.signature }, 0];
+      yield [{ type: 'signature_delta', signature: claudeSignature(reasoning.signature) }, 0];
     })());
   }
   if (answer.toolCall) {

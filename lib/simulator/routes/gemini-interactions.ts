@@ -11,6 +11,7 @@ import {
 } from '../prompt.ts';
 import { headerValue, recordedEventName, type RouteAdapter, type StreamEncoding } from './route.ts';
 import { errorReply } from '../errors.ts';
+import { foreignSignature, geminiLevelRefusal } from '../vendor-rules.ts';
 
 const DONE: Frame = { bytes: 'event: done\ndata: [DONE]\n\n', tokens: 0 };
 
@@ -95,6 +96,9 @@ function decodeInteraction(body: unknown): DecodeResult {
     if (allowed.mode === undefined || allowed.mode === 'any') forcedTool = names[0] ?? true;
   }
   const level = asString(config.thinking_level);
+  const refused = geminiLevelRefusal(model, level)
+    ?? (Array.isArray(body.input) ? body.input.map((step) => (isRecord(step) ? foreignSignature(step.signature) : undefined)).find(Boolean) : undefined);
+  if (refused) return invalid(refused);
 
   const value: Decoded = {
     prompt: {

@@ -9,6 +9,7 @@ import {
   type DecodeResult, type Decoded, type PromptTool,
 } from '../prompt.ts';
 import { bearerToken, recordedEventName, type RouteAdapter, type StreamEncoding } from './route.ts';
+import { openaiEffortRefusal } from '../vendor-rules.ts';
 
 export const openaiResponses: RouteAdapter = {
   name: 'vendor_a',
@@ -77,6 +78,8 @@ function decodeResponses(body: unknown): DecodeResult {
   const forcedTool = choice === 'required' ? true
     : isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string' ? choice.name : undefined;
   const effort = isRecord(body.reasoning) ? asString(body.reasoning.effort) : undefined;
+  const refused = openaiEffortRefusal(model, effort);
+  if (refused) return invalid(refused);
   const reasoning = effort !== undefined && effort !== 'none';
 
   const value: Decoded = {

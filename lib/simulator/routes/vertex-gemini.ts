@@ -8,7 +8,8 @@
 // back without its thoughtSignature. A thinkingConfig the model's generation does not take (a
 // level or a budget past its ceiling on gemini-2.5*, any on gemini-2.0*) is refused 400 as Vertex
 // refuses it, and so is a content answering a function call turn with another number of
-// functionResponse parts than the turn has calls.
+// functionResponse parts than the turn has calls. A level the model refuses (MINIMAL on Pro and
+// Flash 3.7+) and a thoughtSignature Claude made are refused too (../vendor-rules.ts).
 import { vertexJsonOutput } from '../structured-output.ts';
 import type { Answer } from '../answer.ts';
 import { sseData, sseRaw, SSE_CONTENT_TYPE, type Frame } from '../frames.ts';
@@ -16,6 +17,7 @@ import {
   asArray, asPositiveInt, asString, invalid, isRecord, REASONING_TOKENS, DEFAULT_REASONING_TOKENS,
   type DecodeResult, type Decoded, type PromptTool,
 } from '../prompt.ts';
+import { foreignSignature, geminiLevelRefusal } from '../vendor-rules.ts';
 import { bearerToken, decodeSegment, type RequestInfo, type RouteAdapter, type StreamEncoding } from './route.ts';
 
 const PATH = /^\/(v1|v1beta1)\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/google\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
@@ -56,6 +58,8 @@ function decodeVertex(body: unknown, info: RequestInfo): DecodeResult {
   if (unsigned) return invalid(unsigned);
   const unpaired = unpairedResponses(contents);
   if (unpaired) return invalid(unpaired);
+  const corrupted = contents.flatMap(partsOf).map((p) => (isRecord(p) ? foreignSignature(p.thoughtSignature) : undefined)).find(Boolean);
+  if (corrupted) return invalid(corrupted);
 
   let text = '';
   for (const p of partsOf(body.systemInstruction)) if (isRecord(p)) text += asString(p.text) ?? '';
@@ -119,7 +123,7 @@ function thinkingRefusal(model: string, thinking: Record<string, unknown>): stri
     return 'Unable to submit request because thinking is not supported by this model.'
       + ' Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini';
   }
-  if (major > 2) return undefined;
+  if (major > 2) return geminiLevelRefusal(model, thinking.thinkingLevel);
   if (thinking.thinkingLevel !== undefined) return 'Thinking level is not supported for this model.';
   const budget = thinking.thinkingBudget;
   const max = model.includes('-pro') ? 32_768 : 24_576;

@@ -1,0 +1,65 @@
+// What each simulated vendor refuses about reasoning that another vendor takes, so a gateway that
+// sends one vendor's form to another fails here as it would against the real API.
+//
+// Signatures: every route signs reasoning with random base64; Claude's (vendor_c, cloud_b) carry a
+// mark inside, so a Gemini route can refuse one as Gemini refuses a signature it did not make
+// ("Corrupted thought signature.").
+//
+// Levels and efforts, by model id, as the providers answer: Gemini 3 Pro and Flash from 3.7 refuse
+// thinking level MINIMAL; GPT-5.2 and later refuse reasoning effort `minimal`; Claude Opus 4.7 and
+// later refuse manual thinking and every sampling parameter; any Claude model refuses temperature
+// other than 1, top_p below 0.95 and top_k beside thinking.
+
+const CLAUDE_MARK = 'sim-claude:';
+
+/** A Claude route's thinking signature. */
+export const claudeSignature = (raw: string): string => Buffer.from(CLAUDE_MARK + raw).toString('base64');
+
+/** Gemini's answer to a signature it did not make, or undefined for one it may have. */
+export function foreignSignature(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !value) return undefined;
+  return Buffer.from(value, 'base64').toString('latin1').startsWith(CLAUDE_MARK) ? 'Corrupted thought signature.' : undefined;
+}
+
+/** Gemini's answer to a thinking level `level` (any case) on `model`. */
+export function geminiLevelRefusal(model: string, level: unknown): string | undefined {
+  if (typeof level !== 'string' || level.toLowerCase() !== 'minimal') return undefined;
+  const generation = /^gemini-(\d+)\.(\d+)/.exec(model);
+  if (!generation || Number(generation[1]) < 3) return undefined;
+  const refuses = model.includes('-pro') || Number(generation[1]) > 3 || Number(generation[2]) >= 7;
+  return refuses ? 'Thinking level MINIMAL is not supported for this model.' : undefined;
+}
+
+/** OpenAI's answer to reasoning effort `effort` on `model`. */
+export function openaiEffortRefusal(model: string, effort: string | undefined): string | undefined {
+  const version = /^gpt-(\d+)\.(\d+)/.exec(model);
+  if (effort !== 'minimal' || !version || (Number(version[1]) === 5 && Number(version[2]) < 2)) return undefined;
+  return `Unsupported value: 'minimal' is not supported with the '${model}' model.`
+    + " Supported values are: 'none', 'low', 'medium', 'high', and 'xhigh'.";
+}
+
+/** Anthropic's answer to a body's thinking and sampling parameters on `model` (a Claude id, or
+ *  Bedrock's `anthropic.claude-…-v1:0`). */
+export function claudeThinkingRefusal(model: string, body: Record<string, unknown>): string | undefined {
+  const version = /claude-opus-(\d+)-(\d+)/.exec(model);
+  const adaptiveOnly = version !== null && (Number(version[1]) > 4 || Number(version[2]) >= 7);
+  const thinking = (body.thinking as { type?: unknown } | undefined)?.type;
+  if (adaptiveOnly) {
+    if (thinking === 'enabled') {
+      return 'thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.';
+    }
+    const sampling = ['temperature', 'top_p', 'top_k'].find((key) => body[key] !== undefined);
+    return sampling ? `${sampling} is deprecated for this model.` : undefined;
+  }
+  if (thinking !== 'enabled' && thinking !== 'adaptive') return undefined;
+  if (body.temperature !== undefined && body.temperature !== 1) {
+    return '`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+  }
+  if (typeof body.top_p === 'number' && (body.top_p < 0.95 || body.top_p > 1)) {
+    return '`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+  }
+  if (body.top_k !== undefined) {
+    return '`top_k` must be unset when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+  }
+  return undefined;
+}
