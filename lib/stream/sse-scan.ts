@@ -259,7 +259,14 @@ export class OpeningFrames {
   /** Does the frame at `at` open with `event: <one of the names>` and its line's end, or is it a
    *  comment (a keep-alive, which carries nothing either)? */
   private opens(bytes: Buffer, at: number): boolean {
-    if (bytes[at] === COLON) return true;
+    // Comment lines carry nothing: a frame of comments alone (a keep-alive) is an opening one, any
+    // other is judged by its first line that is not a comment (a comment may lead an output frame).
+    while (bytes[at] === COLON) {
+      const lf = bytes.indexOf(LF, at);
+      if (lf === -1) return true;
+      at = lf + 1;
+      if (at >= bytes.length || bytes[at] === LF || bytes[at] === CR) return true;
+    }
     if (!startsAt(bytes, at, EVENT)) return false;
     const p = bytes[at + EVENT.length] === SPACE ? at + EVENT.length + 1 : at + EVENT.length;
     for (const name of this.encoded) {

@@ -33,3 +33,11 @@ test('decoded frames (a route\'s own framing): by their event', () => {
   const opening = new OpeningFrames(['message_start', 'ping']);
   assert.deepEqual(['message_start', 'ping', 'content_block_start', 'ping'].map((e) => opening.isOpening(e)), [true, true, false, false]);
 });
+
+test('a comment line leading an output frame does not make it an opening one', () => {
+  const opening = new OpeningFrames(NAMES);
+  const ledDelta = ': note\n' + delta;
+  assert.equal(opening.measure(Buffer.from(created() + ': ping\r\n\r\n' + ledDelta + ledDelta)),
+    Buffer.byteLength(created() + ': ping\r\n\r\n'), 'the delta frames count as output');
+  assert.equal(new OpeningFrames(NAMES).measure(Buffer.from(': a\n: b\n\n' + created())), Buffer.byteLength(': a\n: b\n\n' + created()));
+});
