@@ -7,8 +7,10 @@
 //
 // Levels and efforts, by model id, as the providers answer: Gemini 3 Pro and Flash from 3.7 refuse
 // thinking level MINIMAL; GPT-5.2 and later refuse reasoning effort `minimal`; Claude Opus 4.7 and
-// later refuse manual thinking and every sampling parameter; any Claude model refuses temperature
-// other than 1, top_p below 0.95 and top_k beside thinking.
+// later refuse manual thinking and any sampling parameter set to other than its default (top_k,
+// which has none, at all); any Claude model refuses temperature other than 1, top_p below 0.95 and
+// top_k beside thinking.
+import { claudeThinking } from '../catalog/claude-thinking.ts';
 
 const CLAUDE_MARK = 'sim-claude:';
 
@@ -41,14 +43,17 @@ export function openaiEffortRefusal(model: string, effort: string | undefined): 
 /** Anthropic's answer to a body's thinking and sampling parameters on `model` (a Claude id, or
  *  Bedrock's `anthropic.claude-…-v1:0`). */
 export function claudeThinkingRefusal(model: string, body: Record<string, unknown>): string | undefined {
-  const version = /claude-opus-(\d+)-(\d+)/.exec(model);
-  const adaptiveOnly = version !== null && (Number(version[1]) > 4 || Number(version[2]) >= 7);
+  // The catalog's reading of the id, so the simulator and the gateway's encoders agree on which
+  // models are adaptive-only; Bedrock's prefix (`anthropic.`, `us.anthropic.`) is not part of it.
+  const adaptiveOnly = claudeThinking(model.slice(Math.max(0, model.indexOf('claude-')))).by === 'adaptive';
   const thinking = (body.thinking as { type?: unknown } | undefined)?.type;
   if (adaptiveOnly) {
     if (thinking === 'enabled') {
       return 'thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.';
     }
-    const sampling = ['temperature', 'top_p', 'top_k'].find((key) => body[key] !== undefined);
+    // temperature and top_p at their default (1) are taken, as the SDKs' own checks let them through
+    // (@langchain/anthropic refuses only non-default values on these models); top_k has no default.
+    const sampling = ['temperature', 'top_p', 'top_k'].find((key) => body[key] !== undefined && (key === 'top_k' || body[key] !== 1));
     return sampling ? `${sampling} is deprecated for this model.` : undefined;
   }
   if (thinking !== 'enabled' && thinking !== 'adaptive') return undefined;

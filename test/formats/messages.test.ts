@@ -267,7 +267,32 @@ test('decodeRequest: block shapes, thinking bands, vendor-only fields to native'
   assert.equal(messagesCodec.decodeRequest({ model: 'm', messages: [], thinking: { type: 'enabled', budget_tokens: 9000 } }).reasoning?.effort, 'high');
   assert.equal(messagesCodec.decodeRequest({ model: 'm', messages: [] }).maxOutputTokens, undefined);
   assert.throws(() => messagesCodec.decodeRequest({ model: 'm', messages: 'hi' }), (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request');
-  assert.throws(() => messagesCodec.decodeRequest({ model: 'm', messages: [{ role: 'system', content: 'x' }] }), GatewayError);
+  assert.throws(() => messagesCodec.decodeRequest({ model: 'm', messages: [{ role: 'developer', content: 'x' }] }), GatewayError);
+});
+
+test('decodeRequest: a system-role message folds into the system text; the Messages encoder puts it back where it was', () => {
+  // Claude Code's shape: the user's turn, then its environment as a system-role message.
+  const body = {
+    model: 'claude-opus-4-8', max_tokens: 64000,
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'Say hello' }] },
+      { role: 'system', content: '# Environment\nPlatform: linux' },
+      { role: 'user', content: 'And goodbye' },
+      { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
+    ],
+  };
+  const ir = messagesCodec.decodeRequest(body);
+  assert.equal(ir.system, '# Environment\nPlatform: linux\n\nBe brief.');
+  assert.deepEqual(ir.messages, [{ role: 'user', content: [{ type: 'text', text: 'Say hello' }, { type: 'text', text: 'And goodbye' }] }]);
+  const again = messagesCodec.encodeRequest(ir);
+  assert.deepEqual(again.messages, body.messages);
+  assert.equal('system' in again, false, 'no top-level system was sent; the text is not sent twice');
+  // After a top-level system; that one comes back as it was.
+  const withSystem = messagesCodec.decodeRequest({ ...body, system: 'You are terse.' });
+  assert.equal(withSystem.system, 'You are terse.\n\n# Environment\nPlatform: linux\n\nBe brief.');
+  assert.equal(messagesCodec.encodeRequest(withSystem).system, 'You are terse.');
+  assert.throws(() => messagesCodec.decodeRequest({ model: 'm', messages: [{ role: 'system', content: [{ type: 'image', source: {} }] }] }),
+    (e: unknown) => e instanceof GatewayError && e.code === 'invalid_request' && e.param === 'messages[0].content[0]');
 });
 
 const CTX: EncodeContext = { id: 'msg_gw1', model: 'claude-gw', createdAt: 1_760_000_000, tier: 'flex' };

@@ -160,3 +160,30 @@ test('call ids, custom tool names and an untyped input_schema Anthropic refuses:
   } as any);
   assert.equal(fine.type, 'message');
 });
+
+test('system-role messages in messages (the SDK\'s SystemMessageParam) are prompt text; a non-text block in one is refused', async () => {
+  const env = '# Environment\nPlatform: linux';
+  const msg = await client.messages.create({
+    model: 'claude-opus-4-8', max_tokens: 20,
+    messages: [{ role: 'user', content: 'Say hello' }, { role: 'system', content: env }, { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] }],
+  });
+  assert.equal(msg.type, 'message');
+  assert.equal(msg.usage.input_tokens, Math.ceil(`Say hello${env}Be brief.`.length / 4));
+  const err = await client.messages.create({
+    model: 'claude-sim', max_tokens: 5,
+    messages: [{ role: 'user', content: 'hi' }, { role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }],
+  } as any).then(() => undefined, (e: unknown) => e);
+  assert.ok(err instanceof Anthropic.BadRequestError);
+  assert.equal((err.error as { error: { message: string } }).error.message, "messages.1.content.0.type: Input should be 'text'");
+});
+
+test('Opus 4.7 and later take temperature and top_p at their default; a dated Opus 4 id takes budget thinking', async () => {
+  const create = (body: Record<string, unknown>) => client.messages.create({ max_tokens: 5, messages: [{ role: 'user', content: 'hi' }], ...body } as any)
+    .then(() => 'ok', (e: unknown) => (e instanceof Anthropic.BadRequestError ? (e.error as { error: { message: string } }).error.message : String(e)));
+  assert.equal(await create({ model: 'claude-opus-4-8', temperature: 1, top_p: 1 }), 'ok');
+  assert.equal(await create({ model: 'claude-opus-4-8', temperature: 0.5 }), 'temperature is deprecated for this model.');
+  assert.equal(await create({ model: 'claude-opus-4-8', top_p: 0.99 }), 'top_p is deprecated for this model.');
+  assert.equal(await create({ model: 'claude-opus-4-8', top_k: 1 }), 'top_k is deprecated for this model.');
+  assert.equal(await create({ model: 'claude-opus-4-20250514', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 } }), 'ok');
+  assert.match(await create({ model: 'claude-opus-4-7', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 } }), /^thinking\.type\.enabled is not supported/);
+});

@@ -42,18 +42,31 @@ export function decodeMessagesRequest(body: Record<string, any>): IRRequest {
   if (!Array.isArray(body.messages)) throw invalid('messages', 'messages must be an array.');
   const native: Record<string, unknown> = {};
 
+  const system: string[] = [];
+  const sysLoss = new Loss();
+  if (body.system !== undefined) {
+    const text = decodeSystem(body.system, 'system', sysLoss);
+    if (text) system.push(text);
+  }
+  // A system-role message (the SDK's SystemMessageParam, as Claude Code sends its environment after
+  // the user's turn) folds into the IR's one system text, after the top-level system, as Chat's
+  // mid-conversation system messages do. Its position is detail the IR drops: the caller's messages
+  // and system travel in native.fields, so a Messages encoder puts it back where it was (and the
+  // top-level system back as it was, without the folded text).
   const msgLoss = new Loss();
-  const messages = body.messages.map((message: any, i: number) => decodeMessage(message, `messages[${i}]`, msgLoss));
+  const messages: IRMessage[] = [];
+  body.messages.forEach((message: any, i: number) => {
+    const path = `messages[${i}]`;
+    if (message?.role !== 'system') { messages.push(decodeMessage(message, path, msgLoss)); return; }
+    msgLoss.lossy = sysLoss.lossy = true;
+    const text = decodeSystem(message.content, `${path}.content`, msgLoss);
+    if (text) system.push(text);
+  });
   if (msgLoss.lossy) native.messages = body.messages;
+  if (sysLoss.lossy) native.system = body.system;
 
   const ir: IRRequest = { model: body.model, messages: mergeSameRole(messages), stream: body.stream === true };
-
-  if (body.system !== undefined) {
-    const loss = new Loss();
-    const system = decodeSystem(body.system, loss);
-    if (system) ir.system = system;
-    if (loss.lossy) native.system = body.system;
-  }
+  if (system.length) ir.system = system.join('\n\n');
   if (body.tools !== undefined) {
     const loss = new Loss();
     const tools = decodeTools(body.tools, loss);
@@ -100,7 +113,7 @@ function numberField(value: unknown, param: string): number {
 
 function decodeMessage(message: any, path: string, loss: Loss): IRMessage {
   if (!message || typeof message !== 'object') throw invalid(path, 'Each message must be an object.');
-  if (message.role !== 'user' && message.role !== 'assistant') throw invalid(`${path}.role`, 'role must be "user" or "assistant".');
+  if (message.role !== 'user' && message.role !== 'assistant') throw invalid(`${path}.role`, 'role must be "user", "assistant" or "system".');
   loss.check(message, ['role', 'content']);
   return { role: message.role, content: decodeContent(message.content, `${path}.content`, loss) };
 }
@@ -224,11 +237,13 @@ function decodeToolResult(block: any, path: string, loss: Loss): IRPart[] {
   return [result, ...extra];
 }
 
-function decodeSystem(system: unknown, loss: Loss): string | undefined {
+/** The top-level system or a system-role message's content (`path` names which): a string or
+ *  text blocks. */
+function decodeSystem(system: unknown, path: string, loss: Loss): string | undefined {
   if (typeof system === 'string') return system || undefined;
-  if (!Array.isArray(system)) throw invalid('system', 'system must be a string or an array of text blocks.');
+  if (!Array.isArray(system)) throw invalid(path, `${path} must be a string or an array of text blocks.`);
   const texts = system.map((block: any, i: number) => {
-    if (block?.type !== 'text' || typeof block.text !== 'string') throw invalid(`system[${i}]`, 'system blocks must be text blocks.');
+    if (block?.type !== 'text' || typeof block.text !== 'string') throw invalid(`${path}[${i}]`, 'system blocks must be text blocks.');
     loss.check(block, BLOCK_KEYS.text);
     return block.text;
   });

@@ -54,10 +54,13 @@ function objectRooted(schema: Record<string, unknown>): Record<string, unknown> 
 const ROOT_COMBINATORS = ['anyOf', 'oneOf', 'allOf', '$ref'];
 
 /** native.fields hold what the IR could not: top-level extras, and the caller's own messages,
- *  system, tools, … when those carried detail the IR drops (cache_control, citations, …). */
+ *  system, tools, … when those carried detail the IR drops (cache_control, citations, a system-role
+ *  message's position, …). A field held as undefined is one the caller did not send: a system that
+ *  was all in system-role messages, which the caller's messages bring back. */
 function copyNative(body: Record<string, any>, fields: Record<string, unknown>): void {
   for (const [k, v] of Object.entries(fields)) {
     if (k === 'output_config' && v && typeof v === 'object') body.output_config = { ...(v as object), ...body.output_config };
+    else if (v === undefined) delete body[k];
     else body[k] = v;
   }
 }

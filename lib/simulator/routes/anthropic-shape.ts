@@ -33,8 +33,16 @@ export function decodeAnthropic(body: Record<string, unknown>, model: string): D
   let lastUserText = '';
   let lastIsToolResult = false;
   for (const [i, message] of messages.entries()) {
+    if (isRecord(message) && message.role === 'system') {
+      // A system-role message (the SDK's SystemMessageParam: a string or text blocks), anywhere in
+      // the conversation, as Claude Code sends its environment: prompt text, never the user's turn.
+      const badBlock = asArray(message.content).findIndex((block) => !isRecord(block) || block.type !== 'text');
+      if (badBlock >= 0) return invalid(`messages.${i}.content.${badBlock}.type: Input should be 'text'`);
+      text += contentText(message.content);
+      continue;
+    }
     if (!isRecord(message) || (message.role !== 'user' && message.role !== 'assistant')) {
-      return invalid('messages: each message needs role "user" or "assistant"');
+      return invalid('messages: each message needs role "user", "assistant" or "system"');
     }
     let turnText = '';
     let hasToolResult = false;

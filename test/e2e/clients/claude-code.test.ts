@@ -72,3 +72,14 @@ test('claude -p: one tool round trip (Bash runs, its result goes back, the answe
   assert.equal(simulatorSentences(result.result, 12).length, 1, result.result);
   assert.deepEqual(gw.refused(), []);
 });
+
+test('claude -p on claude-opus-4-8: its system-role environment message and adaptive thinking are served', { timeout: 120_000 }, async () => {
+  const from = gw.answered.length;
+  const r = await runClient(join(BIN, 'claude'), ['-p', `Say hello ${sim({ output_tokens: 12 })}`], {
+    env: { ...env, ANTHROPIC_MODEL: 'claude-opus-4-8' }, timeoutMs: 90_000,
+  });
+  assert.equal(r.code, 0, describeRun(r, gw));
+  assert.equal(simulatorSentences(r.stdout, 12).length, 1, describeRun(r, gw));
+  assert.ok(since(gw, from).includes('POST /v1/messages 200'), describeRun(r, gw));
+  assert.deepEqual(gw.refused(), []);
+});
