@@ -22,9 +22,19 @@ const PLAIN: FormatName = 'responses';
 export const errorBody = (format: FormatName | 'plain', err: GatewayError): Record<string, unknown> =>
   CODECS[format === 'plain' ? PLAIN : format].errorBody(err);
 
+/** The longest Retry-After a client's SDK is left to wait out by retrying (the OpenAI SDK's own
+ *  bound for honouring it). */
+const MAX_CLIENT_WAIT_S = 60;
+
 export function sendError(res: ServerResponse, format: FormatName | 'plain', err: GatewayError, headers: Headers = {}): void {
   const withRetry: Headers = { ...headers };
-  if (err.retryAfterS !== undefined) withRetry['retry-after'] = err.retryAfterS;
+  if (err.retryAfterS !== undefined) {
+    withRetry['retry-after'] = err.retryAfterS;
+    // A wait no request should sleep through (a daily ceiling until midnight, a provider's hour):
+    // the OpenAI and Anthropic SDKs then raise at once instead of retrying; the Anthropic SDK
+    // would otherwise sleep the whole Retry-After, hours, before each retry.
+    if (err.retryAfterS > MAX_CLIENT_WAIT_S) withRetry['x-should-retry'] = 'false';
+  }
   // A body refused before it was read whole (too large, too slow) leaves its rest on the socket:
   // the connection closes after the answer, on every endpoint, instead of idling to keep-alive's end.
   // (A body never read at all closes its connection too: lib/http/server.ts GatewayResponse.)
