@@ -11,6 +11,8 @@
 // which has none, at all); any Claude model refuses temperature other than 1, top_p below 0.95 and
 // top_k beside thinking.
 import { claudeThinking } from '../catalog/claude-thinking.ts';
+import { geminiThinking } from '../catalog/gemini-thinking.ts';
+import { openaiEfforts } from '../catalog/openai-reasoning.ts';
 
 const CLAUDE_MARK = 'sim-claude:';
 
@@ -23,21 +25,21 @@ export function foreignSignature(value: unknown): string | undefined {
   return Buffer.from(value, 'base64').toString('latin1').startsWith(CLAUDE_MARK) ? 'Corrupted thought signature.' : undefined;
 }
 
-/** Gemini's answer to a thinking level `level` (any case) on `model`. */
+/** Gemini's answer to a thinking level `level` (any case) on `model`: the catalog's reading of the
+ *  id, so the simulator and the gateway's encoders agree on which models take which levels. */
 export function geminiLevelRefusal(model: string, level: unknown): string | undefined {
   if (typeof level !== 'string' || level.toLowerCase() !== 'minimal') return undefined;
-  const generation = /^gemini-(\d+)\.(\d+)/.exec(model);
-  if (!generation || Number(generation[1]) < 3) return undefined;
-  const refuses = model.includes('-pro') || Number(generation[1]) > 3 || Number(generation[2]) >= 7;
-  return refuses ? 'Thinking level MINIMAL is not supported for this model.' : undefined;
+  const thinking = geminiThinking(model);
+  return thinking.by === 'level' && !thinking.levels.includes('minimal') && /^gemini-/.test(model)
+    ? 'Thinking level MINIMAL is not supported for this model.' : undefined;
 }
 
-/** OpenAI's answer to reasoning effort `effort` on `model`. */
+/** OpenAI's answer to reasoning effort `effort` on `model` (the catalog's reading of the id). */
 export function openaiEffortRefusal(model: string, effort: string | undefined): string | undefined {
-  const version = /^gpt-(\d+)\.(\d+)/.exec(model);
-  if (effort !== 'minimal' || !version || (Number(version[1]) === 5 && Number(version[2]) < 2)) return undefined;
+  const efforts = openaiEfforts(model);
+  if (effort !== 'minimal' || !efforts || efforts.includes('minimal')) return undefined;
   return `Unsupported value: 'minimal' is not supported with the '${model}' model.`
-    + " Supported values are: 'none', 'low', 'medium', 'high', and 'xhigh'.";
+    + ` Supported values are: ${efforts.map((e) => `'${e}'`).join(', ').replace(/, ([^,]*)$/, ', and $1')}.`;
 }
 
 /** Anthropic's answer to a body's thinking and sampling parameters on `model` (a Claude id, or
