@@ -10,7 +10,7 @@ const USAGE = `usage: gateway <command>
   provider-key set <org_id> <route> <key>          (direct routes)
   provider-key set <org_id> <route> --json <file>  (the whole body: {"key": <credential>, "project"?, "location"?, "region"?})
   provider-key delete <org_id> <route>
-  topup <org_id> [--cash <micro_usd>] [--credit <micro_usd>]
+  topup <org_id> [--cash <micro_usd>] [--credit <micro_usd>] [--idempotency-key <key>]
   overrides <org_id> [--concurrency <n|null>] [--daily-spend <micro_usd|null>]
   review start|end <org_id>
   exempt <org_id> true|false
@@ -19,7 +19,7 @@ const USAGE = `usage: gateway <command>
   orgs [<query string, e.g. limit=200&cursor=…>]     (a page; next_cursor names the next one)
   usage [<query string, e.g. group_by=org,day>]`;
 
-type Call = [method: string, path: string, body?: unknown];
+type Call = [method: string, path: string, body?: unknown, headers?: Record<string, string>];
 
 function flag(args: string[], name: string): string | undefined {
   const at = args.indexOf(name);
@@ -60,9 +60,10 @@ export function toCall(argv: string[]): Call {
   switch (command) {
     case 'topup':
       if (orgId) {
+        const key = flag(argv, '--idempotency-key');
         return ['POST', `/admin/v1/orgs/${enc(orgId)}/topups`, {
           cash_micro_usd: num(flag(argv, '--cash')), credit_micro_usd: num(flag(argv, '--credit')),
-        }];
+        }, key === undefined ? undefined : { 'idempotency-key': key }];
       }
       break;
     case 'overrides':
@@ -88,10 +89,10 @@ export function toCall(argv: string[]): Call {
 }
 
 export async function runCli(argv: string[], env = process.env): Promise<{ status: number; body: string }> {
-  const [method, path, body] = toCall(argv);
+  const [method, path, body, headers] = toCall(argv);
   const res = await fetch(new URL(path, env.GATEWAY_URL ?? 'http://127.0.0.1:8080'), {
     method,
-    headers: { authorization: `Bearer ${env.GATEWAY_ADMIN_TOKEN ?? ''}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${env.GATEWAY_ADMIN_TOKEN ?? ''}`, 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: await res.text() };

@@ -67,6 +67,7 @@ export const ERRORS = {
   invalid_filter: { status: 400, message: 'A filter or query parameter is not valid.' },
   invalid_limit: { status: 400, message: 'limit must be an integer from 1 to 200.' },
   invalid_cursor: { status: 400, message: 'cursor is not a cursor returned by this endpoint.' },
+  idempotency_key_reused: { status: 409, message: 'This Idempotency-Key was already used for a top-up of other amounts; nothing was credited.' },
 } satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

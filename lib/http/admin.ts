@@ -13,6 +13,7 @@ import { GatewayError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { sendJson } from './reply.ts';
+import type { Headers } from '../headers.ts';
 import { parseStartWithin } from '../routing/start-within.ts';
 import { ROUTES } from '../config.ts';
 import { parseVertexCredential } from '../providers/vertex.ts';
@@ -20,7 +21,7 @@ import { parseBedrockCredential } from '../providers/bedrock.ts';
 import { SCOPES, type OrgInfo, type Scope } from '../store/orgs.ts';
 import { MAX_PAGE } from '../usage/query.ts';
 import { usageReport, usageRequests } from './usage.ts';
-import { BalanceOverflowError } from '../ledger/rules.ts';
+import { BalanceOverflowError, IdempotencyConflictError } from '../ledger/rules.ts';
 import adminSchemas from '../../schemas/admin.json' with { type: 'json' };
 
 const ADMIN_BODY_CAP = 1_000_000;
@@ -28,9 +29,15 @@ const ADMIN_BODY_CAP = 1_000_000;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** Organizations a page of GET /admin/v1/orgs answers when the caller names no `limit`. */
 const DEFAULT_ORGS_PAGE = 100;
+/** Marks the answer to a top-up its Idempotency-Key had already credited (Stripe's header name). */
+const REPLAYED = { 'idempotent-replayed': 'true' };
 
 type Body = Record<string, any>;
-type Handler = (svc: Services, params: string[], body: () => Promise<Body>, search: URLSearchParams) => unknown;
+type Handler = (svc: Services, params: string[], body: () => Promise<Body>, search: URLSearchParams, req: IncomingMessage) => unknown;
+
+/** Stripe's rule for the header: up to 255 characters; here visible ASCII only, so it prints and
+ *  compares as sent. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 // The schemas are meta-checked by test/schemas.test.ts, not at every start.
 const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
@@ -111,16 +118,24 @@ const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
     if (!await svc.orgs.deleteProviderKey(orgId!, route)) throw new GatewayError('key_not_found', `No ${route} key is configured.`);
     return [200, { org: orgId, route, configured: false }];
   }],
-  ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/topups$/, async (svc, [orgId], body) => {
+  ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/topups$/, async (svc, [orgId], body, _s, req) => {
     await requireOrg(svc, orgId!);
+    // A billing job that timed out waiting for the answer sends the top-up again with the same
+    // Idempotency-Key: the ledger credits it once (README "Top-ups").
+    const key = req.headers['idempotency-key'];
+    if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
+      throw bad('Idempotency-Key must be 1 to 255 visible ASCII characters');
+    }
     const { cash_micro_usd, credit_micro_usd } = checked(BODIES.topup, await body(),
       'body must be {"cash_micro_usd"?: int >= 0, "credit_micro_usd"?: int >= 0}, at most 10^15 each');
     // The balance must stay an integer the ledger (and JavaScript) holds exactly: the ledger checks
     // it inside the top-up's transaction.
     try {
-      return [200, await svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, svc.clock.now())];
+      const { replayed, ...snapshot } = await svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, svc.clock.now(), key);
+      return [200, snapshot, replayed ? REPLAYED : undefined];
     } catch (err) {
       if (err instanceof BalanceOverflowError) throw bad(err.message);
+      if (err instanceof IdempotencyConflictError) throw new GatewayError('idempotency_key_reused');
       throw err;
     }
   }],
@@ -175,8 +190,8 @@ export async function handleAdmin(
     const params = match.slice(1).map(decodeParam);
     const readJson = async (): Promise<Body> => parseJsonObject(await readBody(req, requestBodyLimits(svc, ADMIN_BODY_CAP)));
     const search = new URL(req.url ?? '/', 'http://x').searchParams;
-    const [status, out] = (await handler(svc, params, readJson, search)) as [number, unknown];
-    sendJson(res, status, JSON.stringify(out));
+    const [status, out, headers] = (await handler(svc, params, readJson, search, req)) as [number, unknown, Headers?];
+    sendJson(res, status, JSON.stringify(out), headers);
     return;
   }
   throw new GatewayError(methodMismatch ? 'method_not_allowed' : 'not_found');

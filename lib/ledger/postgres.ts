@@ -7,9 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import type { RouteName } from '../routes.ts';
-import type { AdmitResult, Ledger, LedgerConfig, PauseReason, ReleasedHold, Snapshot } from './types.ts';
+import type { AdmitResult, Ledger, LedgerConfig, PauseReason, ReleasedHold, Snapshot, TopupResult } from './types.ts';
 import {
-  assess, buildSnapshot, checkAmount, checkConfig, entryView, orgRecordOf, poolRatesAt, toppedUp, utcDay,
+  assess, buildSnapshot, checkAmount, checkConfig, entryView, orgRecordOf, poolRatesAt, replayOf, toppedUp, utcDay,
   type EntryRow, type OrgRecord, type OrgRow, type SpendAndHolds,
 } from './rules.ts';
 import { everySecond, retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
@@ -24,6 +24,7 @@ interface PoolRow { pool: string; window_start_ms: number; admitted: number }
 interface ReleasedRow { hold_id: string; org_id: string; amount_micro_usd: number; charged_micro_usd: number }
 interface EntryInput {
   org: string; at: number; kind: string; amount?: number; cash?: number; credit?: number; reason?: string; detail?: string;
+  idempotencyKey?: string;
 }
 
 
@@ -169,10 +170,10 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
   /** Appends to the organization's ledger entries (the audit trail the admin API shows). */
   const addEntry = (client: PoolClient, entry: EntryInput) =>
     client.query(`
-      INSERT INTO ledger_entries (org_id, at_ms, kind, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      INSERT INTO ledger_entries (org_id, at_ms, kind, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail, idempotency_key)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [entry.org, entry.at, entry.kind, entry.amount ?? null, entry.cash ?? null, entry.credit ?? null, entry.reason ?? null,
-      entry.detail ?? null]);
+      entry.detail ?? null, entry.idempotencyKey ?? null]);
 
   const setPause = (
     client: PoolClient, orgId: string, reason: PauseReason | null, nowMs: number | null, day: number | null, limit: number | null,
@@ -323,10 +324,19 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
       return released(result.rows);
     },
 
-    async topup(orgId, amounts, nowMs) {
+    async topup(orgId, amounts, nowMs, idempotencyKey) {
       const cash = checkAmount('cash_micro_usd', amounts.cash_micro_usd ?? 0);
       const credit = checkAmount('credit_micro_usd', amounts.credit_micro_usd ?? 0);
-      return withOrg(orgId, async (client, org) => {
+      return withOrg(orgId, async (client, org): Promise<TopupResult> => {
+        // The org's row lock (withOrg) orders two top-ups with one key: the second finds the first.
+        if (idempotencyKey !== undefined) {
+          const earlier = await client.query<{ cash_micro_usd: number | null; credit_micro_usd: number | null }>(
+            'SELECT cash_micro_usd, credit_micro_usd FROM ledger_entries WHERE org_id = $1 AND idempotency_key = $2',
+            [orgId, idempotencyKey]);
+          if (replayOf(earlier.rows[0], cash, credit)) {
+            return { ...await readSnapshot(client, orgId, nowMs), replayed: true };
+          }
+        }
         const after = toppedUp(org, cash, credit);
         await client.query('UPDATE ledger_orgs SET cash_micro_usd = $1, credit_micro_usd = $2 WHERE org_id = $3',
           [after.cash, after.credit, orgId]);
@@ -335,7 +345,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
           await client.query('UPDATE ledger_orgs SET first_topup_at_ms = $1 WHERE org_id = $2 AND first_topup_at_ms IS NULL',
             [nowMs, orgId]);
         }
-        await addEntry(client, { org: orgId, at: nowMs, kind: 'topup', cash, credit, amount: cash + credit });
+        await addEntry(client, { org: orgId, at: nowMs, kind: 'topup', cash, credit, amount: cash + credit, idempotencyKey });
         await refreshPause(client, orgId, nowMs);
         return readSnapshot(client, orgId, nowMs);
       });
@@ -409,7 +419,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
       const exists = await db.query('SELECT 1 FROM ledger_orgs WHERE org_id = $1', [orgId]);
       if (!exists.rowCount) throw new Error(`ledger: unknown organization "${orgId}"`);
       const result = await db.query<EntryRow>(`
-        SELECT id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail
+        SELECT id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail, idempotency_key
         FROM ledger_entries WHERE org_id = $1 ORDER BY id DESC LIMIT $2`,
       [orgId, Math.max(0, Math.floor(limit))]);
       return result.rows.map(entryView);

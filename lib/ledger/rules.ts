@@ -82,6 +82,21 @@ export class BalanceOverflowError extends Error {
   constructor() { super(`the balance would pass ${Number.MAX_SAFE_INTEGER} micro-USD`); }
 }
 
+/** A top-up's idempotency key already names an earlier top-up of other amounts: a client bug, not
+ *  a retry, so nothing is credited and the caller is told. */
+export class IdempotencyConflictError extends Error {
+  constructor() { super('this Idempotency-Key was used for a top-up of other amounts'); }
+}
+
+/** What a retried top-up finds under its idempotency key: the same amounts are a replay (nothing
+ *  credited again, `true`), other amounts a conflict. No entry: `false`, a first top-up. */
+export function replayOf(earlier: { cash_micro_usd: number | null; credit_micro_usd: number | null } | undefined,
+  cash: number, credit: number): boolean {
+  if (!earlier) return false;
+  if ((earlier.cash_micro_usd ?? 0) !== cash || (earlier.credit_micro_usd ?? 0) !== credit) throw new IdempotencyConflictError();
+  return true;
+}
+
 /** The balance after a top-up, refused past the exact range (BalanceOverflowError). */
 export function toppedUp(org: Pick<OrgRecord, 'cash' | 'credit'>, cash: number, credit: number): { cash: number; credit: number } {
   if (org.cash + cash + org.credit + credit > Number.MAX_SAFE_INTEGER) throw new BalanceOverflowError();
@@ -294,6 +309,7 @@ export function poolRatesAt(
 export interface EntryRow {
   id: number; at_ms: number; kind: string; hold_id: string | null; amount_micro_usd: number | null;
   cash_micro_usd: number | null; credit_micro_usd: number | null; reason: string | null; detail: string | null;
+  idempotency_key: string | null;
 }
 export function entryView(row: EntryRow): Record<string, unknown> {
   const out: Record<string, unknown> = { id: row.id, at_ms: row.at_ms, kind: row.kind };
@@ -302,6 +318,7 @@ export function entryView(row: EntryRow): Record<string, unknown> {
   if (row.cash_micro_usd !== null) out.cash_micro_usd = row.cash_micro_usd;
   if (row.credit_micro_usd !== null) out.credit_micro_usd = row.credit_micro_usd;
   if (row.reason !== null) out.reason = row.reason;
+  if (row.idempotency_key !== null) out.idempotency_key = row.idempotency_key;
   if (row.detail !== null) Object.assign(out, JSON.parse(row.detail) as Record<string, unknown>);
   return out;
 }

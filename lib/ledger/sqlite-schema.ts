@@ -3,7 +3,7 @@
 // IMMEDIATE transaction, so several processes opening the file at once do not race each other.
 import type { Database } from 'better-sqlite3';
 
-export const LEDGER_SCHEMA_VERSION = 4;
+export const LEDGER_SCHEMA_VERSION = 5;
 
 const DDL_V1 = `
 CREATE TABLE IF NOT EXISTS ledger_orgs (
@@ -127,6 +127,13 @@ CREATE TABLE ledger_processes (
 ALTER TABLE ledger_holds ADD COLUMN charged_credit_micro_usd INTEGER NOT NULL DEFAULT 0;
 `;
 
+// A top-up may carry the caller's idempotency key: a retried POST (the billing job timed out
+// waiting for the answer) finds its entry and credits nothing twice. Unique per organization.
+const DDL_V5 = `
+ALTER TABLE ledger_entries ADD COLUMN idempotency_key TEXT;
+CREATE UNIQUE INDEX ledger_entries_idempotency ON ledger_entries (org_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+`;
+
 /** Creates or checks the ledger tables; throws on a file written by a newer ledger. */
 export function migrateLedger(db: Database): void {
   db.transaction(() => {
@@ -153,6 +160,10 @@ export function migrateLedger(db: Database): void {
     if (current < 4) {
       db.exec(DDL_V4);
       db.prepare('INSERT INTO ledger_schema_version (version) VALUES (4)').run();
+    }
+    if (current < 5) {
+      db.exec(DDL_V5);
+      db.prepare('INSERT INTO ledger_schema_version (version) VALUES (5)').run();
     }
   }).immediate();
 }

@@ -9,12 +9,14 @@ import type { Database } from 'better-sqlite3';
 import type { RouteName } from '../routes.ts';
 import type {
   AdmitInput, AdmitResult, HoldOwner, HoldRenewal, Ledger, LedgerConfig, Overrides, PauseReason, ReleasedHold, SharedPool, Snapshot,
+  TopupResult,
 } from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
 import { predecessorGone, thisHost, type PredecessorRow } from './liveness.ts';
 import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 import {
-  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, lateSettlement, orgRecordOf, pauseDue, poolRatesAt, toppedUp, utcDay,
+  assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, lateSettlement, orgRecordOf, pauseDue, poolRatesAt, replayOf, toppedUp,
+  utcDay,
   POOL_WINDOW_MS,
   type EntryRow, type OrgRecord, type OrgRow, type Standing, type SpendAndHolds,
 } from './rules.ts';
@@ -128,19 +130,22 @@ export function openSqliteLedger(
       INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     entries: db.prepare<[string, number], EntryRow>(`
-      SELECT id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail
+      SELECT id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail, idempotency_key
       FROM ledger_entries WHERE org_id = ? ORDER BY id DESC LIMIT ?`),
+    topupByKey: db.prepare<[string, string], { cash_micro_usd: number | null; credit_micro_usd: number | null }>(
+      'SELECT cash_micro_usd, credit_micro_usd FROM ledger_entries WHERE org_id = ? AND idempotency_key = ?'),
+    keyEntry: db.prepare<[string, number | bigint]>('UPDATE ledger_entries SET idempotency_key = ? WHERE id = ?'),
   };
 
   let closed = false;
 
   // ── small named steps, shared by the transactions below ────────────────────────────────────
 
-  /** Appends to the organization's ledger entries (the audit trail the admin API shows). */
-  const addEntry = (entry: EntryInput): void => {
+  /** Appends to the organization's ledger entries (the audit trail the admin API shows); answers
+   *  the entry's id. */
+  const addEntry = (entry: EntryInput): number | bigint =>
     statements.insertEntry.run(entry.org, entry.at, entry.kind, entry.hold ?? null, entry.amount ?? null, entry.cash ?? null,
-      entry.credit ?? null, entry.reason ?? null, entry.detail ?? null);
-  };
+      entry.credit ?? null, entry.reason ?? null, entry.detail ?? null).lastInsertRowid;
 
   const live = (): void => {
     if (closed) throw new Error('ledger: closed');
@@ -332,13 +337,18 @@ export function openSqliteLedger(
 
   // ── administration ─────────────────────────────────────────────────────────────────────────
 
-  const topupTx = db.transaction((orgId: string, cash: number, credit: number, nowMs: number): Snapshot => {
-    const after = toppedUp(readOrg(orgId), cash, credit);
+  const topupTx = db.transaction((orgId: string, cash: number, credit: number, nowMs: number, key: string | null): TopupResult => {
+    const org = readOrg(orgId);
+    if (key !== null && replayOf(statements.topupByKey.get(orgId, key), cash, credit)) {
+      return { ...snapshotNow(orgId, nowMs), replayed: true };
+    }
+    const after = toppedUp(org, cash, credit);
     statements.setMoney.run(after.cash, after.credit, orgId);
     // The ramp starts at the first cash top-up: promo credit is granted, not paid, so an account
     // living on credit alone stays in week 0 ("never topped up") with week 0's ceilings.
     if (cash > 0) statements.setFirstTopup.run(nowMs, orgId);
-    addEntry({ org: orgId, at: nowMs, kind: 'topup', cash, credit, amount: cash + credit });
+    const entry = addEntry({ org: orgId, at: nowMs, kind: 'topup', cash, credit, amount: cash + credit });
+    if (key !== null) statements.keyEntry.run(key, entry);
     readStanding(orgId, nowMs); // repairs insufficient_balance once the balance is above zero
     return snapshotNow(orgId, nowMs);
   });
@@ -461,11 +471,11 @@ export function openSqliteLedger(
       return predecessorsTx.immediate(nowMs);
     },
 
-    async topup(orgId, amounts, nowMs) {
+    async topup(orgId, amounts, nowMs, idempotencyKey) {
       live();
       const cash = checkAmount('cash_micro_usd', amounts.cash_micro_usd ?? 0);
       const credit = checkAmount('credit_micro_usd', amounts.credit_micro_usd ?? 0);
-      return topupTx.immediate(orgId, cash, credit, nowMs);
+      return topupTx.immediate(orgId, cash, credit, nowMs, idempotencyKey ?? null);
     },
 
     async setOverrides(orgId, overrides, nowMs) {

@@ -46,6 +46,9 @@ export type AdmitResult =
   | { ok: true; holdId: string; spendRemainingMicroUsd: number; asOfMs: number; exempt: boolean }
   | { ok: false; code: RefusalCode; retryAfterS?: number };
 
+/** The snapshot after a top-up; `replayed` when its idempotency key named an earlier one. */
+export type TopupResult = Snapshot & { replayed?: true };
+
 export interface Snapshot {
   asOfMs: number;
   serving: 'ok' | 'paused';
@@ -93,7 +96,11 @@ export interface Ledger {
    *  holds of this instance's earlier processes that are provably gone (a crash and restart;
    *  liveness.ts), charged as a lapse, without waiting for their leases. A live one's are kept. */
   releasePredecessors(nowMs: number): Promise<ReleasedHold[]>;
-  topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number): Promise<Snapshot>;
+  /** Credits the organization. With an idempotency key already used by a top-up of the same
+   *  amounts, credits nothing and answers `replayed` (a retried request); of other amounts, throws
+   *  IdempotencyConflictError. The key is checked and stored in the top-up's own transaction. */
+  topup(orgId: string, amounts: { cash_micro_usd?: number; credit_micro_usd?: number }, nowMs: number,
+    idempotencyKey?: string): Promise<TopupResult>;
   setOverrides(orgId: string, overrides: Overrides, nowMs: number): Promise<Snapshot>;
   startReview(orgId: string, nowMs: number): Promise<Snapshot>;
   endReview(orgId: string, nowMs: number): Promise<Snapshot>;

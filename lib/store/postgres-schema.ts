@@ -503,6 +503,11 @@ BEGIN
 END $$;
 `;
 
+const V8_IDEMPOTENCY = `
+ALTER TABLE ledger_entries ADD COLUMN IF NOT EXISTS idempotency_key TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS ledger_entries_idempotency ON ledger_entries (org_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+`;
+
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_RELEASE + ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
   // Usage records shared by every process (issue 10; lib/usage/postgres.ts).
@@ -517,6 +522,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, name: 'ledger: process heartbeats, lease re-checked at release, late settlement at the real cost', sql: V6_TABLES + RELEASE_HOLD + SETTLE },
   // A process renews only the flex slots it holds; a release the database did not take lapses.
   { version: 7, name: 'flex race slots named by the acquiring process', sql: V7_FLEX_KEYS },
+  // A top-up's idempotency key, unique per organization (lib/ledger/sqlite-schema.ts DDL_V5).
+  { version: 8, name: 'idempotent top-ups', sql: V8_IDEMPOTENCY },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

@@ -45,6 +45,39 @@ test('the gateway CLI creates an org and a key, tops up, sets overrides, reviews
   assert.notEqual(next.json.data[0].id, first.json.data[0].id);
 });
 
+test('a top-up retried with its Idempotency-Key is credited once (admin API and CLI)', async () => {
+  const org = await t.newOrg();
+  const topup = (body: unknown, key?: string) => fetch(`${t.url}/admin/v1/orgs/${org.orgId}/topups`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+    body: JSON.stringify(body),
+  });
+  const first = await topup({ cash_micro_usd: 3_000_000 }, 'stripe-evt-1');
+  assert.equal(first.status, 200);
+  assert.equal(first.headers.get('idempotent-replayed'), null);
+  assert.equal((await first.json()).cashMicroUsd, 3_000_000);
+  const again = await topup({ cash_micro_usd: 3_000_000 }, 'stripe-evt-1');
+  assert.equal(again.status, 200);
+  assert.equal(again.headers.get('idempotent-replayed'), 'true');
+  assert.equal((await again.json()).cashMicroUsd, 3_000_000, 'the retry credited nothing');
+  const conflict = await topup({ cash_micro_usd: 4_000_000 }, 'stripe-evt-1');
+  assert.equal(conflict.status, 409);
+  assert.equal((await conflict.json()).error.code, 'idempotency_key_reused');
+  for (const bad of ['has space', 'x'.repeat(256), 'caf\u00e9']) {
+    const r = await topup({ cash_micro_usd: 1 }, bad);
+    assert.equal(r.status, 400, bad);
+    assert.equal((await r.json()).error.code, 'invalid_request');
+  }
+  // The CLI sends the key as the header.
+  for (let i = 0; i < 2; i++) {
+    assert.equal((await cli('topup', org.orgId, '--cash', '1000000', '--idempotency-key', 'stripe-evt-2')).status, 200);
+  }
+  const ledger = await cli('ledger', org.orgId);
+  assert.equal(ledger.json.snapshot.cashMicroUsd, 4_000_000);
+  assert.deepEqual(ledger.json.entries.filter((e: any) => e.kind === 'topup').map((e: any) => e.idempotency_key).sort(),
+    ['stripe-evt-1', 'stripe-evt-2']);
+});
+
 test('the admin API refuses a wrong token and validates bodies', async () => {
   const res = await fetch(`${t.url}/admin/v1/orgs`, { method: 'POST', headers: { authorization: 'Bearer nope' }, body: '{"name":"x"}' });
   assert.equal(res.status, 401);

@@ -241,7 +241,8 @@ test('a file of schema version 2 gains the live-hold totals of the holds it alre
       DROP TABLE ledger_live_holds; DELETE FROM ledger_schema_version WHERE version >= 3;
       DROP TABLE ledger_processes; ALTER TABLE ledger_holds DROP COLUMN charged_credit_micro_usd;
       DROP INDEX ledger_holds_live_org; CREATE INDEX ledger_holds_live_org ON ledger_holds (org_id) WHERE expired_at_ms IS NULL;
-      CREATE INDEX ledger_holds_live_instance ON ledger_holds (instance_id) WHERE expired_at_ms IS NULL;`);
+      CREATE INDEX ledger_holds_live_instance ON ledger_holds (instance_id) WHERE expired_at_ms IS NULL;
+      DROP INDEX ledger_entries_idempotency; ALTER TABLE ledger_entries DROP COLUMN idempotency_key;`);
     const ledger = openSqliteLedger(f.db, CONFIG);
     assert.deepEqual((liveTotals(f.db) as { kept: unknown[] }).kept, [{ org_id: 'o', day: Math.floor(now / 86_400_000), holds: 3, reserved: 3 * USD }]);
     assert.deepEqual(await ledger.admit({ orgId: 'o', route: 'vendor_a', holdMicroUsd: USD, nowMs: now }),
