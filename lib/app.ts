@@ -11,7 +11,7 @@ import type { RouteName } from './routes.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type GatewayConfig, ROUTES } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
-import { openStore } from './store/store.ts';
+import { openStore, type Store } from './store/store.ts';
 import { AbuseLimiter } from './limits/abuse.ts';
 import { vendorA } from './providers/openai.ts';
 import { vendorB } from './providers/gemini.ts';
@@ -46,6 +46,8 @@ export interface GatewayOptions {
   instanceId?: string;
   adminToken?: string;
   secret?: string;
+  /** GATEWAY_SECRET_KEY_PREVIOUS: secrets that still open provider keys during a rotation. */
+  previousSecrets?: string[];
   port?: number;
   host?: string;
   clock?: Clock;
@@ -89,7 +91,20 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     }));
   }
   const owner = { instanceId: opts.instanceId ?? randomUUID(), processId: randomUUID() };
-  const store = await openStore({ databaseUrl: opts.databaseUrl, dataDir: opts.dataDir, secret: opts.secret, config, clock, log, owner });
+  // A store that cannot open, or a secret that opens none of its provider keys, stops the start
+  // (and the simulator started for it).
+  let store: Store | undefined;
+  try {
+    store = await openStore({
+      databaseUrl: opts.databaseUrl, dataDir: opts.dataDir, secret: opts.secret, previousSecrets: opts.previousSecrets, config, clock, log, owner,
+    });
+    const { sampled, unreadable } = await store.orgs.checkSecret();
+    if (unreadable > 0) log.warn({ sampled, unreadable }, 'some stored provider keys do not open with this secret: their requests fail with provider_key_unreadable');
+  } catch (err) {
+    await store?.close().catch(() => {});
+    await simulator?.close().catch(() => {});
+    throw err;
+  }
   const { orgs, ledger } = store;
   // Usage records go to the same store as the ledger: the SQLite file, or the shared PostgreSQL
   // database (through the store's pool), where every process sees every process's records.

@@ -15,6 +15,7 @@ const USAGE = `usage: gateway <command>
   review start|end <org_id>
   exempt <org_id> true|false
   ledger <org_id>
+  reseal                                           (after a GATEWAY_SECRET_KEY rotation: provider keys sealed again with the current secret)
   scheduler                                        (the flex policy's current estimates)
   orgs [<query string, e.g. limit=200&cursor=…>]     (a page; next_cursor names the next one)
   usage [<query string, e.g. group_by=org,day>]`;
@@ -80,6 +81,7 @@ export function toCall(argv: string[]): Call {
       break;
     case 'ledger': if (orgId) return ['GET', `/admin/v1/orgs/${enc(orgId)}/ledger`]; break;
     case 'scheduler': return ['GET', '/admin/v1/scheduler'];
+    case 'reseal': return ['POST', '/admin/v1/provider-keys/reseal'];
     case 'orgs': case 'usage': {
       const query = argv[1];
       return ['GET', `/admin/v1/${command}${query ? `?${query}` : ''}`];

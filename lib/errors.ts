@@ -47,6 +47,9 @@ export const ERRORS = {
   },
   request_timeout: { status: 408, message: 'The request headers or body did not arrive in time.' },
   store_unavailable: { status: 503, message: 'The key store cannot be read right now; retry shortly.' },
+  provider_key_unreadable: {
+    status: 500, message: "This organization's stored provider key cannot be decrypted with the gateway's GATEWAY_SECRET_KEY; the operator must restore that secret or set the key again.",
+  },
   // upstream and lifecycle
   provider_error: { status: 502, message: 'The provider failed and no retry or fallback was left.' },
   provider_rejected: { status: 400, message: 'The provider rejected the request.' },

@@ -1,6 +1,7 @@
 // `npm start`: the gateway alone, configured by environment.
 //   PORT (8080), HOST (127.0.0.1), GATEWAY_DATA_DIR (./data), GATEWAY_ADMIN_TOKEN,
 //   GATEWAY_CONFIG (a JSON file validated by schemas/config.json), GATEWAY_SECRET_KEY,
+//   GATEWAY_SECRET_KEY_PREVIOUS (secrets a rotation moves away from, comma-separated),
 //   GATEWAY_DATABASE_URL (postgres://…: the shared store for several gateways; unset: SQLite),
 //   GATEWAY_INSTANCE_ID (stable name across restarts; default host:PORT).
 // Production runs the bundle (`npm start`: node with the V8 flags of README "Memory" on
@@ -9,6 +10,7 @@ import { hostname } from 'node:os';
 import { loadConfig, type GatewayConfig } from './config.ts';
 import { createGateway, type Gateway } from './app.ts';
 import { createLogger } from './log.ts';
+import { previousSecrets } from './store/secrets.ts';
 
 export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Promise<Gateway> {
   const log = createLogger();
@@ -21,6 +23,7 @@ export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Prom
     instanceId: process.env.GATEWAY_INSTANCE_ID || `${hostname()}:${process.env.PORT ?? 8080}`,
     adminToken: process.env.GATEWAY_ADMIN_TOKEN,
     secret: process.env.GATEWAY_SECRET_KEY,
+    previousSecrets: previousSecrets(process.env.GATEWAY_SECRET_KEY_PREVIOUS),
     port: Number(process.env.PORT ?? 8080),
     host: process.env.HOST ?? '127.0.0.1',
     logger: log,

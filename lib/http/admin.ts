@@ -163,6 +163,9 @@ const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
     const now = svc.clock.now();
     return [200, { snapshot: await svc.ledger.snapshot(orgId!, now), entries: await svc.ledger.entries(orgId!, 100) }];
   }],
+  // After a rotation of GATEWAY_SECRET_KEY (README "Rotating GATEWAY_SECRET_KEY"): every provider
+  // key sealed by a previous secret is sealed with the current one, so the previous can go.
+  ['POST', /^\/admin\/v1\/provider-keys\/reseal$/, async (svc) => [200, await svc.orgs.resealProviderKeys()]],
   ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, {
     as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot(),
   }]],

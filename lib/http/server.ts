@@ -196,6 +196,7 @@ const ALLOWED: Array<[RegExp, string]> = [
   [/^\/admin\/v1\/keys\/[^/]+$/, 'DELETE'],
   [/^\/admin\/v1\/orgs\/[^/]+\/provider-keys\/[^/]+$/, 'PUT, DELETE'],
   [/^\/admin\/v1\/orgs\/[^/]+\/topups$/, 'POST'],
+  [/^\/admin\/v1\/provider-keys\/reseal$/, 'POST'],
   [/^\/admin\/v1\/orgs\/[^/]+\/review$/, 'POST, DELETE'],
   [/^\/admin\/v1\/orgs\/[^/]+\/(overrides|exempt)$/, 'PUT'],
   [/^\/admin\/v1\/(orgs\/[^/]+\/ledger|scheduler|usage|usage\/requests)$/, READ],

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RouteName } from '../routes.ts';
 import { GatewayError } from '../errors.ts';
-import { type SecretBox, sha256 } from './secrets.ts';
+import { type SecretBox, UnreadableSecretError, sha256 } from './secrets.ts';
 
 export const KEY_PREFIX = 'flex_live_';
 
@@ -44,7 +44,20 @@ export interface OrgRows {
   providerKey(orgId: string, route: RouteName): MaybePromise<string | undefined>;
   providerRoutes(orgId: string): MaybePromise<RouteName[]>;
   deleteProviderKey(orgId: string, route: RouteName): MaybePromise<boolean>;
+  /** Every organization's sealed provider keys, a page at a time in (org, route) order after `after`. */
+  sealedProviderKeys(after: SealedKeyId | null, limit: number): MaybePromise<SealedKey[]>;
+  /** Replaces a sealed key only if it is still `from` (a key set meanwhile is kept); answers whether it did. */
+  replaceSealed(orgId: string, route: RouteName, from: string, to: string): MaybePromise<boolean>;
 }
+
+export interface SealedKeyId { org_id: string; route: RouteName }
+export interface SealedKey extends SealedKeyId { sealed: string }
+
+/** What POST /admin/v1/provider-keys/reseal did (README "Rotating GATEWAY_SECRET_KEY"). */
+export interface ResealReport { resealed: number; current: number; unreadable: SealedKeyId[] }
+
+/** Provider keys a start opens to check the secret (the first ones in (org, route) order). */
+const SECRET_CHECK_SAMPLE = 50;
 
 const newId = (prefix: string): string => prefix + randomBytes(12).toString('base64url');
 
@@ -179,9 +192,52 @@ export class OrgStore {
     }
     // "No own key" is cached too: it is the answer for every managed request, and the cache key is
     // an authenticated organization's, so its entries are bounded by organizations × routes.
-    const credential = sealed !== undefined ? JSON.parse(this.box.open(sealed)) : undefined;
+    const credential = sealed !== undefined ? JSON.parse(this.openSealed(sealed)) : undefined;
     setNewest(this.providerKeys, cacheKey, { credential, at: now });
     return credential;
+  }
+
+  /** A key this gateway's secrets cannot open is the operator's to fix (the wrong
+   *  GATEWAY_SECRET_KEY, a lost secret.key): said so, not an internal error. */
+  private openSealed(sealed: string): string {
+    try {
+      return this.box.open(sealed);
+    } catch (err) {
+      if (err instanceof UnreadableSecretError) throw new GatewayError('provider_key_unreadable');
+      throw err;
+    }
+  }
+
+  /** At start: a secret that opens none of the first stored provider keys is the wrong one, and
+   *  every own-key request would fail; refuse to start instead. Answers how many of the sample did
+   *  not open (some keys sealed by a secret since lost: the start goes on, the log says so). */
+  async checkSecret(): Promise<{ sampled: number; unreadable: number }> {
+    const sample = await this.rows.sealedProviderKeys(null, SECRET_CHECK_SAMPLE);
+    const unreadable = sample.filter((row) => !opens(this.box, row.sealed)).length;
+    if (sample.length > 0 && unreadable === sample.length) {
+      throw new Error(`GATEWAY_SECRET_KEY (or, without it, the data folder's secret.key) opens none of the ${sample.length} ` +
+        'provider keys checked: it is not the secret that sealed them (README "Rotating GATEWAY_SECRET_KEY")');
+    }
+    return { sampled: sample.length, unreadable };
+  }
+
+  /** Seals every provider key sealed by a previous secret again with the current one, so the
+   *  previous secret can be retired. The plain keys are unchanged: no cache needs dropping. */
+  async resealProviderKeys(): Promise<ResealReport> {
+    const report: ResealReport = { resealed: 0, current: 0, unreadable: [] };
+    let after: SealedKeyId | null = null;
+    for (;;) {
+      const page: SealedKey[] = await stored(() => this.rows.sealedProviderKeys(after, 500));
+      for (const { org_id, route, sealed } of page) {
+        let next: string | undefined;
+        try { next = this.box.resealed(sealed); } catch { report.unreadable.push({ org_id, route }); continue; }
+        if (next === undefined) report.current++;
+        else if (await stored(() => this.rows.replaceSealed(org_id, route, sealed, next))) report.resealed++;
+        else report.current++; // set again meanwhile, so sealed with the current secret
+      }
+      if (page.length < 500) return report;
+      after = page.at(-1)!;
+    }
   }
 
   async providerRoutes(orgId: string): Promise<Set<RouteName>> {
@@ -215,6 +271,10 @@ export class OrgStore {
 
 /** A read or write the caller cannot do without: a store that fails answers 503
  *  `store_unavailable` (with the cause kept for the log), not a 500. */
+function opens(box: SecretBox, sealed: string): boolean {
+  try { box.open(sealed); return true; } catch { return false; }
+}
+
 async function stored<T>(call: () => MaybePromise<T>): Promise<T> {
   try {
     return await call();

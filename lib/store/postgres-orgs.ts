@@ -3,7 +3,7 @@
 // their cached lookup as the transaction commits (postgres.ts listens).
 import type { Pool } from 'pg';
 import type { RouteName } from '../routes.ts';
-import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows } from './orgs.ts';
+import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows, SealedKey } from './orgs.ts';
 
 export const CACHE_CHANNEL = 'gateway_cache';
 
@@ -82,6 +82,15 @@ export function postgresOrgRows(pool: Pool): OrgRows {
         SELECT count(*)::INT AS changed_rows, pg_notify('${CACHE_CHANNEL}', 'provider_key ' || $1 || ' ' || $2) FROM changed`,
       [orgId, route]);
       return result.rows[0]!.changed_rows > 0;
+    },
+    async sealedProviderKeys(after, limit) {
+      return (await pool.query<SealedKey>(`
+        SELECT org_id, route, sealed FROM provider_keys WHERE (org_id, route) > ($1, $2) ORDER BY org_id, route LIMIT $3`,
+      [after?.org_id ?? '', after?.route ?? '', limit])).rows;
+    },
+    async replaceSealed(orgId, route, from, to) {
+      return (await pool.query('UPDATE provider_keys SET sealed = $1 WHERE org_id = $2 AND route = $3 AND sealed = $4',
+        [to, orgId, route, from])).rowCount! > 0;
     },
   };
 }

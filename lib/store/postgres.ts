@@ -91,7 +91,7 @@ export async function openPostgresStore(opts: StoreOptions & { databaseUrl: stri
   probe.on('error', () => {}); // a lost idle probe connection is noticed by the next probe
   await migrate(pool);
 
-  const orgs = new OrgStore(postgresOrgRows(pool), new SecretBox(opts.secret));
+  const orgs = new OrgStore(postgresOrgRows(pool), new SecretBox(opts.secret, opts.previousSecrets));
   const ledger = openPostgresLedger(pool, opts.config.ledger, { processId, instanceId, ...loggedSettleReports(log) });
   const flexSlots = new SharedFlexSlots(pool, opts.config.flex_race_slots, processId, opts.clock,
     (err) => log.warn({ err: { message: (err as Error).message } }, 'flex race slots: database unreachable'));

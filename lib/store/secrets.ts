@@ -4,32 +4,60 @@ import { createCipheriv, createDecipheriv, createHash, hash, randomBytes } from 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** A sealed value that none of the box's secrets opens (another secret sealed it, or it is damaged). */
+export class UnreadableSecretError extends Error {
+  constructor() { super('a sealed provider key does not open with GATEWAY_SECRET_KEY (nor any GATEWAY_SECRET_KEY_PREVIOUS)'); }
+}
+
+/** Seals with the current secret; opens with it or, during a rotation, with a previous one
+ *  (README "Rotating GATEWAY_SECRET_KEY"). AES-GCM's tag tells a wrong key from the right one. */
 export class SecretBox {
-  private readonly key: Buffer;
-  constructor(secret: string) { this.key = createHash('sha256').update(secret).digest(); }
+  private readonly keys: Buffer[];
+  constructor(secret: string, previous: readonly string[] = []) {
+    this.keys = [secret, ...previous].map((s) => createHash('sha256').update(s).digest());
+  }
 
   seal(plain: string): string {
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.keys[0]!, iv);
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
   }
 
   open(sealed: string): string {
+    return this.opened(sealed).plain;
+  }
+
+  /** The sealed value sealed again with the current secret, or undefined when it already is. */
+  resealed(sealed: string): string | undefined {
+    const { plain, current } = this.opened(sealed);
+    return current ? undefined : this.seal(plain);
+  }
+
+  private opened(sealed: string): { plain: string; current: boolean } {
     const [version, iv, tag, body] = sealed.split('.');
-    if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('unreadable sealed secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+    if (version !== 'v1' || !iv || !tag || body === undefined) throw new UnreadableSecretError();
+    for (const [i, key] of this.keys.entries()) {
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64'));
+      try {
+        return { plain: Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8'), current: i === 0 };
+      } catch { /* not this key: try the next */ }
+    }
+    throw new UnreadableSecretError();
   }
 }
 
-export function secretBoxFor(dataDir: string, envSecret: string | undefined): SecretBox {
-  if (envSecret) return new SecretBox(envSecret);
+export function secretBoxFor(dataDir: string, envSecret: string | undefined, previous: readonly string[] = []): SecretBox {
+  if (envSecret) return new SecretBox(envSecret, previous);
   const file = join(dataDir, 'secret.key');
   if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
-  return new SecretBox(readFileSync(file, 'utf8').trim());
+  return new SecretBox(readFileSync(file, 'utf8').trim(), previous);
 }
+
+/** GATEWAY_SECRET_KEY_PREVIOUS: the secrets a rotation is moving away from, comma-separated. */
+export const previousSecrets = (text: string | undefined): string[] =>
+  (text ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
 /** Hex SHA-256 of a text: one call, no Hash object (≈ 0.3 µs against createHash's 0.8; every
  *  authenticated request hashes its key). */

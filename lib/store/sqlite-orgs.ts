@@ -1,7 +1,7 @@
 // The org rows in the embedded SQLite file (prepared once; every call answers synchronously).
 import type { RouteName } from '../routes.ts';
 import type { DB } from './db.ts';
-import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows } from './orgs.ts';
+import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows, SealedKey } from './orgs.ts';
 
 type KeyRow = Omit<ApiKeyInfo, 'scopes'> & { scopes: string };
 
@@ -39,6 +39,8 @@ export function sqliteOrgRows(db: DB): OrgRows {
     getProviderKey: db.prepare('SELECT sealed FROM provider_keys WHERE org_id = ? AND route = ?').pluck(),
     listProviderRoutes: db.prepare('SELECT route FROM provider_keys WHERE org_id = ?').pluck(),
     deleteProviderKey: db.prepare('DELETE FROM provider_keys WHERE org_id = ? AND route = ?'),
+    sealedKeys: db.prepare('SELECT org_id, route, sealed FROM provider_keys WHERE (org_id, route) > (?, ?) ORDER BY org_id, route LIMIT ?'),
+    replaceSealed: db.prepare('UPDATE provider_keys SET sealed = ? WHERE org_id = ? AND route = ? AND sealed = ?'),
   };
   return {
     insertOrg(id, name, nowMs) { statements.insertOrg.run(id, name, nowMs); },
@@ -57,5 +59,7 @@ export function sqliteOrgRows(db: DB): OrgRows {
     providerKey: (orgId, route) => statements.getProviderKey.get(orgId, route) as string | undefined,
     providerRoutes: (orgId) => statements.listProviderRoutes.all(orgId) as RouteName[],
     deleteProviderKey: (orgId, route) => statements.deleteProviderKey.run(orgId, route).changes > 0,
+    sealedProviderKeys: (after, limit) => statements.sealedKeys.all(after?.org_id ?? '', after?.route ?? '', limit) as SealedKey[],
+    replaceSealed: (orgId, route, from, to) => statements.replaceSealed.run(to, orgId, route, from).changes > 0,
   };
 }

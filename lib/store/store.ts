@@ -40,6 +40,8 @@ export interface StoreOptions {
   databaseUrl?: string;
   dataDir: string;
   secret?: string;
+  /** Secrets a rotation moves away from: they still open provider keys, never seal one. */
+  previousSecrets?: string[];
   config: GatewayConfig;
   clock: Clock;
   log: Logger;
@@ -62,7 +64,7 @@ function openSqliteStore(opts: StoreOptions): Store {
     kind: 'sqlite',
     file: db.name,
     sqlite: db,
-    orgs: new OrgStore(sqliteOrgRows(db), secretBoxFor(opts.dataDir, opts.secret)),
+    orgs: new OrgStore(sqliteOrgRows(db), secretBoxFor(opts.dataDir, opts.secret, opts.previousSecrets)),
     ledger,
     flexSlots: new FlexSlots(opts.config.flex_race_slots),
     stateOwners,

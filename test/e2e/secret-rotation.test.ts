@@ -1,0 +1,118 @@
+// Rotating GATEWAY_SECRET_KEY, on SQLite and on PostgreSQL: the real gateway restarted on one
+// store with each secret setting an operator would use. A start whose secret opens none of the
+// stored provider keys is refused; with the old secret in GATEWAY_SECRET_KEY_PREVIOUS every key
+// still opens; the reseal endpoint seals them again with the new one, after which the old secret
+// can go; a key nobody's secret opens fails its own requests with provider_key_unreadable, not an
+// internal error.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import OpenAI from 'openai';
+import { loadConfig } from '../../lib/config.ts';
+import { createGateway, type Gateway } from '../../lib/app.ts';
+import { createLogger } from '../../lib/log.ts';
+import type { RouteName } from '../../lib/routes.ts';
+import { assertNoSecrets, sim } from '../helpers/gateway.ts';
+import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
+
+const ADMIN = 'rotation-admin-token';
+const OLD = 'old-secret-3f9a0c', NEW = 'new-secret-81d2e7', LOST = 'lost-secret-55b0aa';
+
+for (const store of ['sqlite', 'postgres'] as const) {
+  describe(store, { skip: store === 'postgres' && !(await postgresReachable()) ? 'PostgreSQL not reachable' : false }, () => {
+    let dataDir: string;
+    let db: TestDatabase | undefined;
+    const logLines: string[] = [];
+    const secrets = new Set([ADMIN, OLD, NEW, LOST]);
+
+    before(async () => {
+      dataDir = mkdtempSync(join(tmpdir(), 'gw-rotation-'));
+      if (store === 'postgres') db = await createTestDatabase('secret_rotation');
+    });
+    after(async () => {
+      rmSync(dataDir, { recursive: true, force: true });
+      await db?.drop();
+      assertNoSecrets(logLines, secrets);
+    });
+
+    const start = (secret: string, previousSecrets: string[] = []): Promise<Gateway> => createGateway({
+      config: loadConfig(undefined, {}), dataDir, databaseUrl: db?.url, adminToken: ADMIN, secret, previousSecrets, port: 0,
+      logger: createLogger('debug', new Writable({ write(chunk, _e, cb) { logLines.push(String(chunk)); cb(); } })),
+      drainMs: 1_000,
+    });
+    const admin = async (gw: Gateway, method: string, path: string, body?: unknown) => {
+      const res = await fetch(gw.url + path, {
+        method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, json: await res.json() as any };
+    };
+    /** An organization with an own key on `route` and an API key; the provider key is recorded as a secret. */
+    const ownKeyOrg = async (gw: Gateway, route: RouteName) => {
+      const org = (await admin(gw, 'POST', '/admin/v1/orgs', { name: route })).json.id as string;
+      const provider = `own-${route}-${org}`;
+      secrets.add(provider);
+      assert.equal((await admin(gw, 'PUT', `/admin/v1/orgs/${org}/provider-keys/${route}`, { key: provider })).status, 200);
+      const key = (await admin(gw, 'POST', `/admin/v1/orgs/${org}/keys`, { default_start_within: 'now' })).json.key as string;
+      secrets.add(key);
+      return { org, key, route };
+    };
+    const model: Partial<Record<RouteName, string>> = { vendor_a: 'gpt-5.4-mini', vendor_c: 'claude-sonnet-4-6' };
+    /** One own-key request through the OpenAI SDK: the status it ends with (200, or the error's). */
+    const serve = async (gw: Gateway, o: { key: string; route: RouteName }) => {
+      const client = new OpenAI({ apiKey: o.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      try {
+        await client.responses.create({ model: model[o.route]!, input: `hi ${sim({ output_tokens: 3 })}` });
+        return { status: 200 };
+      } catch (err: any) {
+        return { status: err.status as number, code: err.code as string };
+      }
+    };
+
+    let a: Awaited<ReturnType<typeof ownKeyOrg>>, c: Awaited<ReturnType<typeof ownKeyOrg>>;
+
+    test('a start whose secret opens none of the stored provider keys is refused', async () => {
+      const gw = await start(OLD);
+      a = await ownKeyOrg(gw, 'vendor_a');
+      c = await ownKeyOrg(gw, 'vendor_c');
+      assert.equal((await serve(gw, a)).status, 200);
+      await gw.close();
+      await assert.rejects(start(NEW), /opens none of the 2 provider keys checked/);
+    });
+
+    test('with the old secret as previous, every key opens; reseal moves them to the new one', async () => {
+      let gw = await start(NEW, [OLD]);
+      assert.equal((await serve(gw, a)).status, 200);
+      assert.equal((await serve(gw, c)).status, 200);
+      const fresh = await ownKeyOrg(gw, 'vendor_a'); // sealed with the new secret at once
+      assert.deepEqual((await admin(gw, 'POST', '/admin/v1/provider-keys/reseal')).json, { resealed: 2, current: 1, unreadable: [] });
+      assert.deepEqual((await admin(gw, 'POST', '/admin/v1/provider-keys/reseal')).json, { resealed: 0, current: 3, unreadable: [] });
+      await gw.close();
+      // The old secret retired: everything still opens; the old secret alone now opens nothing.
+      gw = await start(NEW);
+      for (const o of [a, c, fresh]) assert.equal((await serve(gw, o)).status, 200);
+      await gw.close();
+      await assert.rejects(start(OLD), /opens none of the 3 provider keys checked/);
+    });
+
+    test('a key sealed by a lost secret fails its own requests with provider_key_unreadable; the rest serve', async () => {
+      // A process that sealed with a secret since lost (it had the current one as previous).
+      let gw = await start(LOST, [NEW]);
+      const lost = await ownKeyOrg(gw, 'vendor_c');
+      await gw.close();
+      gw = await start(NEW);
+      assert.ok(logLines.some((l) => l.includes('some stored provider keys do not open')), 'the start says so');
+      assert.deepEqual(await serve(gw, lost), { status: 500, code: 'provider_key_unreadable' });
+      assert.equal((await serve(gw, a)).status, 200);
+      const report = (await admin(gw, 'POST', '/admin/v1/provider-keys/reseal')).json;
+      assert.deepEqual(report.unreadable, [{ org_id: lost.org, route: 'vendor_c' }]);
+      // Setting the key again is the fix.
+      assert.equal((await admin(gw, 'PUT', `/admin/v1/orgs/${lost.org}/provider-keys/vendor_c`, { key: 'own-vendor_c-again' })).status, 200);
+      assert.equal((await serve(gw, lost)).status, 200);
+      await gw.close();
+    });
+  });
+}
