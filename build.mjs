@@ -1,4 +1,5 @@
-// `make install` / `npm run build`: bundles the two entry points into dist/ as plain ES modules.
+// `make install` / `npm run build`: bundles the entry points into dist/ as plain ES modules: the
+// gateway, the demo, and the offline SQLite → PostgreSQL migration.
 // Kept outside the bundle: better-sqlite3 (a native addon) and google-auth-library + gaxios (loaded
 // on the first cloud_a call only, so a start never parses them). Identifiers are not minified, so
 // stack traces keep every name without esbuild's keepNames (which wraps each closure as it is made).
@@ -29,7 +30,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   cpSync('lib/dashboard', 'dist/dashboard', { recursive: true });
   await build({
     ...BUNDLE_OPTIONS,
-    entryPoints: { main: 'lib/main.ts', 'run-demo': 'lib/run-demo.ts' },
+    entryPoints: { main: 'lib/main.ts', 'run-demo': 'lib/run-demo.ts', 'migrate-to-postgres': 'lib/migrate-to-postgres.ts' },
     outdir: 'dist/lib',
     outExtension: { '.js': '.mjs' },
   });
