@@ -17,7 +17,8 @@ const requests: { url?: string; body: any }[] = [];
 
 before(async () => {
   const url = await serveScenario(interactionsCodec, CTX, () => scenario, (u, body) => requests.push({ url: u, body }));
-  ai = new GoogleGenAI({ apiKey: 'x', httpOptions: { baseUrl: url } });
+  // Pinned to /v1, the gateway's path (README): the SDK's default moved from v1beta (2.x) to v1 (3.x).
+  ai = new GoogleGenAI({ apiKey: 'x', httpOptions: { baseUrl: url, apiVersion: 'v1' } });
 });
 after(closeCodecServers);
 
@@ -44,7 +45,7 @@ test('interactions.create({stream:true}) yields every event with text, signature
   const stream = await ai.interactions.create({ model: 'gemini-gw', input: 'Weather in Paris?', stream: true });
   const events: any[] = [];
   for await (const ev of stream) events.push(ev);
-  assert.equal(requests.at(-1)!.url, '/v1beta/interactions');
+  assert.equal(requests.at(-1)!.url, '/v1/interactions');
   assert.deepEqual(events.map((e) => e.event_type), [
     'interaction.created', 'interaction.status_update',
     'step.start', 'step.delta', 'step.delta', 'step.stop',

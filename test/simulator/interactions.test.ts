@@ -47,6 +47,17 @@ test('stream framing: event names equal event_type, steps, completed usage + tie
   assert.equal(done.usage.total_thought_tokens, 0);
 });
 
+// Interactions is generally available on /v1 (the path @google/genai 3 calls by default); /v1beta
+// stays (the gateway's own upstream path, @google/genai 2's default). Each SDK pinned to one.
+test('SDK on either API version: /v1beta/interactions and /v1/interactions are both served', async () => {
+  for (const apiVersion of ['v1beta', 'v1']) {
+    const pinned = new GoogleGenAI({ apiKey: 'g-key', httpOptions: { baseUrl: sim.url, apiVersion } });
+    const r = await pinned.interactions.create({ model: 'gemini-sim', input: 'hello' });
+    assert.equal(r.status, 'completed', apiVersion);
+    assert.deepEqual(r.steps.map((s) => s.type), ['model_output'], apiVersion);
+  }
+});
+
 test('SDK non-stream: thought step (summary + signature) and model_output; thought tokens outside output', async () => {
   const r = await ai.interactions.create({ model: 'gemini-sim', input: 'hello', generation_config: { thinking_level: 'low' } });
   assert.equal(r.status, 'completed');

@@ -1,4 +1,6 @@
-// vendor_b, Gemini Interactions (steps schema): POST /v1beta/interactions. x-goog-api-key auth;
+// vendor_b, Gemini Interactions (steps schema): POST /v1beta/interactions, and /v1/interactions
+// where the API is generally available (the path @google/genai ≥ 3 calls by default; 2.x called
+// /v1beta, as the gateway's own adapter still does: lib/providers/gemini.ts). x-goog-api-key auth;
 // flex = body service_tier "flex", reported in interaction.service_tier; a full flex queue answers
 // 503 UNAVAILABLE. Streams end with `event: done` / `data: [DONE]`. Thought tokens are reported
 // outside total_output_tokens (total_thought_tokens), as the real API does.
@@ -18,7 +20,7 @@ const DONE: Frame = { bytes: 'event: done\ndata: [DONE]\n\n', tokens: 0 };
 export const geminiInteractions: RouteAdapter = {
   name: 'vendor_b',
   family: 'google',
-  match: (path) => (path === '/v1beta/interactions' ? {} : undefined),
+  match: (path) => (path === '/v1beta/interactions' || path === '/v1/interactions' ? {} : undefined),
   // Interactions are stored unless store:false; previous_interaction_id must name a stored one.
   state: {
     issued: (answer, body) => (body.store === false ? undefined : `v1_${answer.uid}`),
