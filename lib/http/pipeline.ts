@@ -25,6 +25,7 @@ import type { UpstreamTerms } from '../stream/pools.ts';
 import { respond, type IssuedIds, type Pricing, type StreamResult } from '../stream/respond.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
 import { infoLine, member, type Logger } from '../log.ts';
+import { EVENT_STREAM_HEAD } from '../headers.ts';
 
 type Admitted = { holdId: string; spendRemainingMicroUsd: number; asOfMs: number };
 type HoldEstimate = { inputTokens: number; maxOutput: number; micro: number };
@@ -262,7 +263,7 @@ function holdStreamOpen(ctx: RequestContext): void {
     ctx.headTimer = undefined;
     if (ctx.outcome || ctx.clientClosed || res.destroyed) return;
     if (!res.headersSent) {
-      const h: Headers = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': ctx.id };
+      const h: Headers = { ...EVENT_STREAM_HEAD, 'x-request-id': ctx.id };
       if (ctx.format === 'messages') h['request-id'] = ctx.id;
       // The spend figure is known once the routes resolve (and the hold is on): the head carries it.
       addSpendHeaders(h, ctx, ctx.routes.every((r) => r.mode === 'byok') ? 'byok' : 'managed');

@@ -16,7 +16,7 @@ import type { Framer } from '../providers/types.ts';
 import { formatFrame, parseFrame, SSEParser } from '../sse.ts';
 import { frameEndAfter, OpeningFrames, PassthroughScanner } from './sse-scan.ts';
 import { pickMembers, withMemberIn } from '../json-skip.ts';
-import type { Headers } from '../headers.ts';
+import { EVENT_STREAM_HEAD, type Headers } from '../headers.ts';
 import { addCostExtras } from '../formats/cost-extras.ts';
 
 export interface Pricing {
@@ -160,7 +160,7 @@ async function drainFrames<F extends SSEFrame>(
  *  holdStreamOpen: the routing headers decided at commit are then not sent). */
 function startStream(args: RespondArgs): void {
   if (args.res.headersSent) return;
-  args.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...args.headers(args.committed.tier) });
+  args.res.writeHead(200, { ...EVENT_STREAM_HEAD, ...args.headers(args.committed.tier) });
 }
 
 async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {

@@ -197,6 +197,7 @@ test('a stream that waits past stream_head_ms gets its 200 and event-stream head
     const res = await pending;
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    assert.equal(res.headers.get('x-accel-buffering'), 'no', 'nginx passes the waiting stream unbuffered');
     assert.ok(res.headers.get('x-request-id'));
     g.clock!.increment(30_000);              // two keep-alive comments
     await flush();
