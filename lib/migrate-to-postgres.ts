@@ -51,7 +51,9 @@ function failure(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   if (code === '3D000') return 'the database named in GATEWAY_DATABASE_URL does not exist: create it first (createdb)';
   if (code === 'ECONNREFUSED') return 'PostgreSQL refused the connection (GATEWAY_DATABASE_URL): is the server running and listening there?';
-  return (err as Error)?.stack ?? String(err);
+  if (code === 'ENOTFOUND') return 'the host named in GATEWAY_DATABASE_URL does not resolve';
+  if (code === '28P01' || code === '28000') return 'PostgreSQL refused the credentials in GATEWAY_DATABASE_URL';
+  return (err as Error)?.message ?? String(err);
 }
 
 process.exitCode = await run();

@@ -96,11 +96,12 @@ export async function migrateSqliteToPostgres(opts: MigrationOptions): Promise<M
     checkSourceSchema(db);
     refuseIfRunning(db, opts.leaseMs ?? 30_000);
     refuseIfLiveHolds(db);
-    const resealed = resealProviderKeys(db, opts.sourceSecret, new SecretBox(opts.targetSecret));
+    const target = new SecretBox(opts.targetSecret);
+    const resealed = sealedForTarget(db, opts.sourceSecret, opts.targetSecret);
     const source = sourceFigures(db);
     print(`source: ${file} (ledger schema ${LEDGER_SCHEMA_VERSION})`);
 
-    const summary = await copyToPostgres(db, opts.databaseUrl, resealed, source, new SecretBox(opts.targetSecret), print);
+    const summary = await copyToPostgres(db, opts.databaseUrl, resealed, source, target, print);
     db.exec('COMMIT');
     return summary;
   } finally {
@@ -206,18 +207,18 @@ function refuseIfLiveHolds(db: Database.Database): void {
 
 /** Every provider key opened with the source secret and sealed with the target's, before the target
  *  is touched: one key that does not open refuses the whole migration (named by org and route). */
-function resealProviderKeys(db: Database.Database, sourceSecret: string | undefined, target: SecretBox): Map<string, string> {
+function sealedForTarget(db: Database.Database, sourceSecret: string | undefined, targetSecret: string): Map<string, string> {
   const rows = db.prepare('SELECT org_id, route, sealed FROM provider_keys ORDER BY org_id, route').all() as
     Array<{ org_id: string; route: string; sealed: string }>;
   const resealed = new Map<string, string>();
   if (!rows.length) return resealed;
   if (!sourceSecret) throw new MigrationRefused('provider keys are stored but no source secret was given to open them');
-  const source = new SecretBox(sourceSecret);
+  // The target's secret as current and the source's as previous: a rotation's reseal, so a key
+  // already sealed with the target's secret (the same secret on both sides) goes as it is.
+  const box = new SecretBox(targetSecret, [sourceSecret]);
   const unreadable: string[] = [];
   for (const row of rows) {
-    let plain: string;
-    try { plain = source.open(row.sealed); } catch { unreadable.push(`${row.org_id}/${row.route}`); continue; }
-    resealed.set(providerKeyId(row), target.seal(plain));
+    try { resealed.set(providerKeyId(row), box.resealed(row.sealed) ?? row.sealed); } catch { unreadable.push(`${row.org_id}/${row.route}`); }
   }
   if (unreadable.length) {
     throw new MigrationRefused(`${unreadable.length} of ${rows.length} provider key(s) do not open with the source secret (${unreadable.slice(0, 5).join(', ')}`
