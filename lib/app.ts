@@ -12,6 +12,7 @@ import { type Clock, systemClock } from './clock.ts';
 import { type GatewayConfig, ROUTES } from './config.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { openStore, type Store } from './store/store.ts';
+import { refuseLostDatabase } from './store/db.ts';
 import { AbuseLimiter } from './limits/abuse.ts';
 import { vendorA } from './providers/openai.ts';
 import { vendorB } from './providers/gemini.ts';
@@ -56,6 +57,9 @@ export interface GatewayOptions {
   logger?: Logger;
   /** How long shutdown waits for streams to finish before aborting them. */
   drainMs?: number;
+  /** GATEWAY_NEW_DATABASE=1: start on an empty SQLite database even where the data folder shows
+   *  an earlier gateway's state (lib/store/db.ts refuseLostDatabase). */
+  newDatabase?: boolean;
 }
 
 export interface Gateway {
@@ -71,6 +75,8 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   const config = opts.config;
   const clock = opts.clock ?? systemClock;
   const log = opts.logger ?? createLogger();
+  // Before anything is written into the data folder (the simulator's key is, just below).
+  if (!opts.databaseUrl) refuseLostDatabase(opts.dataDir, opts.newDatabase ?? false);
   let simulator: Simulator | undefined;
   if (config.useSimulator) {
     const creds = simulatorCredentials(opts.dataDir);

@@ -3,7 +3,9 @@
 //   GATEWAY_CONFIG (a JSON file validated by schemas/config.json), GATEWAY_SECRET_KEY,
 //   GATEWAY_SECRET_KEY_PREVIOUS (secrets a rotation moves away from, comma-separated),
 //   GATEWAY_DATABASE_URL (postgres://…: the shared store for several gateways; unset: SQLite),
-//   GATEWAY_INSTANCE_ID (stable name across restarts; default host:PORT).
+//   GATEWAY_INSTANCE_ID (stable name across restarts; default host:PORT),
+//   GATEWAY_NEW_DATABASE=1 (start on an empty gateway.db where the data folder holds an earlier
+//   gateway's secret.key or simulator key: lib/store/db.ts refuseLostDatabase).
 // Production runs the bundle (`npm start`: node with the V8 flags of README "Memory" on
 // dist/lib/main.mjs, built by `make install`); tsx lib/main.ts in development.
 import { hostname } from 'node:os';
@@ -11,6 +13,10 @@ import { loadConfig, type GatewayConfig } from './config.ts';
 import { createGateway, type Gateway } from './app.ts';
 import { createLogger } from './log.ts';
 import { previousSecrets } from './store/secrets.ts';
+import { databaseFile, DataFolderRefused } from './store/db.ts';
+import { sqliteFailure } from './store/store.ts';
+
+const dataDir = (): string => process.env.GATEWAY_DATA_DIR ?? './data';
 
 export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Promise<Gateway> {
   const log = createLogger();
@@ -18,7 +24,8 @@ export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Prom
   if (!process.env.GATEWAY_ADMIN_TOKEN) log.warn('GATEWAY_ADMIN_TOKEN is not set: the admin API refuses every request');
   const gw = await createGateway({
     config,
-    dataDir: process.env.GATEWAY_DATA_DIR ?? './data',
+    dataDir: dataDir(),
+    newDatabase: process.env.GATEWAY_NEW_DATABASE === '1',
     databaseUrl: process.env.GATEWAY_DATABASE_URL || undefined,
     instanceId: process.env.GATEWAY_INSTANCE_ID || `${hostname()}:${process.env.PORT ?? 8080}`,
     adminToken: process.env.GATEWAY_ADMIN_TOKEN,
@@ -55,5 +62,17 @@ function startFailure(err: unknown): unknown {
   const code = (err as { code?: unknown } | null)?.code;
   if (code === '3D000') return 'gateway: the database named in GATEWAY_DATABASE_URL does not exist; create it first (createdb), the gateway creates its tables';
   if (code === 'ECONNREFUSED' && process.env.GATEWAY_DATABASE_URL) return 'gateway: PostgreSQL refused the connection (GATEWAY_DATABASE_URL): is the server running and listening there?';
+  if (err instanceof DataFolderRefused) return `gateway: ${err.message}`;
+  const failure = process.env.GATEWAY_DATABASE_URL ? undefined : sqliteFailure(err);
+  if (failure) {
+    const file = databaseFile(dataDir());
+    const why = `(${code}: ${(err as Error).message})`;
+    if (failure === 'damaged') return `gateway: ${file} is damaged ${why}: restore it from a backup (README "The data folder")`;
+    if (/^SQLITE_(READONLY|CANTOPEN|PERM)/.test(String(code))) {
+      return `gateway: ${file} is not writable by uid ${process.getuid?.()} ${why}: give that user write access to the file and its folder (SQLite writes gateway.db-wal and -shm beside it)`;
+    }
+    if (code === 'SQLITE_FULL') return `gateway: the disk holding ${file} is full ${why}: free space there`;
+    return `gateway: ${file} cannot be written ${why}`;
+  }
   return err;
 }

@@ -18,7 +18,7 @@ const FLOORS: Array<{ name: string; members: string[] }> = [
   {
     name: 'ground',
     members: ['ir.ts', 'routes.ts', 'errors.ts', 'sse.ts', 'headers.ts', 'timeouts.ts', 'clock.ts', 'log.ts', 'metrics.ts', 'json-skip.ts',
-      'json-util.ts', 'random-id.ts', 'batched-prune.ts'],
+      'json-util.ts', 'random-id.ts', 'batched-prune.ts', 'sqlite-lock.ts'],
   },
   // One concern each, knowing only the ground: wire formats, provider adapters, and the records
   // beside them (the model catalog, the money ledger, the abuse limits, the usage records, the

@@ -88,9 +88,11 @@ const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
   ['POST', /^\/admin\/v1\/orgs$/, async (svc, _p, body) => {
     const { name } = checked(BODIES.createOrg, await body());
     const now = svc.clock.now();
-    const org = await svc.orgs.createOrg(String(name).trim(), now);
-    await svc.ledger.ensureOrg(org.id, now);
-    return [201, org];
+    // The ledger's row first: an organization is listed (with its ledger) only once it is stored,
+    // so a ledger write that fails (503, retried) leaves no organization without its ledger.
+    const id = svc.orgs.newOrgId();
+    await ledgerWrite(svc, id, () => svc.ledger.ensureOrg(id, now));
+    return [201, await svc.orgs.createOrg(String(name).trim(), now, id)];
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/keys$/, async (svc, [orgId], body) => {
     await requireOrg(svc, orgId!);
@@ -128,35 +130,27 @@ const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
     }
     const { cash_micro_usd, credit_micro_usd } = checked(BODIES.topup, await body(),
       'body must be {"cash_micro_usd"?: int >= 0, "credit_micro_usd"?: int >= 0}, at most 10^15 each');
-    // The balance must stay an integer the ledger (and JavaScript) holds exactly: the ledger checks
-    // it inside the top-up's transaction.
-    try {
-      const { replayed, ...snapshot } = await svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, svc.clock.now(), key);
-      return [200, snapshot, replayed ? REPLAYED : undefined];
-    } catch (err) {
-      if (err instanceof BalanceOverflowError) throw bad(err.message);
-      if (err instanceof IdempotencyConflictError) throw new GatewayError('idempotency_key_reused');
-      throw err;
-    }
+    const { replayed, ...snapshot } = await ledgerWrite(svc, orgId!, () => svc.ledger.topup(orgId!, { cash_micro_usd, credit_micro_usd }, svc.clock.now(), key));
+    return [200, snapshot, replayed ? REPLAYED : undefined];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/overrides$/, async (svc, [orgId], body) => {
     await requireOrg(svc, orgId!);
     const { concurrency, daily_spend_micro_usd } = checked(BODIES.overrides, await body(),
       'body must be {"concurrency"?: int 0..1000000 | null, "daily_spend_micro_usd"?: int 0..10^15 | null}');
-    return [200, await svc.ledger.setOverrides(orgId!, { concurrency, daily_spend_micro_usd }, svc.clock.now())];
+    return [200, await ledgerWrite(svc, orgId!, () => svc.ledger.setOverrides(orgId!, { concurrency, daily_spend_micro_usd }, svc.clock.now()))];
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => {
     await requireOrg(svc, orgId!);
-    return [200, await svc.ledger.startReview(orgId!, svc.clock.now())];
+    return [200, await ledgerWrite(svc, orgId!, () => svc.ledger.startReview(orgId!, svc.clock.now()))];
   }],
   ['DELETE', /^\/admin\/v1\/orgs\/([^/]+)\/review$/, async (svc, [orgId]) => {
     await requireOrg(svc, orgId!);
-    return [200, await svc.ledger.endReview(orgId!, svc.clock.now())];
+    return [200, await ledgerWrite(svc, orgId!, () => svc.ledger.endReview(orgId!, svc.clock.now()))];
   }],
   ['PUT', /^\/admin\/v1\/orgs\/([^/]+)\/exempt$/, async (svc, [orgId], body) => {
     await requireOrg(svc, orgId!);
     const { exempt } = checked(BODIES.exempt, await body(), 'body must be {"exempt": boolean}');
-    return [200, await svc.ledger.setExempt(orgId!, exempt, svc.clock.now())];
+    return [200, await ledgerWrite(svc, orgId!, () => svc.ledger.setExempt(orgId!, exempt, svc.clock.now()))];
   }],
   ['GET', /^\/admin\/v1\/orgs\/([^/]+)\/ledger$/, async (svc, [orgId]) => {
     await requireOrg(svc, orgId!);
@@ -229,6 +223,24 @@ function checked(validate: ValidateFunction, body: Body, usage?: string): Body {
   const error = validate.errors?.[0];
   const where = error ? `${error.instancePath || 'body'} ${error.message ?? 'is invalid'}` : 'body is invalid';
   throw bad(usage ? `${usage} (${where})` : where);
+}
+
+/** A ledger write of the operator's (top-up, overrides, review, exempt). Its own refusals keep
+ *  their answers; a store that fails (SQLite's disk full, read-only or locked file, PostgreSQL
+ *  unreachable) answers 503 store_unavailable, as creating an organization does: a billing job
+ *  retries a 503, where a 500 reads as final. The operator's log gets why. */
+async function ledgerWrite<T>(svc: Services, orgId: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    // The balance must stay an integer the ledger (and JavaScript) holds exactly: the ledger checks
+    // it inside the top-up's transaction.
+    if (err instanceof BalanceOverflowError) throw bad(err.message);
+    if (err instanceof IdempotencyConflictError) throw new GatewayError('idempotency_key_reused');
+    if (err instanceof GatewayError) throw err;
+    svc.log.warn({ org: orgId, err: { message: (err as Error | null)?.message } }, 'ledger write failed: answered store_unavailable');
+    throw new GatewayError('store_unavailable', 'The ledger cannot be written right now; retry shortly.');
+  }
 }
 
 async function requireOrg(svc: Services, id: string): Promise<void> {

@@ -368,7 +368,10 @@ function issuedTo(ctx: RequestContext, served: RoutePlan): IssuedIds | undefined
 function refuse(ctx: RequestContext, err: unknown): void {
   const { res, svc } = ctx;
   const ge = asGatewayError(err);
-  if (ge.code === 'internal_error') svc.log.error({ req: ctx.id, endpoint: ctx.format, org: ctx.key?.orgId, err }, 'internal error');
+  if (ge.code === 'internal_error') {
+    svc.log.error({ req: ctx.id, endpoint: ctx.format, org: ctx.key?.orgId, err }, 'internal error');
+    svc.store.observe?.(err);
+  }
   if (ctx.headSent) endStreamWithError(ctx, ge);
   else if (!res.headersSent && !res.destroyed) sendError(res, ctx.format, ge, { 'x-request-id': ctx.id });
   ctx.status = ge.status;

@@ -176,7 +176,10 @@ async function dispatch(
     }
   } catch (err) {
     const ge = asGatewayError(err);
-    if (ge.code === 'internal_error') svc.log.error({ err }, 'internal error');
+    if (ge.code === 'internal_error') {
+      svc.log.error({ err }, 'internal error');
+      svc.store.observe?.(err);
+    }
     const envelope = isCatalogPath(path) ? catalogEnvelope(req) : 'plain';
     sendError(res, envelope, ge, ge.code === 'method_not_allowed' ? { allow: allowedOn(path) } : undefined);
   }
@@ -247,9 +250,14 @@ async function limits(req: IncomingMessage, res: ServerResponse, svc: Services):
 }
 
 /** Ready when not draining and the store answers; a database that cannot be reached is named, so a
- *  balancer stops sending managed traffic here while own keys keep working on the cached keys. */
+ *  balancer stops sending managed traffic here while own keys keep working on the cached keys.
+ *  SQLite's says what is wrong instead of `unreachable`: its last write failed (`unwritable`), it is
+ *  `damaged`, or the file at its path was `deleted` or `replaced` under the running process. */
 async function readyz(res: ServerResponse, svc: Services): Promise<void> {
   if (svc.shuttingDown) return sendJson(res, 503, '{"status":"shutting_down"}');
-  if (!await svc.store.ready()) return sendJson(res, 503, `{"status":"degraded","database":"unreachable","store":"${svc.store.kind}"}`);
+  if (!await svc.store.ready()) {
+    const database = svc.store.degraded?.() ?? 'unreachable';
+    return sendJson(res, 503, `{"status":"degraded","database":"${database}","store":"${svc.store.kind}"}`);
+  }
   sendJson(res, 200, '{"status":"ready"}');
 }

@@ -32,8 +32,8 @@ export const loggedSettleReports = (log: Logger): SettleReports => ({
     'settlements not written at close: their holds lapse charged only what their last renewal recorded'),
 });
 
-// SQLite's: a round refused by another process's write lock blocks the event loop for the busy
-// timeout, so it backs off (1, 2, 4 ... 30 s).
+// SQLite's: a round refused by another connection's write lock has blocked the event loop for up
+// to the short busy timeout at each try (lib/sqlite-lock.ts), so rounds back off (1, 2, 4 ... 30 s).
 const backoff = (failures: number): number => Math.min(1_000 * 2 ** failures, 30_000);
 
 /** PostgreSQL's: a refused round costs one failed connection attempt and only one is ever in

@@ -3,7 +3,11 @@
 // IMMEDIATE transaction: SQLite takes the file's write lock at BEGIN, so admission is atomic across
 // every connection and process sharing the file, and a check can never be raced by another
 // admission between reading the figures and placing the hold. Admissions and settlements arriving
-// in one event-loop turn share one such transaction (group commit, below).
+// in one event-loop turn share one such transaction (group commit, below). The lock is waited for
+// briefly, with the event loop free between tries (lib/sqlite-lock.ts): another connection holding it
+// (an operator's sqlite3 session) refuses an admission with 503 within LOCK_PATIENCE_MS, defers a
+// settlement (settle-retry.ts), leaves a renewal to the next sweep and fails an administrative
+// write (the admin API answers 503 store_unavailable), and never freezes the process.
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { RouteName } from '../routes.ts';
@@ -12,6 +16,7 @@ import type {
   TopupResult,
 } from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
+import { isLocked, lockRetryDelayMs, retryWhileLocked, serveWithShortLockWaits, LOCK_PATIENCE_MS } from '../sqlite-lock.ts';
 import { predecessorGone, thisHost, type PredecessorRow } from './liveness.ts';
 import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 import {
@@ -36,7 +41,7 @@ interface LapsedTotals extends HoldTotals { delivered: number }
 type PredecessorHold = HoldRow & PredecessorRow;
 interface EntryInput {
   org: string; at: number; kind: string; hold?: string | null; amount?: number | null;
-  cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null;
+  cash?: number | null; credit?: number | null; reason?: string | null; detail?: string | null; idempotencyKey?: string | null;
 }
 
 
@@ -46,6 +51,9 @@ export function openSqliteLedger(
 ): Ledger {
   const ramp = checkConfig(config);
   migrateLedger(db);
+  // The migration was the start's long write (another process's start may wait for it): from here
+  // on the connection serves, and a write waits for another connection's lock only briefly.
+  serveWithShortLockWaits(db);
   const me = { host: owner.host ?? thisHost(), pid: owner.pid ?? process.pid };   // what successors check this process by
 
   const poolsByRoute = new Map<RouteName, SharedPool[]>();
@@ -125,27 +133,26 @@ export function openSqliteLedger(
         admitted = CASE WHEN window_start_ms = @start THEN admitted + 1 ELSE 1 END,
         window_start_ms = @start`),
     insertEntry: db.prepare<[
-      string, number, string, string | null, number | null, number | null, number | null, string | null, string | null,
+      string, number, string, string | null, number | null, number | null, number | null, string | null, string | null, string | null,
     ]>(`
-      INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      INSERT INTO ledger_entries (org_id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail, idempotency_key)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     entries: db.prepare<[string, number], EntryRow>(`
       SELECT id, at_ms, kind, hold_id, amount_micro_usd, cash_micro_usd, credit_micro_usd, reason, detail, idempotency_key
       FROM ledger_entries WHERE org_id = ? ORDER BY id DESC LIMIT ?`),
     topupByKey: db.prepare<[string, string], { cash_micro_usd: number | null; credit_micro_usd: number | null }>(
       'SELECT cash_micro_usd, credit_micro_usd FROM ledger_entries WHERE org_id = ? AND idempotency_key = ?'),
-    keyEntry: db.prepare<[string, number | bigint]>('UPDATE ledger_entries SET idempotency_key = ? WHERE id = ?'),
   };
 
   let closed = false;
 
   // ── small named steps, shared by the transactions below ────────────────────────────────────
 
-  /** Appends to the organization's ledger entries (the audit trail the admin API shows); answers
-   *  the entry's id. */
-  const addEntry = (entry: EntryInput): number | bigint =>
+  /** Appends to the organization's ledger entries (the audit trail the admin API shows). */
+  const addEntry = (entry: EntryInput): void => {
     statements.insertEntry.run(entry.org, entry.at, entry.kind, entry.hold ?? null, entry.amount ?? null, entry.cash ?? null,
-      entry.credit ?? null, entry.reason ?? null, entry.detail ?? null).lastInsertRowid;
+      entry.credit ?? null, entry.reason ?? null, entry.detail ?? null, entry.idempotencyKey ?? null);
+  };
 
   const live = (): void => {
     if (closed) throw new Error('ledger: closed');
@@ -347,8 +354,7 @@ export function openSqliteLedger(
     // The ramp starts at the first cash top-up: promo credit is granted, not paid, so an account
     // living on credit alone stays in week 0 ("never topped up") with week 0's ceilings.
     if (cash > 0) statements.setFirstTopup.run(nowMs, orgId);
-    const entry = addEntry({ org: orgId, at: nowMs, kind: 'topup', cash, credit, amount: cash + credit });
-    if (key !== null) statements.keyEntry.run(key, entry);
+    addEntry({ org: orgId, at: nowMs, kind: 'topup', cash, credit, amount: cash + credit, idempotencyKey: key });
     readStanding(orgId, nowMs); // repairs insufficient_balance once the balance is above zero
     return snapshotNow(orgId, nowMs);
   });
@@ -409,9 +415,13 @@ export function openSqliteLedger(
   // One commit for the turn writes the pages the requests share once (the organization's row, the
   // holds' index pages) instead of once per request: the commits, not the statements, were most
   // of the ledger's cost (bench/README.md, "The managed ledger"). Nothing is promised before the
-  // commit: each call resolves after it.
-  type Queued = { op: () => unknown; resolve: (value: any) => void; reject: (err: unknown) => void };
+  // commit: each call resolves after it. A turn refused by another connection's write lock is
+  // tried again after lockRetryDelayMs, the event loop free meanwhile, together with what arrived
+  // since; a call that has waited LOCK_PATIENCE_MS (real time, not the ledger's clock) is refused
+  // with the lock's error: admission answers 503, a settlement is deferred (settle-retry.ts).
+  type Queued = { op: () => unknown; resolve: (value: any) => void; reject: (err: unknown) => void; since: number };
   let queued: Queued[] = [];
+  let lockedTurns = 0;   // turns refused by the lock in a row
   const turnTx = db.transaction((ops: Queued[]) => ops.map(({ op }) => {
     try { return { value: op() }; } catch (err) { return { err }; }
   }));
@@ -421,14 +431,21 @@ export function openSqliteLedger(
     let outcomes: ({ value: unknown } | { err: unknown })[];
     try {
       outcomes = turnTx.immediate(ops);
+      lockedTurns = 0;
     } catch (err) {
-      for (const q of ops) q.reject(err);   // the commit itself failed (busy past the timeout, closed)
+      // The commit itself failed: the lock (below), a closed connection, the file.
+      const now = performance.now();
+      const locked = isLocked(err);
+      for (const q of ops) {
+        if (locked && now - q.since < LOCK_PATIENCE_MS) queued.push(q); else q.reject(err);
+      }
+      if (queued.length > 0) setTimeout(commitTurn, lockRetryDelayMs(lockedTurns++));
       return;
     }
     outcomes.forEach((o, i) => { if ('err' in o) ops[i]!.reject(o.err); else ops[i]!.resolve(o.value); });
   };
   const inThisTurn = <T>(op: () => T): Promise<T> => new Promise<T>((resolve, reject) => {
-    if (queued.push({ op, resolve, reject }) === 1) setImmediate(commitTurn);
+    if (queued.push({ op, resolve, reject, since: performance.now() }) === 1) setImmediate(commitTurn);
   });
 
   const writeSettlement = (s: Settlement): Promise<void> => inThisTurn(() => settleTx(s.holdId, s.cost, s.nowMs));
@@ -437,7 +454,7 @@ export function openSqliteLedger(
   return {
     async ensureOrg(orgId, nowMs) {
       live();
-      statements.insertOrg.run(orgId, nowMs);
+      await retryWhileLocked(() => statements.insertOrg.run(orgId, nowMs));
     },
 
     async admit(input) {
@@ -458,46 +475,46 @@ export function openSqliteLedger(
     async renew(holds, nowMs) {
       live();
       for (const hold of holds) checkAmount('deliveredMicroUsd', hold.deliveredMicroUsd);
-      renewTx.immediate(holds, nowMs);
+      await retryWhileLocked(() => renewTx.immediate(holds, nowMs));   // refused: the next sweep renews
     },
 
     async expireLeases(nowMs) {
       live();
-      return expireTx.immediate(nowMs);
+      return retryWhileLocked(() => expireTx.immediate(nowMs));
     },
 
     async releasePredecessors(nowMs) {
       live();
-      return predecessorsTx.immediate(nowMs);
+      return retryWhileLocked(() => predecessorsTx.immediate(nowMs));
     },
 
     async topup(orgId, amounts, nowMs, idempotencyKey) {
       live();
       const cash = checkAmount('cash_micro_usd', amounts.cash_micro_usd ?? 0);
       const credit = checkAmount('credit_micro_usd', amounts.credit_micro_usd ?? 0);
-      return topupTx.immediate(orgId, cash, credit, nowMs, idempotencyKey ?? null);
+      return retryWhileLocked(() => topupTx.immediate(orgId, cash, credit, nowMs, idempotencyKey ?? null));
     },
 
     async setOverrides(orgId, overrides, nowMs) {
       live();
       if (overrides.concurrency != null) checkAmount('concurrency', overrides.concurrency);
       if (overrides.daily_spend_micro_usd != null) checkAmount('daily_spend_micro_usd', overrides.daily_spend_micro_usd);
-      return overridesTx.immediate(orgId, overrides, nowMs);
+      return retryWhileLocked(() => overridesTx.immediate(orgId, overrides, nowMs));
     },
 
     async startReview(orgId, nowMs) {
       live();
-      return reviewTx.immediate(orgId, true, nowMs);
+      return retryWhileLocked(() => reviewTx.immediate(orgId, true, nowMs));
     },
 
     async endReview(orgId, nowMs) {
       live();
-      return reviewTx.immediate(orgId, false, nowMs);
+      return retryWhileLocked(() => reviewTx.immediate(orgId, false, nowMs));
     },
 
     async setExempt(orgId, exempt, nowMs) {
       live();
-      return exemptTx.immediate(orgId, exempt, nowMs);
+      return retryWhileLocked(() => exemptTx.immediate(orgId, exempt, nowMs));
     },
 
     async snapshot(orgId, nowMs) {

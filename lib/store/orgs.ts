@@ -46,18 +46,28 @@ export interface OrgRows {
   deleteProviderKey(orgId: string, route: RouteName): MaybePromise<boolean>;
   /** Every organization's sealed provider keys, a page at a time in (org, route) order after `after`. */
   sealedProviderKeys(after: SealedKeyId | null, limit: number): MaybePromise<SealedKey[]>;
-  /** Replaces a sealed key only if it is still `from` (a key set meanwhile is kept); answers whether it did. */
-  replaceSealed(orgId: string, route: RouteName, from: string, to: string): MaybePromise<boolean>;
+  /** Up to `limit` sealed provider keys drawn at random. */
+  sampleSealed(limit: number): MaybePromise<string[]>;
+  /** Replaces each sealed key that is still `from` (a key set meanwhile is kept), in one write;
+   *  answers the keys it replaced. */
+  replaceSealed(changes: SealedChange[]): MaybePromise<SealedKeyId[]>;
 }
 
 export interface SealedKeyId { org_id: string; route: RouteName }
 export interface SealedKey extends SealedKeyId { sealed: string }
+export interface SealedChange extends SealedKeyId { from: string; to: string }
 
-/** What POST /admin/v1/provider-keys/reseal did (README "Rotating GATEWAY_SECRET_KEY"). */
-export interface ResealReport { resealed: number; current: number; unreadable: SealedKeyId[] }
+/** What POST /admin/v1/provider-keys/reseal did (README "Rotating GATEWAY_SECRET_KEY"): keys sealed
+ *  again, keys already sealed with the current secret, keys set (by a process still on a previous
+ *  secret) while it ran and not resealed, so a second reseal is due, and keys no secret opens. */
+export interface ResealReport { resealed: number; current: number; changed: number; unreadable: SealedKeyId[] }
 
-/** Provider keys a start opens to check the secret (the first ones in (org, route) order). */
+/** Provider keys a start opens to check the secret, drawn at random: the first ones in key order
+ *  are the first a reseal moves to a new secret, so a start with the previous secret dropped too
+ *  early passed a check of those while most keys did not open. */
 const SECRET_CHECK_SAMPLE = 50;
+/** Provider keys a reseal reads and writes at a time. */
+const RESEAL_PAGE = 500;
 
 const newId = (prefix: string): string => prefix + randomBytes(12).toString('base64url');
 
@@ -90,8 +100,10 @@ export class OrgStore {
 
   constructor(private readonly rows: OrgRows, private readonly box: SecretBox) {}
 
-  async createOrg(name: string, nowMs: number): Promise<{ id: string }> {
-    const id = newId('org_');
+  /** An id for createOrg, known before the organization is stored (its ledger row comes first). */
+  newOrgId(): string { return newId('org_'); }
+
+  async createOrg(name: string, nowMs: number, id = this.newOrgId()): Promise<{ id: string }> {
     await stored(() => this.rows.insertOrg(id, name, nowMs));
     return { id };
   }
@@ -208,15 +220,17 @@ export class OrgStore {
     }
   }
 
-  /** At start: a secret that opens none of the first stored provider keys is the wrong one, and
-   *  every own-key request would fail; refuse to start instead. Answers how many of the sample did
-   *  not open (some keys sealed by a secret since lost: the start goes on, the log says so). */
+  /** At start: a secret that opens fewer than half of the provider keys drawn is the wrong one (a
+   *  mistyped GATEWAY_SECRET_KEY, a lost secret.key, a previous secret dropped before the reseal
+   *  finished), and most own-key requests would fail: refuse to start instead. Answers how many of
+   *  the sample did not open (keys sealed by a secret since lost: the start goes on and says so). */
   async checkSecret(): Promise<{ sampled: number; unreadable: number }> {
-    const sample = await this.rows.sealedProviderKeys(null, SECRET_CHECK_SAMPLE);
-    const unreadable = sample.filter((row) => !opens(this.box, row.sealed)).length;
-    if (sample.length > 0 && unreadable === sample.length) {
-      throw new Error(`GATEWAY_SECRET_KEY (or, without it, the data folder's secret.key) opens none of the ${sample.length} ` +
-        'provider keys checked: it is not the secret that sealed them (README "Rotating GATEWAY_SECRET_KEY")');
+    const sample = await this.rows.sampleSealed(SECRET_CHECK_SAMPLE);
+    const unreadable = sample.filter((sealed) => !opens(this.box, sealed)).length;
+    if (unreadable * 2 > sample.length) {
+      throw new Error(`GATEWAY_SECRET_KEY (or, without it, the data folder's secret.key) opens only ${sample.length - unreadable} of the `
+        + `${sample.length} provider keys checked: it is not the secret that sealed them, or a previous one is still needed in `
+        + 'GATEWAY_SECRET_KEY_PREVIOUS (README "Rotating GATEWAY_SECRET_KEY")');
     }
     return { sampled: sample.length, unreadable };
   }
@@ -224,19 +238,25 @@ export class OrgStore {
   /** Seals every provider key sealed by a previous secret again with the current one, so the
    *  previous secret can be retired. The plain keys are unchanged: no cache needs dropping. */
   async resealProviderKeys(): Promise<ResealReport> {
-    const report: ResealReport = { resealed: 0, current: 0, unreadable: [] };
+    const report: ResealReport = { resealed: 0, current: 0, changed: 0, unreadable: [] };
     let after: SealedKeyId | null = null;
     for (;;) {
-      const page: SealedKey[] = await stored(() => this.rows.sealedProviderKeys(after, 500));
+      const page: SealedKey[] = await stored(() => this.rows.sealedProviderKeys(after, RESEAL_PAGE));
+      const changes: SealedChange[] = [];
       for (const { org_id, route, sealed } of page) {
-        let next: string | undefined;
-        try { next = this.box.resealed(sealed); } catch { report.unreadable.push({ org_id, route }); continue; }
-        if (next === undefined) report.current++;
-        else if (await stored(() => this.rows.replaceSealed(org_id, route, sealed, next))) report.resealed++;
-        else report.current++; // set again meanwhile, so sealed with the current secret
+        let to: string | undefined;
+        try { to = this.box.resealed(sealed); } catch { report.unreadable.push({ org_id, route }); continue; }
+        if (to === undefined) report.current++; else changes.push({ org_id, route, from: sealed, to });
       }
-      if (page.length < 500) return report;
+      if (changes.length > 0) {
+        const replaced = (await stored(() => this.rows.replaceSealed(changes))).length;
+        report.resealed += replaced;
+        report.changed += changes.length - replaced;   // set meanwhile, with whichever secret that process had
+      }
+      if (page.length < RESEAL_PAGE) return report;
       after = page.at(-1)!;
+      // SQLite answers synchronously: the event loop serves requests between pages.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -269,12 +289,12 @@ export class OrgStore {
   forgetAll(): void { this.forgetKeys(); this.providerKeys.clear(); }
 }
 
-/** A read or write the caller cannot do without: a store that fails answers 503
- *  `store_unavailable` (with the cause kept for the log), not a 500. */
 function opens(box: SecretBox, sealed: string): boolean {
   try { box.open(sealed); return true; } catch { return false; }
 }
 
+/** A read or write the caller cannot do without: a store that fails answers 503
+ *  `store_unavailable` (with the cause kept for the log), not a 500. */
 async function stored<T>(call: () => MaybePromise<T>): Promise<T> {
   try {
     return await call();

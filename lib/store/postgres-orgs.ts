@@ -3,7 +3,7 @@
 // their cached lookup as the transaction commits (postgres.ts listens).
 import type { Pool } from 'pg';
 import type { RouteName } from '../routes.ts';
-import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows, SealedKey } from './orgs.ts';
+import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows, SealedKey, SealedKeyId } from './orgs.ts';
 
 export const CACHE_CHANNEL = 'gateway_cache';
 
@@ -88,9 +88,18 @@ export function postgresOrgRows(pool: Pool): OrgRows {
         SELECT org_id, route, sealed FROM provider_keys WHERE (org_id, route) > ($1, $2) ORDER BY org_id, route LIMIT $3`,
       [after?.org_id ?? '', after?.route ?? '', limit])).rows;
     },
-    async replaceSealed(orgId, route, from, to) {
-      return (await pool.query('UPDATE provider_keys SET sealed = $1 WHERE org_id = $2 AND route = $3 AND sealed = $4',
-        [to, orgId, route, from])).rowCount! > 0;
+    async sampleSealed(limit) {
+      return (await pool.query<{ sealed: string }>('SELECT sealed FROM provider_keys ORDER BY random() LIMIT $1', [limit])).rows
+        .map((row) => row.sealed);
+    },
+    // A reseal's page in one statement, each row compared and set on its own.
+    async replaceSealed(changes) {
+      return (await pool.query<SealedKeyId>(`
+        UPDATE provider_keys p SET sealed = c.to_sealed
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS c(org_id, route, from_sealed, to_sealed)
+        WHERE p.org_id = c.org_id AND p.route = c.route AND p.sealed = c.from_sealed
+        RETURNING p.org_id, p.route`,
+      [changes.map((c) => c.org_id), changes.map((c) => c.route), changes.map((c) => c.from), changes.map((c) => c.to)])).rows;
     },
   };
 }

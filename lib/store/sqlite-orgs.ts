@@ -1,7 +1,10 @@
-// The org rows in the embedded SQLite file (prepared once; every call answers synchronously).
+// The org rows in the embedded SQLite file (prepared once; every read answers synchronously). A
+// write waits for another connection's write lock briefly, the event loop free between tries
+// (lib/sqlite-lock.ts); past that it fails and the caller answers 503 store_unavailable (orgs.ts).
 import type { RouteName } from '../routes.ts';
 import type { DB } from './db.ts';
-import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows, SealedKey } from './orgs.ts';
+import { retryWhileLocked } from '../sqlite-lock.ts';
+import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows, SealedChange, SealedKey, SealedKeyId } from './orgs.ts';
 
 type KeyRow = Omit<ApiKeyInfo, 'scopes'> & { scopes: string };
 
@@ -40,26 +43,32 @@ export function sqliteOrgRows(db: DB): OrgRows {
     listProviderRoutes: db.prepare('SELECT route FROM provider_keys WHERE org_id = ?').pluck(),
     deleteProviderKey: db.prepare('DELETE FROM provider_keys WHERE org_id = ? AND route = ?'),
     sealedKeys: db.prepare('SELECT org_id, route, sealed FROM provider_keys WHERE (org_id, route) > (?, ?) ORDER BY org_id, route LIMIT ?'),
+    sampleSealed: db.prepare('SELECT sealed FROM provider_keys ORDER BY random() LIMIT ?').pluck(),
     replaceSealed: db.prepare('UPDATE provider_keys SET sealed = ? WHERE org_id = ? AND route = ? AND sealed = ?'),
   };
+  // A reseal's page in one transaction: one commit, not one per key.
+  const replaceSealed = db.transaction((changes: SealedChange[]): SealedKeyId[] =>
+    changes.filter((c) => statements.replaceSealed.run(c.to, c.org_id, c.route, c.from).changes > 0)
+      .map(({ org_id, route }) => ({ org_id, route })));
   return {
-    insertOrg(id, name, nowMs) { statements.insertOrg.run(id, name, nowMs); },
+    insertOrg: (id, name, nowMs) => retryWhileLocked(() => { statements.insertOrg.run(id, name, nowMs); }),
     orgExists: (id) => statements.getOrg.get(id) !== undefined,
     org: (id) => statements.getOrg.get(id) as OrgInfo | undefined,
     listOrgs: () => statements.listOrgs.all() as OrgInfo[],
-    insertKey(id, orgId, hash, defaultStartWithin, nowMs, scopes) {
+    insertKey: (id, orgId, hash, defaultStartWithin, nowMs, scopes) => retryWhileLocked(() => {
       statements.insertKey.run(id, orgId, hash, defaultStartWithin, nowMs, scopes);
-    },
+    }),
     keyByHash: (hash) => statements.keyByHash.get(hash) as ApiKeyRecord | undefined,
     listKeys: (orgId) => statements.listKeys.all(orgId) as KeyRow[],
-    revokeKey: (keyId, nowMs) => statements.revokeKey.get(nowMs, keyId) as string | undefined,
-    revokeOrgKey: (orgId, keyId, nowMs) => statements.revokeOrgKey.get(nowMs, keyId, orgId) as string | undefined,
+    revokeKey: (keyId, nowMs) => retryWhileLocked(() => statements.revokeKey.get(nowMs, keyId) as string | undefined),
+    revokeOrgKey: (orgId, keyId, nowMs) => retryWhileLocked(() => statements.revokeOrgKey.get(nowMs, keyId, orgId) as string | undefined),
     listProviderKeys: (orgId) => statements.listProviderKeys.all(orgId) as Array<{ route: RouteName; updated_at: number }>,
-    putProviderKey(orgId, route, sealed, nowMs) { statements.putProviderKey.run(orgId, route, sealed, nowMs); },
+    putProviderKey: (orgId, route, sealed, nowMs) => retryWhileLocked(() => { statements.putProviderKey.run(orgId, route, sealed, nowMs); }),
     providerKey: (orgId, route) => statements.getProviderKey.get(orgId, route) as string | undefined,
     providerRoutes: (orgId) => statements.listProviderRoutes.all(orgId) as RouteName[],
-    deleteProviderKey: (orgId, route) => statements.deleteProviderKey.run(orgId, route).changes > 0,
+    deleteProviderKey: (orgId, route) => retryWhileLocked(() => statements.deleteProviderKey.run(orgId, route).changes > 0),
     sealedProviderKeys: (after, limit) => statements.sealedKeys.all(after?.org_id ?? '', after?.route ?? '', limit) as SealedKey[],
-    replaceSealed: (orgId, route, from, to) => statements.replaceSealed.run(to, orgId, route, from).changes > 0,
+    sampleSealed: (limit) => statements.sampleSealed.all(limit) as string[],
+    replaceSealed: (changes) => retryWhileLocked(() => replaceSealed(changes)),
   };
 }

@@ -1,5 +1,6 @@
 // The state owners table in the embedded SQLite file (lib/store/state-owners.ts).
 import type { DB } from './db.ts';
+import { retryWhileLocked } from '../sqlite-lock.ts';
 import type { StateOwnerRow, StateOwnerRows } from './state-owners.ts';
 import { batchedPrune } from '../batched-prune.ts';
 
@@ -25,7 +26,9 @@ export function sqliteStateOwnerRows(db: DB): StateOwnerRows {
   const pruneBatch = db.prepare<[number]>(`DELETE FROM provider_state_owners WHERE rowid IN
     (SELECT rowid FROM provider_state_owners WHERE issued_at_ms < ? ORDER BY issued_at_ms LIMIT ${PRUNE_ROWS})`);
   return {
-    async insert(rows) { insertAll(rows); },
+    // Another connection's write lock is waited for briefly (lib/sqlite-lock.ts); past that the rows
+    // stay pending in StateOwners and are tried again.
+    async insert(rows) { await retryWhileLocked(() => insertAll.immediate(rows)); },
     async ownerOf(id, route) { return owner.get(id, route) as string | undefined; },
     // Once the file is closed (the store's close) it stops between batches, the rest left to the
     // next prune.

@@ -15,6 +15,9 @@ import { loadConfig } from '../../lib/config.ts';
 import { createGateway, type Gateway } from '../../lib/app.ts';
 import { createLogger } from '../../lib/log.ts';
 import type { RouteName } from '../../lib/routes.ts';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { SecretBox } from '../../lib/store/secrets.ts';
 import { assertNoSecrets, sim } from '../helpers/gateway.ts';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
 
@@ -80,7 +83,7 @@ for (const store of ['sqlite', 'postgres'] as const) {
       c = await ownKeyOrg(gw, 'vendor_c');
       assert.equal((await serve(gw, a)).status, 200);
       await gw.close();
-      await assert.rejects(start(NEW), /opens none of the 2 provider keys checked/);
+      await assert.rejects(start(NEW), /opens only 0 of the 2 provider keys checked/);
     });
 
     test('with the old secret as previous, every key opens; reseal moves them to the new one', async () => {
@@ -88,14 +91,46 @@ for (const store of ['sqlite', 'postgres'] as const) {
       assert.equal((await serve(gw, a)).status, 200);
       assert.equal((await serve(gw, c)).status, 200);
       const fresh = await ownKeyOrg(gw, 'vendor_a'); // sealed with the new secret at once
-      assert.deepEqual((await admin(gw, 'POST', '/admin/v1/provider-keys/reseal')).json, { resealed: 2, current: 1, unreadable: [] });
-      assert.deepEqual((await admin(gw, 'POST', '/admin/v1/provider-keys/reseal')).json, { resealed: 0, current: 3, unreadable: [] });
+      assert.deepEqual((await admin(gw, 'POST', '/admin/v1/provider-keys/reseal')).json, { resealed: 2, current: 1, changed: 0, unreadable: [] });
+      assert.deepEqual((await admin(gw, 'POST', '/admin/v1/provider-keys/reseal')).json, { resealed: 0, current: 3, changed: 0, unreadable: [] });
       await gw.close();
       // The old secret retired: everything still opens; the old secret alone now opens nothing.
       gw = await start(NEW);
       for (const o of [a, c, fresh]) assert.equal((await serve(gw, o)).status, 200);
       await gw.close();
-      await assert.rejects(start(OLD), /opens none of the 3 provider keys checked/);
+      await assert.rejects(start(OLD), /opens only 0 of the 3 provider keys checked/);
+    });
+
+    test('a start whose secret opens fewer than half of the keys drawn is refused: a previous secret dropped mid-reseal', async () => {
+      // 40 more keys under OLD (a process still sealing with it), then the first 10 in key order
+      // moved to NEW as a reseal cut short would leave them: the keys a check of the first ones in
+      // order would see.
+      let gw = await start(OLD, [NEW]);
+      for (let i = 0; i < 40; i++) await ownKeyOrg(gw, 'vendor_a');
+      await gw.close();
+      const box = new SecretBox(NEW, [OLD]);
+      const first = `SELECT org_id, route, sealed FROM provider_keys ORDER BY org_id, route LIMIT 10`;
+      const set = 'UPDATE provider_keys SET sealed = $1 WHERE org_id = $2 AND route = $3';
+      if (db) {
+        const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+        for (const row of (await pool.query(first)).rows) {
+          const to = box.resealed(row.sealed);
+          if (to) await pool.query(set, [to, row.org_id, row.route]);
+        }
+        await pool.end();
+      } else {
+        const file = new Database(join(dataDir, 'gateway.db'));
+        for (const row of file.prepare(first).all() as Array<{ org_id: string; route: string; sealed: string }>) {
+          const to = box.resealed(row.sealed);
+          if (to) file.prepare(set.replace(/\$\d/g, '?')).run(to, row.org_id, row.route);
+        }
+        file.close();
+      }
+      await assert.rejects(start(NEW), /opens only \d+ of the 43 provider keys checked/);
+      gw = await start(NEW, [OLD]);   // the previous secret restored: every key opens again
+      assert.equal((await serve(gw, a)).status, 200);
+      assert.equal((await admin(gw, 'POST', '/admin/v1/provider-keys/reseal')).json.changed, 0);
+      await gw.close();
     });
 
     test('a key sealed by a lost secret fails its own requests with provider_key_unreadable; the rest serve', async () => {
