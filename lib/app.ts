@@ -104,8 +104,11 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     store = await openStore({
       databaseUrl: opts.databaseUrl, dataDir: opts.dataDir, secret: opts.secret, previousSecrets: opts.previousSecrets, config, clock, log, owner,
     });
-    const { sampled, unreadable } = await store.orgs.checkSecret();
-    if (unreadable > 0) log.warn({ sampled, unreadable }, 'some stored provider keys do not open with this secret: their requests fail with provider_key_unreadable');
+    const { checked, unreadable } = await store.orgs.checkSecret();
+    if (unreadable > 0) {
+      log.warn({ checked, unreadable }, `${unreadable} of ${checked} stored provider keys do not open with this secret: `
+        + 'their requests fail with provider_key_unreadable until the key is set again or the secret that sealed it is restored');
+    }
   } catch (err) {
     await store?.close().catch(() => {});
     await simulator?.close().catch(() => {});

@@ -239,7 +239,7 @@ async function ledgerWrite<T>(svc: Services, orgId: string, write: () => Promise
     if (err instanceof IdempotencyConflictError) throw new GatewayError('idempotency_key_reused');
     if (err instanceof GatewayError) throw err;
     svc.log.warn({ org: orgId, err: { message: (err as Error | null)?.message } }, 'ledger write failed: answered store_unavailable');
-    throw new GatewayError('store_unavailable', 'The ledger cannot be written right now; retry shortly.');
+    throw Object.assign(new GatewayError('store_unavailable', 'The ledger cannot be written right now; retry shortly.'), { cause: err });
   }
 }
 

@@ -15,7 +15,7 @@ import { managedCredential } from '../config.ts';
 import { costOf } from '../catalog/catalog.ts';
 import { guard } from './auth.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
-import { asGatewayError, sendError, type Headers } from './reply.ts';
+import { asGatewayError, causeOf, sendError, type Headers } from './reply.ts';
 import { checkRequest, stateNotFound, type CallerFormat, type CheckedRequest } from '../routing/validate.ts';
 import { planRequest, requestedMaxOutput, type Plan, type RoutePlan } from '../routing/plan.ts';
 import { NO_RACE, startRequest, type FlexMode, type Outcome, type RunningRequest } from '../machine/request-machine.ts';
@@ -368,10 +368,8 @@ function issuedTo(ctx: RequestContext, served: RoutePlan): IssuedIds | undefined
 function refuse(ctx: RequestContext, err: unknown): void {
   const { res, svc } = ctx;
   const ge = asGatewayError(err);
-  if (ge.code === 'internal_error') {
-    svc.log.error({ req: ctx.id, endpoint: ctx.format, org: ctx.key?.orgId, err }, 'internal error');
-    svc.store.observe?.(err);
-  }
+  if (ge.code === 'internal_error') svc.log.error({ req: ctx.id, endpoint: ctx.format, org: ctx.key?.orgId, err }, 'internal error');
+  if (ge.code === 'internal_error' || ge.code === 'store_unavailable') svc.store.observe?.(causeOf(err));
   if (ctx.headSent) endStreamWithError(ctx, ge);
   else if (!res.headersSent && !res.destroyed) sendError(res, ctx.format, ge, { 'x-request-id': ctx.id });
   ctx.status = ge.status;

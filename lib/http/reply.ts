@@ -68,3 +68,7 @@ export function setRequestId(res: ServerResponse, id: string = randomUUID()): st
 /** Any thrown value as a GatewayError (unknown ones become internal_error, logged by the caller). */
 export const asGatewayError = (err: unknown): GatewayError =>
   err instanceof GatewayError ? err : new GatewayError('internal_error');
+
+/** What an answered error came from: a store error keeps its cause (the store's own error), which
+ *  tells a damaged file from a passing failure (Store.observe). */
+export const causeOf = (err: unknown): unknown => (err as { cause?: unknown } | null)?.cause ?? err;

@@ -6,7 +6,7 @@ import { handleInference, refuseEarly } from './pipeline.ts';
 import { guard } from './auth.ts';
 import { handleAdmin } from './admin.ts';
 import { handleCountTokens } from './count-tokens.ts';
-import { asGatewayError, errorBody, sendError, sendJson } from './reply.ts';
+import { asGatewayError, causeOf, errorBody, sendError, sendJson } from './reply.ts';
 import { CALLER_CODECS, type CallerFormat } from '../formats/index.ts';
 import { buildLimitsReport, serializeLimitsReport } from '../limits/report.ts';
 import { catalogAnswer, catalogBodies, catalogEnvelope, isCatalogPath, type CatalogBodies } from './models.ts';
@@ -176,10 +176,8 @@ async function dispatch(
     }
   } catch (err) {
     const ge = asGatewayError(err);
-    if (ge.code === 'internal_error') {
-      svc.log.error({ err }, 'internal error');
-      svc.store.observe?.(err);
-    }
+    if (ge.code === 'internal_error') svc.log.error({ err }, 'internal error');
+    if (ge.code === 'internal_error' || ge.code === 'store_unavailable') svc.store.observe?.(causeOf(err));
     const envelope = isCatalogPath(path) ? catalogEnvelope(req) : 'plain';
     sendError(res, envelope, ge, ge.code === 'method_not_allowed' ? { allow: allowedOn(path) } : undefined);
   }

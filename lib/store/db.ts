@@ -30,9 +30,11 @@ export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 /** The data folder's database, as an absolute path (the default ./data depends on the working directory). */
 export const databaseFile = (dataDir: string): string => resolve(dataDir, 'gateway.db');
 
-/** Files an earlier start leaves in the data folder: the provider keys' secret (without
- *  GATEWAY_SECRET_KEY), the simulator's service-account key, the WAL, `make run`'s demo org. */
-const EARLIER_STATE = ['secret.key', 'simulator-sa.pem', 'gateway.db-wal', 'demo-org'];
+/** Files only a gateway that had a database leaves in the data folder: the provider keys' secret
+ *  (written after gateway.db, without GATEWAY_SECRET_KEY), the WAL, `make run`'s demo org. Not the
+ *  simulator's key: it is written before the store opens (and on PostgreSQL too), so a start that
+ *  died early, or a folder once used with GATEWAY_DATABASE_URL, holds it without a database. */
+const EARLIER_STATE = ['secret.key', 'gateway.db-wal', 'demo-org'];
 
 /** A start refused because of what the data folder holds, said in an operator's terms. */
 export class DataFolderRefused extends Error {}

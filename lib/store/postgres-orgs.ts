@@ -88,10 +88,6 @@ export function postgresOrgRows(pool: Pool): OrgRows {
         SELECT org_id, route, sealed FROM provider_keys WHERE (org_id, route) > ($1, $2) ORDER BY org_id, route LIMIT $3`,
       [after?.org_id ?? '', after?.route ?? '', limit])).rows;
     },
-    async sampleSealed(limit) {
-      return (await pool.query<{ sealed: string }>('SELECT sealed FROM provider_keys ORDER BY random() LIMIT $1', [limit])).rows
-        .map((row) => row.sealed);
-    },
     // A reseal's page in one statement, each row compared and set on its own.
     async replaceSealed(changes) {
       return (await pool.query<SealedKeyId>(`

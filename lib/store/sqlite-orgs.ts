@@ -43,7 +43,6 @@ export function sqliteOrgRows(db: DB): OrgRows {
     listProviderRoutes: db.prepare('SELECT route FROM provider_keys WHERE org_id = ?').pluck(),
     deleteProviderKey: db.prepare('DELETE FROM provider_keys WHERE org_id = ? AND route = ?'),
     sealedKeys: db.prepare('SELECT org_id, route, sealed FROM provider_keys WHERE (org_id, route) > (?, ?) ORDER BY org_id, route LIMIT ?'),
-    sampleSealed: db.prepare('SELECT sealed FROM provider_keys ORDER BY random() LIMIT ?').pluck(),
     replaceSealed: db.prepare('UPDATE provider_keys SET sealed = ? WHERE org_id = ? AND route = ? AND sealed = ?'),
   };
   // A reseal's page in one transaction: one commit, not one per key.
@@ -68,7 +67,6 @@ export function sqliteOrgRows(db: DB): OrgRows {
     providerRoutes: (orgId) => statements.listProviderRoutes.all(orgId) as RouteName[],
     deleteProviderKey: (orgId, route) => retryWhileLocked(() => statements.deleteProviderKey.run(orgId, route).changes > 0),
     sealedProviderKeys: (after, limit) => statements.sealedKeys.all(after?.org_id ?? '', after?.route ?? '', limit) as SealedKey[],
-    sampleSealed: (limit) => statements.sampleSealed.all(limit) as string[],
     replaceSealed: (changes) => retryWhileLocked(() => replaceSealed(changes)),
   };
 }

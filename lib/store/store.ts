@@ -11,7 +11,7 @@ import { openSqliteLedger } from '../ledger/sqlite.ts';
 import { loggedSettleReports } from '../ledger/settle-retry.ts';
 import { FlexSlots, type FlexSlotCounter } from '../routing/flex-slots.ts';
 import { databaseFile, openDatabase, type DB } from './db.ts';
-import { retryWhileLocked } from '../sqlite-lock.ts';
+import { isLocked } from '../sqlite-lock.ts';
 import { OrgStore } from './orgs.ts';
 import { secretBoxFor } from './secrets.ts';
 import { sqliteOrgRows } from './sqlite-orgs.ts';
@@ -89,32 +89,45 @@ function openSqliteStore(opts: StoreOptions): Store {
   const report = (now: SqliteTrouble | undefined, path: string, err?: unknown): SqliteTrouble | undefined => {
     if (now === trouble || trouble === 'damaged') return trouble;   // damage does not heal
     const code = (err as { code?: string } | undefined)?.code;
+    const message = (err as Error | undefined)?.message;
     if (now === 'deleted' || now === 'replaced') {
       opts.log.error({ file: path }, `${path} was ${now} while this process runs: what it writes now goes to a file `
         + 'no later start opens. Stop it and restore gateway.db (README "The data folder")');
     } else if (now === 'damaged') {
       opts.log.error({ file, code }, `${file} is damaged: restore it from a backup (README "The data folder")`);
+    } else if (now === 'locked') {
+      opts.log.warn({ file, code }, `${file} is locked by another connection: managed requests and admin writes wait for it`);
     } else if (now === 'unwritable') {
-      opts.log.error({ file, code, err: { message: (err as Error).message } }, `${file} cannot be written: /readyz is degraded until a write succeeds`);
+      opts.log.error({ file, code, err: { message } }, `${file} cannot be written: /readyz is degraded until a write succeeds`);
     } else opts.log.info({ file }, `${file} is written again`);
     return trouble = now;
   };
-  // Asked by /readyz only (nothing on the request path): are the files still the ones opened, and
-  // does a write go through now (a full disk, a read-only file, another connection's write lock
-  // held past the patience of every writer)?
-  const degraded = async (): Promise<SqliteTrouble | undefined> => {
+  // Asked by /readyz only (nothing on the request path): are the files still the ones opened (two
+  // stats), and does a write go through? The write is tried at most once per PROBE_EVERY_MS
+  // whoever asks, so a probe storm neither blocks the loop nor grows the WAL; in between, its last
+  // answer stands. One try, its wait for another connection's lock bounded by the busy timeout
+  // (50 ms): a lock still held is `locked`, not a broken file.
+  let probedAt = -Infinity;
+  let written: SqliteTrouble | undefined;
+  const degraded = (): SqliteTrouble | undefined => {
     if (trouble === 'damaged') return trouble;
     for (const { path, stat } of opened) {
-      const now = statSync(path, { throwIfNoEntry: false });
-      const moved = !now ? 'deleted' : now.ino !== stat.ino || now.dev !== stat.dev ? 'replaced' : undefined;
+      const found = statSync(path, { throwIfNoEntry: false });
+      const moved = !found ? 'deleted' : found.ino !== stat.ino || found.dev !== stat.dev ? 'replaced' : undefined;
       if (moved) return report(moved, path);
     }
-    try {
-      await retryWhileLocked(probe);
-    } catch (err) {
-      return report(sqliteFailure(err) ?? 'unwritable', file, err);
+    const now = opts.clock.now();
+    if (now - probedAt >= PROBE_EVERY_MS) {
+      probedAt = now;
+      try {
+        probe();
+        written = undefined;
+      } catch (err) {
+        written = isLocked(err) ? 'locked' : sqliteFailure(err) ?? 'unwritable';
+        return report(written, file, err);
+      }
     }
-    return report(undefined, file);
+    return report(written, file);
   };
   return {
     kind: 'sqlite',
@@ -124,7 +137,7 @@ function openSqliteStore(opts: StoreOptions): Store {
     ledger,
     flexSlots: new FlexSlots(opts.config.flex_race_slots),
     stateOwners,
-    ready: async () => db.open && await degraded() === undefined,
+    ready: async () => db.open && degraded() === undefined,
     degraded: () => trouble,
     // An error a request ended on (an internal error): damage SQLite reports there makes the
     // store degraded for good.
@@ -137,7 +150,10 @@ function openSqliteStore(opts: StoreOptions): Store {
   };
 }
 
-export type SqliteTrouble = 'unwritable' | 'damaged' | 'deleted' | 'replaced';
+export type SqliteTrouble = 'unwritable' | 'locked' | 'damaged' | 'deleted' | 'replaced';
+
+/** How often /readyz writes its probe at most; between probes it answers what the last one found. */
+const PROBE_EVERY_MS = 1_000;
 
 /** What an error's SQLite result code says of the file: damaged, or not writable now (disk full,
  *  read-only, an I/O error, locked past busy_timeout); undefined for the statement's own errors (a

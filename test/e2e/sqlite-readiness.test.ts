@@ -15,12 +15,15 @@ const readyz = async (g: TestGateway): Promise<{ status: number; body: unknown }
 const logged = (g: TestGateway, text: string): boolean => g.logLines.some((l) => l.includes(text));
 
 test('a file that takes no write makes /readyz degraded (unwritable) and the ledger\'s admin writes 503 store_unavailable, until it takes one', async () => {
-  const g = await startTestGateway();
+  // Simulated time: /readyz tries its write at most once a second and answers the last result between.
+  const g = await startTestGateway({ simulatedTime: true });
   try {
     const { orgId } = await g.newOrg({ balance: 1_000_000 });
     assert.equal((await readyz(g)).status, 200);
     // The gateway's own connection refuses writes, as a read-only file or a full disk does.
     g.gw.services.store.sqlite!.pragma('query_only = ON');
+    assert.equal((await readyz(g)).status, 200, 'within the second, the last probe stands');
+    g.clock!.increment(1_000);
     const topup = await g.admin('POST', `/admin/v1/orgs/${orgId}/topups`, { cash_micro_usd: 1 });
     assert.equal(topup.status, 503);
     assert.equal(topup.json.error.code, 'store_unavailable');
@@ -36,6 +39,7 @@ test('a file that takes no write makes /readyz degraded (unwritable) and the led
     assert.ok(logged(g, '"code":"SQLITE_READONLY"'));
 
     g.gw.services.store.sqlite!.pragma('query_only = OFF');
+    g.clock!.increment(1_000);
     assert.deepEqual(await readyz(g), { status: 200, body: { status: 'ready' } }, 'a write goes through again');
     assert.ok(logged(g, 'is written again'));
     assert.equal((await g.admin('POST', `/admin/v1/orgs/${orgId}/topups`, { cash_micro_usd: 1 })).status, 200);
