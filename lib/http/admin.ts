@@ -70,19 +70,18 @@ const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
     const { limit, after } = orgsPage(search);
     const now = svc.clock.now();
     const managed = Object.keys(svc.config.managed).length > 0;
-    const orgs = await svc.orgs.listOrgs();
-    // The page after the cursor's organization, found in the store's own order (by creation time,
-    // then id as the store collates it): organizations are never deleted, so it is always there.
-    const start = after === null ? 0 : orgs.findIndex((org) => org.id === after) + 1;
-    if (start === 0 && after !== null) throw new GatewayError('invalid_cursor', undefined, { param: 'cursor' });
-    const rest = orgs.slice(start);
-    const page = rest.slice(0, limit);
+    // The page after the cursor's organization, in the store's own order (by creation time, then id
+    // as the store collates it), read a page at a time: reading every organization for each page
+    // made a long list's last pages cost as much as the whole list.
+    const found = await svc.orgs.orgsPage(after, limit);
+    if (!found) throw new GatewayError('invalid_cursor', undefined, { param: 'cursor' });
+    const { page } = found;
     const data = await Promise.all(page.map(async (org) => ({
       ...org,
       managed: managed ? await svc.ledger.snapshot(org.id, now) : null,
     })));
     const last = page[page.length - 1];
-    const more = rest.length > limit && last !== undefined;
+    const more = found.more && last !== undefined;
     return [200, { object: 'list', data, has_more: more, next_cursor: more ? encodeOrgCursor(last) : null }];
   }],
   ['POST', /^\/admin\/v1\/orgs$/, async (svc, _p, body) => {

@@ -32,6 +32,8 @@ export interface OrgRows {
   orgExists(id: string): MaybePromise<boolean>;
   org(id: string): MaybePromise<OrgInfo | undefined>;
   listOrgs(): MaybePromise<OrgInfo[]>;
+  /** Up to `limit` organizations after `after` in the list's order (creation time, then id). */
+  orgsAfter(after: OrgInfo | null, limit: number): MaybePromise<OrgInfo[]>;
   insertKey(id: string, orgId: string, hash: string, defaultStartWithin: string | null, nowMs: number, scopes: string): MaybePromise<void>;
   keyByHash(hash: string): MaybePromise<ApiKeyRecord | undefined>;
   listKeys(orgId: string): MaybePromise<Array<Omit<ApiKeyInfo, 'scopes'> & { scopes: string }>>;
@@ -107,6 +109,16 @@ export class OrgStore {
   async org(id: string): Promise<OrgInfo | undefined> { return stored(() => this.rows.org(id)); }
 
   async listOrgs(): Promise<OrgInfo[]> { return stored(() => this.rows.listOrgs()); }
+
+  /** A page of the organization list after the one named `afterId` (undefined when no such
+   *  organization exists), read from the store a page at a time: organizations are never deleted,
+   *  so a cursor's organization is always there. `more` says whether another page follows. */
+  async orgsPage(afterId: string | null, limit: number): Promise<{ page: OrgInfo[]; more: boolean } | undefined> {
+    const after = afterId === null ? null : await this.org(afterId);
+    if (after === undefined) return undefined;
+    const rows = await stored(() => this.rows.orgsAfter(after, limit + 1));
+    return { page: rows.slice(0, limit), more: rows.length > limit };
+  }
 
   /** Issues a key; the clear key is returned once and never stored. */
   async createKey(

@@ -21,6 +21,11 @@ export function postgresOrgRows(pool: Pool): OrgRows {
     async listOrgs() {
       return (await pool.query<OrgInfo>('SELECT id, name, created_at FROM orgs ORDER BY created_at, id')).rows;
     },
+    async orgsAfter(after, limit) {
+      return (await pool.query<OrgInfo>(`
+        SELECT id, name, created_at FROM orgs WHERE (created_at, id) > ($1, $2) ORDER BY created_at, id LIMIT $3`,
+      [after?.created_at ?? -1, after?.id ?? '', limit])).rows;
+    },
     async insertKey(id, orgId, hash, defaultStartWithin, nowMs, scopes) {
       await pool.query(`
         INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES ($1, $2, $3, $4, $5, $6)`,

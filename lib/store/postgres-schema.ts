@@ -524,6 +524,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, name: 'flex race slots named by the acquiring process', sql: V7_FLEX_KEYS },
   // A top-up's idempotency key, unique per organization (lib/ledger/sqlite-schema.ts DDL_V5).
   { version: 8, name: 'idempotent top-ups', sql: V8_IDEMPOTENCY },
+  // GET /admin/v1/orgs reads a page at a time in (created_at, id) order.
+  { version: 9, name: 'organizations by creation', sql: 'CREATE INDEX IF NOT EXISTS orgs_by_creation ON orgs (created_at, id);' },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

@@ -17,6 +17,7 @@ export function sqliteOrgRows(db: DB): OrgRows {
     CREATE TABLE IF NOT EXISTS provider_keys (
       org_id TEXT NOT NULL REFERENCES orgs(id), route TEXT NOT NULL, sealed TEXT NOT NULL,
       updated_at INTEGER NOT NULL, PRIMARY KEY (org_id, route));
+    CREATE INDEX IF NOT EXISTS orgs_by_creation ON orgs (created_at, id);
   `);
   // Scopes came with the management API: older files get the column, their keys stay inference-only.
   const columns = db.prepare('PRAGMA table_info(api_keys)').all() as Array<{ name: string }>;
@@ -27,6 +28,7 @@ export function sqliteOrgRows(db: DB): OrgRows {
     insertOrg: db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)'),
     getOrg: db.prepare('SELECT id, name, created_at FROM orgs WHERE id = ?'),
     listOrgs: db.prepare('SELECT id, name, created_at FROM orgs ORDER BY created_at, id'),
+    orgsAfter: db.prepare('SELECT id, name, created_at FROM orgs WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?'),
     insertKey: db.prepare('INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?)'),
     keyByHash: db.prepare(`
       SELECT id, org_id AS orgId, default_start_within AS defaultStartWithin, scopes
@@ -54,6 +56,7 @@ export function sqliteOrgRows(db: DB): OrgRows {
     orgExists: (id) => statements.getOrg.get(id) !== undefined,
     org: (id) => statements.getOrg.get(id) as OrgInfo | undefined,
     listOrgs: () => statements.listOrgs.all() as OrgInfo[],
+    orgsAfter: (after, limit) => statements.orgsAfter.all(after?.created_at ?? -1, after?.id ?? '', limit) as OrgInfo[],
     insertKey: (id, orgId, hash, defaultStartWithin, nowMs, scopes) => retryWhileLocked(() => {
       statements.insertKey.run(id, orgId, hash, defaultStartWithin, nowMs, scopes);
     }),
