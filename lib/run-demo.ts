@@ -32,8 +32,10 @@ const now = svc.clock.now();
 const demoFile = join(dataDir, 'demo-org');
 let orgId = existsSync(demoFile) ? readFileSync(demoFile, 'utf8').trim() : '';
 if (!orgId || !await svc.orgs.orgExists(orgId)) {
-  orgId = (await svc.orgs.createOrg('demo', now)).id;
+  // The ledger's row first, as the admin API creates an organization (lib/http/admin.ts).
+  orgId = svc.orgs.newOrgId();
   await svc.ledger.ensureOrg(orgId, now);
+  await svc.orgs.createOrg('demo', now, orgId);
   await svc.ledger.topup(orgId, { cash_micro_usd: svc.config.demo_balance_micro_usd }, now);
   writeFileSync(demoFile, orgId);
 }

@@ -2,7 +2,6 @@
 // the ledger, the usage records and the stores all write the one SQLite file.
 import type { Database } from 'better-sqlite3';
 
-// ── another connection's write lock ──────────────────────────────────────────────────────────
 // better-sqlite3 answers synchronously: a write waiting for the file's write lock, held by another
 // connection (the other gateway process on this folder, an operator's sqlite3 session, a VACUUM),
 // waits with the whole process: every stream, /healthz, own-key requests. With a busy_timeout of

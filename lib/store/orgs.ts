@@ -234,13 +234,9 @@ export class OrgStore {
   async checkSecret(): Promise<{ checked: number; unreadable: number }> {
     let checked = 0;
     let unreadable = 0;
-    let after: SealedKeyId | null = null;
-    for (;;) {
-      const page: SealedKey[] = await this.rows.sealedProviderKeys(after, RESEAL_PAGE);
+    for await (const page of this.sealedPages(false)) {
       checked += page.length;
       for (const { sealed } of page) if (!opens(this.box, sealed)) unreadable++;
-      if (page.length < RESEAL_PAGE) break;
-      after = page.at(-1)!;
     }
     if (checked > 0 && unreadable === checked) {
       throw new Error(`GATEWAY_SECRET_KEY (or, without it, the data folder's secret.key) opens none of the ${checked} stored `
@@ -254,9 +250,7 @@ export class OrgStore {
    *  previous secret can be retired. The plain keys are unchanged: no cache needs dropping. */
   async resealProviderKeys(): Promise<ResealReport> {
     const report: ResealReport = { resealed: 0, current: 0, changed: 0, unreadable: [] };
-    let after: SealedKeyId | null = null;
-    for (;;) {
-      const page: SealedKey[] = await stored(() => this.rows.sealedProviderKeys(after, RESEAL_PAGE));
+    for await (const page of this.sealedPages(true)) {
       const changes: SealedChange[] = [];
       for (const { org_id, route, sealed } of page) {
         let to: string | undefined;
@@ -268,10 +262,23 @@ export class OrgStore {
         report.resealed += replaced;
         report.changed += changes.length - replaced;   // set meanwhile, with whichever secret that process had
       }
-      if (page.length < RESEAL_PAGE) return report;
+    }
+    return report;
+  }
+
+  /** Every stored provider key, RESEAL_PAGE at a time in key order. `serving`: the process serves
+   *  meanwhile, so a read that fails is the caller's 503, and (SQLite answering synchronously) the
+   *  event loop turns between pages; at start neither applies. */
+  private async *sealedPages(serving: boolean): AsyncGenerator<SealedKey[]> {
+    let after: SealedKeyId | null = null;
+    for (;;) {
+      const page: SealedKey[] = serving
+        ? await stored(() => this.rows.sealedProviderKeys(after, RESEAL_PAGE))
+        : await this.rows.sealedProviderKeys(after, RESEAL_PAGE);
+      yield page;
+      if (page.length < RESEAL_PAGE) return;
       after = page.at(-1)!;
-      // SQLite answers synchronously: the event loop serves requests between pages.
-      await new Promise((resolve) => setImmediate(resolve));
+      if (serving) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

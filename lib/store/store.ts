@@ -33,8 +33,9 @@ export interface Store {
   /** Whether the database answers now (`/readyz`). */
   ready(): Promise<boolean>;
   /** Why the embedded database was last found not ready (`/readyz`'s `database`): a write did not
-   *  go through (`unwritable`), it reported damage (`damaged`), or the file at its path is no
-   *  longer the one opened (`deleted`, `replaced`). PostgreSQL's ready() asks the server: `unreachable`. */
+   *  go through (`unwritable`), another connection held the write lock (`locked`), it reported
+   *  damage (`damaged`), or the file at its path is no longer the one opened (`deleted`,
+   *  `replaced`). PostgreSQL's ready() asks the server: `unreachable`. */
   degraded?(): SqliteTrouble | undefined;
   /** Told of an error a request ended on, so a damaged file is noticed where it shows. */
   observe?(err: unknown): void;
@@ -139,8 +140,8 @@ function openSqliteStore(opts: StoreOptions): Store {
     stateOwners,
     ready: async () => db.open && degraded() === undefined,
     degraded: () => trouble,
-    // An error a request ended on (an internal error): damage SQLite reports there makes the
-    // store degraded for good.
+    // The store's error a request ended on (its 500, or a 503 store_unavailable): damage SQLite
+    // reports there makes the store degraded for good.
     observe(err) { if (sqliteFailure(err) === 'damaged') report('damaged', file, err); },
     async close() {
       await stateOwners.close();
