@@ -233,8 +233,9 @@ async function race(ctx: RequestContext): Promise<void> {
   if (checked.stream && svc.config.timeouts.stream_head_ms && ctx.deadlineAt - ctx.t0 > svc.config.timeouts.stream_head_ms) holdStreamOpen(ctx);
   const outcome = ctx.outcome = await run.outcome;
   // A request that left its first route was a fallback, whatever it ended with (the answer's
-  // x-service-routing-reason says so): the machine names only a committed one so.
-  if (outcome.routeIndex > 0) outcome.reason = 'fallback';
+  // x-service-routing-reason says so): the machine names only a committed one so. One stopped
+  // before anything served stays `abandoned`.
+  if (outcome.routeIndex > 0 && outcome.reason !== 'abandoned') outcome.reason = 'fallback';
   stopHoldingOpen(ctx);
 }
 

@@ -358,11 +358,17 @@ class RequestRun implements RunningRequest {
 
   /** Ends the request: stops every attempt (aborting upstream calls, the winner's too) and the machine. */
   stop(): void {
+    // No-op once settled; a request stopped while its tiers were still trying (its caller gone,
+    // or shutdown's drain ran out) settles with no winner and the reason `abandoned`.
+    this.halt(this.snapshot?.status === 'active');
+  }
+
+  private halt(abandoned: boolean): void {
     this.stopped = true;
     const attempts = this.snapshot?.context.attempts;
     if (attempts) { stopAttempt(attempts, 'flex'); stopAttempt(attempts, 'standard'); }
     this.clearTimers();
-    this.settle();   // no-op once settled; a request stopped before commit settles with no winner
+    this.settle(abandoned);
   }
 
   schedule(event: Ev, delay: number, id: string): void {
@@ -394,7 +400,7 @@ class RequestRun implements RunningRequest {
   private fail(err: unknown): void {
     const ctx: Partial<Ctx> = this.snapshot?.context ?? {};
     ctx.failure ??= { kind: 'transient', status: 502, message: String((err as Error)?.message ?? err) };
-    this.stop();
+    this.halt(false);
   }
 
   private clearTimers(): void {
@@ -403,13 +409,15 @@ class RequestRun implements RunningRequest {
     this.timers.clear();
   }
 
-  private settle(): void {
+  private settle(abandoned = false): void {
     if (this.settledOnce) return;
     this.settledOnce = true;
     const { winner, routeIndex, retries, fallbacks, failure } = this.context;
     // A race that ends with nothing served did not have flex serve it: its reason is not the
-    // flex_committed it started from (the answer's header and the usage record carry it).
-    const reason = winner || this.context.input.flex !== 'race' ? this.context.reason : routeIndex > 0 ? 'fallback' : 'flex_unavailable';
+    // flex_committed it started from (the answer's header and the usage record carry it). One
+    // stopped before anything served is `abandoned`, not a flex that failed.
+    const reason = winner ? this.context.reason : abandoned ? 'abandoned'
+      : this.context.input.flex !== 'race' ? this.context.reason : routeIndex > 0 ? 'fallback' : 'flex_unavailable';
     this.resolve({ winner, reason, routeIndex, retries, fallbacks, failure });
   }
 }

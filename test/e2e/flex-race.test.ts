@@ -95,6 +95,29 @@ test('a race where flex and standard both fail says flex_unavailable, not flex_c
   assert.equal(headers!.get('x-service-flex-applied'), 'false');
 });
 
+test('a caller that leaves while flex and the hedge are racing: both aborted upstream, the record says abandoned (not flex_unavailable), 499', async () => {
+  const before = { requests: stats().requests, aborted: stats().aborted };
+  const from = t.logLines.length;
+  const ac = new AbortController();
+  const pending = client.responses.create(
+    { model: 'gpt-5.4', input: sim({ flex_start_ms: 600_000, standard_start_ms: 600_000 }), start_within: '00h-00m-10s' } as any,
+    { signal: ac.signal },
+  );
+  await waitFor(() => stats().requests === before.requests + 1, 'the flex attempt');
+  t.clock!.increment(8_000);
+  await waitFor(() => stats().requests === before.requests + 2, 'the standard hedge');
+  ac.abort();
+  await assert.rejects(pending);
+  await waitFor(() => stats().aborted === before.aborted + 2, 'both attempts aborted upstream');
+  await waitFor(() => t.gw.services.inflight.size === 0, 'idle');
+  const line = t.logLines.slice(from).map((l) => JSON.parse(l)).find((l) => l.req && 'status' in l);
+  assert.deepEqual([line.status, line.msg, line.reason], [499, 'client_closed_request', 'abandoned']);
+  await t.gw.services.usage.flush();
+  const res = await fetch(`${t.url}/v1/usage/requests?limit=100`, { headers: { authorization: `Bearer ${(client as any).apiKey}` } });
+  const record = ((await res.json()) as any).data.find((r: any) => r.id === line.req);
+  assert.deepEqual([record.reason, record.client_closed, record.tier], ['abandoned', true, null]);
+});
+
 test('flex race slots per organization: past the limit the request runs standard (flex_slots_full)', async () => {
   const t2 = await startTestGateway({ config: { flex_race_slots: 1 } });
   try {

@@ -301,3 +301,20 @@ test('a race that ends with nothing served reports flex_unavailable, not the fle
   assert.equal(out.winner, undefined);
   assert.equal(out.reason, 'flex_unavailable');
 });
+
+test('a race stopped before anything served (its caller gone) is abandoned, not flex_unavailable; a launch that throws is not', async () => {
+  const { launched, run, clock } = harness();
+  clock.increment(8_000);
+  await flush();
+  assert.equal(launched.length, 2, 'flex racing, the hedge launched');
+  run.stop();
+  const out = await run.outcome;
+  assert.equal(out.winner, undefined);
+  assert.equal(out.reason, 'abandoned');
+  assert.deepEqual(launched.map((l) => l.signal.aborted), [true, true], 'both attempts aborted');
+
+  const thrown = harness({ launch: () => { throw new Error('no adapter'); } });
+  const failed = await thrown.run.outcome;
+  assert.equal(failed.reason, 'flex_unavailable', 'a launch that threw failed the request; nobody abandoned it');
+  assert.match(failed.failure!.message, /no adapter/);
+});
