@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 
 const USAGE = `usage: gateway <command>
   org create <name>
-  key create <org_id> [--default-start-within HHh-MMm-SSs|now] [--manage]
+  key create <org_id> [--default-start-within HHh-MMm-SSs|now] [--default-provider ROUTE[,ROUTE…]] [--manage]
   key revoke <key_id>
   provider-key set <org_id> <route> <key>          (direct routes)
   provider-key set <org_id> <route> --json <file>  (the whole body: {"key": <credential>, "project"?, "location"?, "region"?})
@@ -39,6 +39,7 @@ export function toCall(argv: string[]): Call {
       if (subject) {
         return ['POST', `/admin/v1/orgs/${enc(subject)}/keys`, {
           default_start_within: flag(argv, '--default-start-within') ?? null,
+          default_provider: flag(argv, '--default-provider')?.split(',') ?? null,
           scopes: argv.includes('--manage') ? ['inference', 'manage'] : ['inference'],
         }];
       }

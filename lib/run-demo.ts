@@ -40,7 +40,7 @@ if (!orgId || !await svc.orgs.orgExists(orgId)) {
   writeFileSync(demoFile, orgId);
 }
 // The demo key may also manage the organization (keys, provider keys) from the dashboard.
-const { key } = await svc.orgs.createKey(orgId, null, now, ['inference', 'manage']);
+const { key } = await svc.orgs.createKey(orgId, { startWithin: null, provider: null }, now, ['inference', 'manage']);
 const url = gw.url.replace('127.0.0.1', 'localhost');
 console.log(`
 Gateway ready at ${url} (simulator at ${gw.simulator?.url ?? 'not started'})

@@ -14,7 +14,6 @@ import type { Services } from '../services.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { sendJson } from './reply.ts';
 import type { Headers } from '../headers.ts';
-import { parseStartWithin } from '../routing/start-within.ts';
 import { ROUTES } from '../config.ts';
 import { parseVertexCredential } from '../providers/vertex.ts';
 import { parseBedrockCredential } from '../providers/bedrock.ts';
@@ -23,6 +22,7 @@ import { MAX_PAGE } from '../usage/query.ts';
 import { usageReport, usageRequests } from './usage.ts';
 import { BalanceOverflowError, IdempotencyConflictError } from '../ledger/rules.ts';
 import adminSchemas from '../../schemas/admin.json' with { type: 'json' };
+import { keyDefaults } from '../routing/validate.ts';
 
 const ADMIN_BODY_CAP = 1_000_000;
 /** Ids the store issues: a prefix and base64url characters. Anything else names nothing. */
@@ -95,12 +95,11 @@ const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
   }],
   ['POST', /^\/admin\/v1\/orgs\/([^/]+)\/keys$/, async (svc, [orgId], body) => {
     await requireOrg(svc, orgId!);
-    const { default_start_within: defaultStartWithin = null, scopes = ['inference'] } = checked(BODIES.createKey, await body());
-    if (defaultStartWithin !== null) parseStartWithin(defaultStartWithin);
+    const { default_start_within: startWithin = null, default_provider: provider = null, scopes = ['inference'] } = checked(BODIES.createKey, await body());
     if (!Array.isArray(scopes) || !scopes.every((scope) => SCOPES.includes(scope))) {
       throw bad(`scopes must be an array of ${SCOPES.join(', ')}`);
     }
-    return [201, await svc.orgs.createKey(orgId!, defaultStartWithin, svc.clock.now(), scopes as Scope[])];
+    return [201, await svc.orgs.createKey(orgId!, keyDefaults(startWithin, provider), svc.clock.now(), scopes as Scope[])];
   }],
   ['DELETE', /^\/admin\/v1\/keys\/([^/]+)$/, async (svc, [keyId]) => {
     if (!ID.test(keyId!) || !await svc.orgs.revokeKey(keyId!, svc.clock.now())) throw new GatewayError('key_not_found');

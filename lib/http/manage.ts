@@ -9,9 +9,9 @@ import type { ApiKeyRecord, Scope } from '../store/orgs.ts';
 import { SCOPES } from '../store/orgs.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { sendJson } from './reply.ts';
-import { parseStartWithin } from '../routing/start-within.ts';
 import { decodeParam, providerCredential, requireRoute } from './admin.ts';
 import { limitOrganizationApi } from './usage.ts';
+import { keyDefaults } from '../routing/validate.ts';
 
 const BODY_CAP = 1_000_000;
 
@@ -50,16 +50,18 @@ async function manage(
   if (path === '/v1/organization/keys') {
     if (req.method === 'GET') return reply(200, { object: 'list', data: await svc.orgs.listKeys(orgId) });
     if (req.method !== 'POST') throw new GatewayError('method_not_allowed');
-    const { scopes: wanted = ['inference'], default_start_within: defaultStartWithin = null, ...rest } = await body();
+    const { scopes: wanted = ['inference'], default_start_within: startWithin = null, default_provider: provider = null, ...rest } = await body();
     const unknownField = Object.keys(rest)[0];
     if (unknownField !== undefined) throw new GatewayError('invalid_request', `Unknown field ${unknownField}.`, { param: unknownField });
     if (!Array.isArray(wanted) || !wanted.every((scope) => SCOPES.includes(scope))) {
       throw new GatewayError('invalid_request', `scopes must be an array of ${SCOPES.join(', ')}.`, { param: 'scopes' });
     }
-    if (defaultStartWithin !== null) parseStartWithin(defaultStartWithin);
-    const created = await svc.orgs.createKey(orgId, defaultStartWithin, now, wanted as Scope[]);
+    const defaults = keyDefaults(startWithin, provider);
+    const created = await svc.orgs.createKey(orgId, defaults, now, wanted as Scope[]);
     svc.log.info({ org: orgId, key_id: created.id, by_key: key.id, scopes: created.scopes }, 'api key created');
-    return reply(201, { object: 'api_key', ...created, default_start_within: defaultStartWithin, created_at: now });
+    return reply(201, {
+      object: 'api_key', ...created, default_start_within: defaults.startWithin, default_provider: defaults.provider, created_at: now,
+    });
   }
   let match = /^\/v1\/organization\/keys\/([^/]+)$/.exec(path);
   if (match) {

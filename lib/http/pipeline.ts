@@ -121,7 +121,7 @@ async function check(ctx: RequestContext): Promise<void> {
   if (svc.drainOver) throw new GatewayError('shutting_down');
   const bytes = ctx.bytes = await readBody(req, requestBodyLimits(svc));
   const raw = parseJsonObject(bytes);
-  ctx.checked = checkRequest(format, raw, svc.catalog, ctx.key!.defaultStartWithin, req.headers);
+  ctx.checked = checkRequest(format, raw, svc.catalog, ctx.key!.defaultStartWithin, req.headers, ctx.key!.defaultProvider);
 }
 
 /** The route chain with its credentials and upstream bodies (a body that cannot be translated is

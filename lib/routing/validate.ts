@@ -50,6 +50,7 @@ export interface CheckedRequest extends CallerRequest {
  *  format's own (its endpoint's check, which reads the request headers it needs). */
 export function checkRequest(
   format: CallerFormat, raw: Record<string, any>, catalog: Catalog, defaultStartWithin: string | null, headers: IncomingHttpHeaders = {},
+  defaultProvider: string | null = null,
 ): CheckedRequest {
   const endpoint = ENDPOINTS[format];
   if (raw.start_within === undefined && defaultStartWithin === null) {
@@ -64,8 +65,11 @@ export function checkRequest(
   const model = catalog.get(raw.model);
   if (!model) throw new GatewayError('model_not_found', `The model '${raw.model}' is not in the catalog.`, { param: 'model' });
 
-  const explicitProvider = raw.provider !== undefined;
-  let routes = explicitProvider ? parseProvider(raw.provider) : [model.routes[0]!];
+  // An agent key's chain (stored checked, as space-separated names) stands for an absent field, as
+  // if the body had named it: a route that cannot serve the model is refused the same way.
+  const explicitProvider = raw.provider !== undefined || defaultProvider !== null;
+  let routes = raw.provider !== undefined ? parseProvider(raw.provider)
+    : defaultProvider !== null ? defaultProvider.split(' ') as RouteName[] : [model.routes[0]!];
   const pinnedBy = stateField(endpoint, raw);
   if (pinnedBy) {
     refuseUnstored(pinnedBy, raw[pinnedBy]);
@@ -73,7 +77,8 @@ export function checkRequest(
   }
   for (const route of routes) {
     if (!model.routes.includes(route)) {
-      throw new GatewayError('provider_model_mismatch', `The route '${route}' cannot serve '${model.id}'.`, { param: 'provider' });
+      const whose = raw.provider === undefined && defaultProvider !== null ? ' (the API key\'s default_provider)' : '';
+      throw new GatewayError('provider_model_mismatch', `The route '${route}'${whose} cannot serve '${model.id}'.`, { param: 'provider' });
     }
   }
   if (startWithin.kind === 'duration') {
@@ -172,10 +177,18 @@ function threadRefusal(): GatewayError {
   );
 }
 
-function parseProvider(value: unknown): RouteName[] {
+/** An agent key's defaults (README "Agent keys"), checked by the rules of the request fields they
+ *  stand for: `start_within`'s, and `provider`'s chain (each route's fit to a model is checked
+ *  per request, as for a chain in the body). */
+export function keyDefaults(startWithin: unknown, provider: unknown): { startWithin: string | null; provider: RouteName[] | null } {
+  if (startWithin !== null) parseStartWithin(startWithin);
+  return { startWithin: startWithin as string | null, provider: provider === null ? null : parseProvider(provider, 'default_provider') };
+}
+
+function parseProvider(value: unknown, param = 'provider'): RouteName[] {
   const isRoute = (route: unknown): boolean => typeof route === 'string' && ROUTE_NAMES.has(route as RouteName);
   if (!Array.isArray(value) || value.length === 0 || !value.every(isRoute) || new Set(value).size !== value.length) {
-    throw new GatewayError('invalid_provider_chain', undefined, { param: 'provider' });
+    throw new GatewayError('invalid_provider_chain', undefined, { param });
   }
   return value as RouteName[];
 }

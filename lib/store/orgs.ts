@@ -15,10 +15,16 @@ export const KEY_PREFIX = 'flex_live_';
 export type Scope = 'inference' | 'manage';
 export const SCOPES: Scope[] = ['inference', 'manage'];
 
-export interface ApiKeyRecord { id: string; orgId: string; defaultStartWithin: string | null; scopes: string }
+/** `defaultProvider`: an agent key's route chain for requests without `provider`, its route names
+ *  separated by spaces, as stored. */
+export interface ApiKeyRecord { id: string; orgId: string; defaultStartWithin: string | null; defaultProvider: string | null; scopes: string }
+
+/** What an agent key supplies to a request that lacks the field (README "Agent keys"). */
+export interface KeyDefaults { startWithin: string | null; provider: RouteName[] | null }
 
 export interface ApiKeyInfo {
-  id: string; scopes: Scope[]; default_start_within: string | null; created_at: number; revoked_at: number | null;
+  id: string; scopes: Scope[]; default_start_within: string | null; default_provider: RouteName[] | null; created_at: number;
+  revoked_at: number | null;
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -34,9 +40,9 @@ export interface OrgRows {
   listOrgs(): MaybePromise<OrgInfo[]>;
   /** Up to `limit` organizations after `after` in the list's order (creation time, then id). */
   orgsAfter(after: OrgInfo | null, limit: number): MaybePromise<OrgInfo[]>;
-  insertKey(id: string, orgId: string, hash: string, defaultStartWithin: string | null, nowMs: number, scopes: string): MaybePromise<void>;
+  insertKey(id: string, orgId: string, hash: string, defaults: KeyDefaults, nowMs: number, scopes: string): MaybePromise<void>;
   keyByHash(hash: string): MaybePromise<ApiKeyRecord | undefined>;
-  listKeys(orgId: string): MaybePromise<Array<Omit<ApiKeyInfo, 'scopes'> & { scopes: string }>>;
+  listKeys(orgId: string): MaybePromise<KeyRow[]>;
   /** Revokes a live key; answers its hash (so the caches can drop that one entry), or undefined
    *  when no live key has that id. */
   revokeKey(keyId: string, nowMs: number): MaybePromise<string | undefined>;
@@ -52,6 +58,12 @@ export interface OrgRows {
    *  answers the keys it replaced. */
   replaceSealed(changes: SealedChange[]): MaybePromise<SealedKeyId[]>;
 }
+
+/** A key as its table stores it: scopes and default routes as space-separated names. */
+export type KeyRow = Omit<ApiKeyInfo, 'scopes' | 'default_provider'> & { scopes: string; default_provider: string | null };
+
+/** Route names as a key row stores them (space-separated), or null for none. */
+export const storedRoutes = (routes: RouteName[] | null): string | null => (routes ? routes.join(' ') : null);
 
 export interface SealedKeyId { org_id: string; route: RouteName }
 export interface SealedKey extends SealedKeyId { sealed: string }
@@ -122,18 +134,20 @@ export class OrgStore {
 
   /** Issues a key; the clear key is returned once and never stored. */
   async createKey(
-    orgId: string, defaultStartWithin: string | null, nowMs: number, scopes: Scope[] = ['inference'],
+    orgId: string, defaults: KeyDefaults, nowMs: number, scopes: Scope[] = ['inference'],
   ): Promise<{ id: string; key: string; scopes: Scope[] }> {
     const key = KEY_PREFIX + randomBytes(24).toString('base64url');
     const id = newId('key_');
     const sorted = SCOPES.filter((scope) => scope === 'inference' || scopes.includes(scope));
-    await stored(() => this.rows.insertKey(id, orgId, sha256(key), defaultStartWithin, nowMs, sorted.join(' ')));
+    await stored(() => this.rows.insertKey(id, orgId, sha256(key), defaults, nowMs, sorted.join(' ')));
     return { id, key, scopes: sorted };
   }
 
   /** The org's keys, newest first: ids and metadata only (the clear key is never stored). */
   async listKeys(orgId: string): Promise<ApiKeyInfo[]> {
-    return (await stored(() => this.rows.listKeys(orgId))).map((key) => ({ ...key, scopes: key.scopes.split(' ') as Scope[] }));
+    return (await stored(() => this.rows.listKeys(orgId))).map((key) => ({
+      ...key, scopes: key.scopes.split(' ') as Scope[], default_provider: (key.default_provider?.split(' ') as RouteName[] | undefined) ?? null,
+    }));
   }
 
   /** Revokes a key of this organization only (another org's key id is "not found"). Only that

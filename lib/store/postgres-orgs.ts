@@ -3,7 +3,7 @@
 // their cached lookup as the transaction commits (postgres.ts listens).
 import type { Pool } from 'pg';
 import type { RouteName } from '../routes.ts';
-import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows, SealedKey, SealedKeyId } from './orgs.ts';
+import { storedRoutes, type ApiKeyRecord, type KeyRow, type OrgInfo, type OrgRows, type SealedKey, type SealedKeyId } from './orgs.ts';
 
 export const CACHE_CHANNEL = 'gateway_cache';
 
@@ -26,24 +26,25 @@ export function postgresOrgRows(pool: Pool): OrgRows {
         SELECT id, name, created_at FROM orgs WHERE (created_at, id) > ($1, $2) ORDER BY created_at, id LIMIT $3`,
       [after?.created_at ?? -1, after?.id ?? '', limit])).rows;
     },
-    async insertKey(id, orgId, hash, defaultStartWithin, nowMs, scopes) {
+    async insertKey(id, orgId, hash, defaults, nowMs, scopes) {
       await pool.query(`
-        INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [id, orgId, hash, defaultStartWithin, nowMs, scopes]);
+        INSERT INTO api_keys (id, org_id, hash, default_start_within, default_provider, created_at, scopes)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [id, orgId, hash, defaults.startWithin, storedRoutes(defaults.provider), nowMs, scopes]);
     },
     async keyByHash(hash) {
       const result = await pool.query<ApiKeyRecord>({
         name: 'key_by_hash',
         text: `
-          SELECT id, org_id AS "orgId", default_start_within AS "defaultStartWithin", scopes
+          SELECT id, org_id AS "orgId", default_start_within AS "defaultStartWithin", default_provider AS "defaultProvider", scopes
           FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
         values: [hash],
       });
       return result.rows[0];
     },
     async listKeys(orgId) {
-      return (await pool.query<Omit<ApiKeyInfo, 'scopes'> & { scopes: string }>(`
-        SELECT id, scopes, default_start_within, created_at, revoked_at
+      return (await pool.query<KeyRow>(`
+        SELECT id, scopes, default_start_within, default_provider, created_at, revoked_at
         FROM api_keys WHERE org_id = $1 ORDER BY created_at DESC, id`, [orgId])).rows;
     },
     // A revoke notifies only when it revoked a key (an unknown id makes no row, so no NOTIFY), and

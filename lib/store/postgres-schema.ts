@@ -526,6 +526,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, name: 'idempotent top-ups', sql: V8_IDEMPOTENCY },
   // GET /admin/v1/orgs reads a page at a time in (created_at, id) order.
   { version: 9, name: 'organizations by creation', sql: 'CREATE INDEX IF NOT EXISTS orgs_by_creation ON orgs (created_at, id);' },
+  // An agent key's route chain for requests that name none (README "Agent keys").
+  { version: 10, name: 'agent keys: default route chain', sql: 'ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS default_provider TEXT;' },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

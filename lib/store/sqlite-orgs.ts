@@ -4,9 +4,7 @@
 import type { RouteName } from '../routes.ts';
 import type { DB } from './db.ts';
 import { retryWhileLocked } from '../sqlite-lock.ts';
-import type { ApiKeyInfo, ApiKeyRecord, OrgInfo, OrgRows, SealedChange, SealedKey, SealedKeyId } from './orgs.ts';
-
-type KeyRow = Omit<ApiKeyInfo, 'scopes'> & { scopes: string };
+import { storedRoutes, type ApiKeyRecord, type KeyRow, type OrgInfo, type OrgRows, type SealedChange, type SealedKey, type SealedKeyId } from './orgs.ts';
 
 export function sqliteOrgRows(db: DB): OrgRows {
   db.exec(`
@@ -24,19 +22,22 @@ export function sqliteOrgRows(db: DB): OrgRows {
   if (!columns.some((column) => column.name === 'scopes')) {
     db.exec("ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'inference'");
   }
+  // An agent key's default route chain came later: older keys have none.
+  if (!columns.some((column) => column.name === 'default_provider')) db.exec('ALTER TABLE api_keys ADD COLUMN default_provider TEXT');
   const statements = {
     insertOrg: db.prepare('INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)'),
     getOrg: db.prepare('SELECT id, name, created_at FROM orgs WHERE id = ?'),
     listOrgs: db.prepare('SELECT id, name, created_at FROM orgs ORDER BY created_at, id'),
     orgsAfter: db.prepare('SELECT id, name, created_at FROM orgs WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?'),
-    insertKey: db.prepare('INSERT INTO api_keys (id, org_id, hash, default_start_within, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertKey: db.prepare(`INSERT INTO api_keys (id, org_id, hash, default_start_within, default_provider, created_at, scopes)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`),
     keyByHash: db.prepare(`
-      SELECT id, org_id AS orgId, default_start_within AS defaultStartWithin, scopes
+      SELECT id, org_id AS orgId, default_start_within AS defaultStartWithin, default_provider AS defaultProvider, scopes
       FROM api_keys WHERE hash = ? AND revoked_at IS NULL`),
     revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING hash').pluck(),
     revokeOrgKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND org_id = ? AND revoked_at IS NULL RETURNING hash').pluck(),
     listKeys: db.prepare(`
-      SELECT id, scopes, default_start_within, created_at, revoked_at
+      SELECT id, scopes, default_start_within, default_provider, created_at, revoked_at
       FROM api_keys WHERE org_id = ? ORDER BY created_at DESC, id`),
     listProviderKeys: db.prepare('SELECT route, updated_at FROM provider_keys WHERE org_id = ? ORDER BY route'),
     putProviderKey: db.prepare(`INSERT INTO provider_keys (org_id, route, sealed, updated_at) VALUES (?, ?, ?, ?)
@@ -57,8 +58,8 @@ export function sqliteOrgRows(db: DB): OrgRows {
     org: (id) => statements.getOrg.get(id) as OrgInfo | undefined,
     listOrgs: () => statements.listOrgs.all() as OrgInfo[],
     orgsAfter: (after, limit) => statements.orgsAfter.all(after?.created_at ?? -1, after?.id ?? '', limit) as OrgInfo[],
-    insertKey: (id, orgId, hash, defaultStartWithin, nowMs, scopes) => retryWhileLocked(() => {
-      statements.insertKey.run(id, orgId, hash, defaultStartWithin, nowMs, scopes);
+    insertKey: (id, orgId, hash, defaults, nowMs, scopes) => retryWhileLocked(() => {
+      statements.insertKey.run(id, orgId, hash, defaults.startWithin, storedRoutes(defaults.provider), nowMs, scopes);
     }),
     keyByHash: (hash) => statements.keyByHash.get(hash) as ApiKeyRecord | undefined,
     listKeys: (orgId) => statements.listKeys.all(orgId) as KeyRow[],

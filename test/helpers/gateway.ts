@@ -16,7 +16,7 @@ export interface TestGateway {
   gw: Gateway;
   url: string;
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }>;
-  newOrg(opts?: { ownKeys?: RouteName[]; balance?: number; defaultStartWithin?: string }): Promise<{ orgId: string; key: string; keyId: string }>;
+  newOrg(opts?: { ownKeys?: RouteName[]; balance?: number; defaultStartWithin?: string; defaultProvider?: RouteName[] }): Promise<{ orgId: string; key: string; keyId: string }>;
   /** Present when started with simulatedTime: move the gateway's clock and timers. */
   clock?: SimulatedClock;
   /** Every log line the gateway wrote (debug level and up). */
@@ -78,7 +78,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
         await admin('PUT', `/admin/v1/orgs/${orgId}/provider-keys/${r}`, body);
       }
       if (o.balance) await admin('POST', `/admin/v1/orgs/${orgId}/topups`, { cash_micro_usd: o.balance });
-      const k = await admin('POST', `/admin/v1/orgs/${orgId}/keys`, { default_start_within: o.defaultStartWithin ?? null });
+      const k = await admin('POST', `/admin/v1/orgs/${orgId}/keys`, { default_start_within: o.defaultStartWithin ?? null, default_provider: o.defaultProvider ?? null });
       return { orgId, key: k.json.key, keyId: k.json.id };
     },
     async close() {

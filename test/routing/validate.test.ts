@@ -2,13 +2,13 @@
 // what the checked request carries forward (routes, flags, the body without the gateway's fields).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkRequest, type CallerFormat } from '../../lib/routing/validate.ts';
+import { checkRequest, keyDefaults, type CallerFormat } from '../../lib/routing/validate.ts';
 import { Catalog, DEFAULT_MODELS } from '../../lib/catalog/catalog.ts';
 import { GatewayError } from '../../lib/errors.ts';
 
 const catalog = new Catalog(DEFAULT_MODELS);
-const check = (format: CallerFormat, body: Record<string, any>, opts: { default?: string | null; beta?: string | string[] } = {}) =>
-  checkRequest(format, body, catalog, opts.default === undefined ? null : opts.default, { 'anthropic-beta': opts.beta });
+const check = (format: CallerFormat, body: Record<string, any>, opts: { default?: string | null; beta?: string | string[]; provider?: string } = {}) =>
+  checkRequest(format, body, catalog, opts.default === undefined ? null : opts.default, { 'anthropic-beta': opts.beta }, opts.provider ?? null);
 
 const responses = (extra: Record<string, any> = {}) => ({ model: 'gpt-5.4-mini', input: 'hi', start_within: 'now', ...extra });
 const chat = (extra: Record<string, any> = {}) => ({ model: 'gpt-5.4-mini', messages: [{ role: 'user', content: 'hi' }], start_within: 'now', ...extra });
@@ -71,6 +71,27 @@ test('model and provider chain', () => {
   }
   refused(() => check('interactions', interactions({ provider: ['vendor_b', 'vendor_a'] })), 'provider_model_mismatch', 'provider');
   assert.deepEqual(check('interactions', interactions({ provider: ['cloud_a', 'vendor_b'] })).routes, ['cloud_a', 'vendor_b']);
+});
+
+test('an agent key\'s default_provider: the chain of a request that names none, checked as if the body named it', () => {
+  const { start_within: _, ...noStart } = messages();
+  const viaKey = check('messages', noStart, { default: 'now', provider: 'cloud_b vendor_c' });
+  assert.deepEqual(viaKey.routes, ['cloud_b', 'vendor_c']);
+  assert.equal(viaKey.explicitProvider, true, 'requested (by the key), not the model\'s native route');
+  assert.deepEqual(check('messages', messages({ provider: ['vendor_c'] }), { provider: 'cloud_b' }).routes, ['vendor_c'], 'the body\'s chain wins');
+  assert.throws(() => check('responses', responses(), { provider: 'cloud_b' }), (e: any) => {
+    assert.equal(e.code, 'provider_model_mismatch');
+    assert.match(e.message, /'cloud_b' \(the API key's default_provider\) cannot serve 'gpt-5.4-mini'/);
+    return true;
+  });
+  refused(() => check('messages', messages({ start_within: '00h-00m-30s' }), { provider: 'cloud_b' }), 'flex_unsupported_on_cloud', 'start_within');
+});
+
+test('keyDefaults: a key\'s defaults are checked by the rules of the fields they stand for', () => {
+  assert.deepEqual(keyDefaults('now', ['cloud_b', 'vendor_c']), { startWithin: 'now', provider: ['cloud_b', 'vendor_c'] });
+  assert.deepEqual(keyDefaults(null, null), { startWithin: null, provider: null });
+  refused(() => keyDefaults('11m', null), 'invalid_start_within');
+  for (const provider of [[], ['vendor_x'], ['cloud_b', 'cloud_b'], 'cloud_b']) refused(() => keyDefaults(null, provider), 'invalid_provider_chain', 'default_provider');
 });
 
 test('retry: count 1..5, backoff exponential|linear, jitter boolean, nothing else', () => {

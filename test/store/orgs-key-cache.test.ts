@@ -29,7 +29,7 @@ function backend(opts: { valid?: (hash: string) => boolean; async?: boolean } = 
       state.keyReads++;
       if (state.down) throw new Error('database down');
       const record: ApiKeyRecord | undefined = (opts.valid ?? (() => true))(hash)
-        ? { id: 'key_' + hash.slice(0, 8), orgId: 'org_1', defaultStartWithin: null, scopes: 'inference' } : undefined;
+        ? { id: 'key_' + hash.slice(0, 8), orgId: 'org_1', defaultStartWithin: null, defaultProvider: null, scopes: 'inference' } : undefined;
       return answer(record);
     },
     providerKey(orgId: string) {

@@ -83,3 +83,17 @@ test('claude -p on claude-opus-4-8: its system-role environment message and adap
   assert.ok(since(gw, from).includes('POST /v1/messages 200'), describeRun(r, gw));
   assert.deepEqual(gw.refused(), []);
 });
+
+test('claude -p through cloud_b (Claude on Bedrock): an agent key whose default_provider names it, nothing else configured', { timeout: 120_000 }, async () => {
+  const { key } = await gw.newOrg({ balance: 100_000_000, defaultStartWithin: 'now', defaultProvider: ['cloud_b'] });
+  const from = gw.logLines.length;
+  const r = await runClient(join(BIN, 'claude'), ['-p', `Say hello ${sim({ output_tokens: 12 })}`], {
+    env: { ...env, ANTHROPIC_AUTH_TOKEN: key }, timeoutMs: 90_000,
+  });
+  assert.equal(r.code, 0, describeRun(r, gw));
+  assert.equal(simulatorSentences(r.stdout, 12).length, 1, describeRun(r, gw));
+  const served = gw.logLines.slice(from).map((l) => JSON.parse(l)).filter((l) => l.req && l.status === 200 && l.endpoint === 'messages');
+  assert.ok(served.length > 0, describeRun(r, gw));
+  assert.deepEqual([...new Set(served.map((l) => l.route))], ['cloud_b'], 'every answer came from Bedrock');
+  assert.deepEqual(gw.refused(), []);
+});
