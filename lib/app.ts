@@ -243,7 +243,7 @@ function buildAdapters(config: GatewayConfig, log: Logger): Record<RouteName, Ro
     vendor_c: vendorC(base('vendor_c'), cap),
     cloud_a: cloudA(base('cloud_a'), {
       managed: config.managed.cloud_a, allowedTokenUris: config.routes.cloud_a?.allowed_token_uris, log,
-      timeouts: config.timeouts,
+      timeouts: config.timeouts, egressProxy: config.egress_proxy,
     }),
     cloud_b: cloudB(base('cloud_b'), cap),
   };

@@ -13,6 +13,7 @@ import { DEFAULT_TIMEOUTS, type TimeoutsConfig } from './timeouts.ts';
 import { DEFAULT_CAPACITY, type CapacityConfig } from './providers/capacity.ts';
 import { DEFAULT_ORGANIZATION_API_REQUESTS } from './limits/abuse.ts';
 import { DEFAULT_MAX_GROUPS } from './usage/query.ts';
+import { egressProxyProblems, type EgressProxyConfig } from './providers/egress-proxy.ts';
 import configSchema from '../schemas/config.json' with { type: 'json' };
 
 // Each floor owns its settings and their defaults; this module assembles them (and re-exports the
@@ -52,6 +53,9 @@ export interface GatewayConfig {
   capacity: CapacityConfig;
   /** Addresses or CIDRs of proxies whose X-Forwarded-For names the client (default none). */
   trust_proxy: string[];
+  /** The forward proxy upstream calls go through: from HTTPS_PROXY, HTTP_PROXY and NO_PROXY (lib/main.ts),
+   *  not from the file; absent: every call goes direct (lib/providers/egress-proxy.ts). */
+  egress_proxy?: EgressProxyConfig;
   /** True when no file named the routes: start the simulator and serve every route managed on it. */
   useSimulator: boolean;
 }
@@ -106,7 +110,7 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
   };
   // What the schema cannot say, checked on the whole result (a file's values and the overrides of
   // tests and entry points alike), so a configuration that would fail requests fails the start.
-  const problems = [...urlProblems(cfg), ...modelProblems(cfg.models), ...ledgerProblems(cfg.ledger), ...boundProblems(cfg), ...managedKeyProblems(cfg)];
+  const problems = [...urlProblems(cfg), ...modelProblems(cfg.models), ...ledgerProblems(cfg.ledger), ...boundProblems(cfg), ...managedKeyProblems(cfg), ...egressProxyProblems(cfg.egress_proxy)];
   if (problems.length > 0) throw new Error(`invalid ${path ? `GATEWAY_CONFIG ${path}` : 'configuration'}: ${problems.join('; ')}`);
   return cfg;
 }

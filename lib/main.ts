@@ -5,7 +5,9 @@
 //   GATEWAY_DATABASE_URL (postgres://…: the shared store for several gateways; unset: SQLite),
 //   GATEWAY_INSTANCE_ID (stable name across restarts; default host:PORT),
 //   GATEWAY_NEW_DATABASE=1 (start on an empty gateway.db where the data folder holds an earlier
-//   gateway's secret.key or simulator key: lib/store/db.ts refuseLostDatabase).
+//   gateway's secret.key or simulator key: lib/store/db.ts refuseLostDatabase),
+//   HTTPS_PROXY, HTTP_PROXY, NO_PROXY (lower-case names too: upstream calls through a forward
+//   proxy, lib/providers/egress-proxy.ts).
 // Production runs the bundle (`npm start`: node with the V8 flags of README "Memory" on
 // dist/lib/main.mjs, built by `make install`); tsx lib/main.ts in development.
 import { hostname } from 'node:os';
@@ -15,12 +17,15 @@ import { createLogger } from './log.ts';
 import { previousSecrets } from './store/secrets.ts';
 import { databaseFile, DataFolderRefused } from './store/db.ts';
 import { sqliteFailure } from './store/store.ts';
+import { EgressProxy, egressProxyFromEnv } from './providers/egress-proxy.ts';
 
 const dataDir = (): string => process.env.GATEWAY_DATA_DIR ?? './data';
 
 export async function startFromEnv(overrides: Partial<GatewayConfig> = {}): Promise<Gateway> {
   const log = createLogger();
-  const config = loadConfig(process.env.GATEWAY_CONFIG, overrides);
+  const config = loadConfig(process.env.GATEWAY_CONFIG, { egress_proxy: egressProxyFromEnv(process.env), ...overrides });
+  const via = new EgressProxy(config.egress_proxy).describe();
+  if (via) log.info(via);
   if (!process.env.GATEWAY_ADMIN_TOKEN) log.warn('GATEWAY_ADMIN_TOKEN is not set: the admin API refuses every request');
   const gw = await createGateway({
     config,

@@ -6,10 +6,14 @@
 // A token request is an upstream call like any other: bounded by timeouts.upstream_connect_ms +
 // upstream_first_byte_ms (a stalled token endpoint fails the attempt, which is retried or fallen
 // back from), and a token Vertex refuses (401) is dropped (authRejected) rather than used until it
-// expires.
+// expires. It goes through the egress proxy when the gateway's settings send its endpoint there,
+// and straight out when they do not (gaxios' own reading of the environment is not used).
 import { createHash } from 'node:crypto';
+import { globalAgent as httpAgent } from 'node:http';
+import { globalAgent as httpsAgent } from 'node:https';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import type { JWT, JWTOptions } from 'google-auth-library';
-import type { Gaxios } from 'gaxios';
+import type { Gaxios, GaxiosOptions } from 'gaxios';
 import type { Logger } from '../log.ts';
 import { DEFAULT_TIMEOUTS, type TimeoutsConfig } from '../timeouts.ts';
 import type { RouteAdapter } from './types.ts';
@@ -17,6 +21,7 @@ import { upstreamJson } from './json-body.ts';
 import { originAndBase } from './url.ts';
 import { GatewayError } from '../errors.ts';
 import { UnusableCredential } from './unusable-credential.ts';
+import { EgressProxy, tunnelled, type EgressProxyConfig, type ProxyRoute } from './egress-proxy.ts';
 
 const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 /** Google's token endpoint under the names service-account files have carried: all minted at
@@ -45,6 +50,8 @@ export interface CloudAOptions {
   log?: Logger;
   /** The configuration's upstream timeouts, which bound a token request (tokenWithinMs). */
   timeouts?: Pick<TimeoutsConfig, 'upstream_connect_ms' | 'upstream_first_byte_ms'>;
+  /** The gateway's egress proxy settings (config.egress_proxy), which token requests follow too. */
+  egressProxy?: EgressProxyConfig;
 }
 
 /** How long an access token may take to arrive: a token request is a connect and an answer, so
@@ -91,20 +98,46 @@ function loadAuthLibrary(): Promise<AuthLibrary> {
   );
 }
 
-/** The cache key of a service account's client (its token's limit too: tests run gateways with
- *  different timeouts in one process). */
-function clientId(sa: ServiceAccount, tokenUri: string, tokenMs: number): string {
-  return createHash('sha256').update(sa.client_email + '\0' + sa.private_key + '\0' + tokenUri + '\0' + tokenMs).digest('hex');
+/** How token requests to one endpoint travel; `via` tells apart the clients of gateways that
+ *  send them differently (tests run several in one process). */
+interface TokenTransport { via: string; options: Pick<GaxiosOptions, 'agent' | 'fetchImplementation'> }
+
+/** Straight out: node's own agents, as gaxios' fetch uses them without a proxy (an agent given
+ *  keeps gaxios from choosing a proxy of the environment's). */
+const DIRECT: TokenTransport = { via: 'direct', options: { agent: (url) => (url.protocol === 'http:' ? httpAgent : httpsAgent) } };
+
+/** Through the egress proxy, on a tunnelled dispatcher made at the first token request. undici's
+ *  fetch fails with "fetch failed", the why in its cause: the message says both (it is logged). */
+function proxiedTransport(tokenUri: string, proxy: ProxyRoute, connectMs: number): TokenTransport {
+  let dispatcher: Dispatcher | undefined;
+  const viaProxy = async (input: Parameters<typeof undiciFetch>[0], init?: Parameters<typeof undiciFetch>[1]) => {
+    dispatcher ??= tunnelled(new URL(tokenUri).origin, proxy, {}, connectMs);
+    try {
+      return await undiciFetch(input, { ...init, dispatcher });
+    } catch (err) {
+      const cause = (err as { cause?: { message?: unknown } }).cause;
+      throw cause ? new Error(`${(err as Error).message}: ${String(cause.message)}`, { cause: err }) : err;
+    }
+  };
+  return { via: `${proxy.uri}\0${proxy.token ?? ''}`, options: { fetchImplementation: viaProxy as unknown as typeof fetch } };
+}
+
+/** The cache key of a service account's client (its token's limit and transport too: tests run
+ *  gateways with different timeouts and proxies in one process). */
+function clientId(sa: ServiceAccount, tokenUri: string, tokenMs: number, transport: TokenTransport): string {
+  return createHash('sha256').update(sa.client_email + '\0' + sa.private_key + '\0' + tokenUri + '\0' + tokenMs + '\0' + transport.via)
+    .digest('hex');
 }
 
 const tokenUriOf = (sa: ServiceAccount): string =>
   (sa.token_uri && !GOOGLE_TOKEN_URIS.has(sa.token_uri) ? sa.token_uri : GOOGLE_TOKEN_URL);
 
-async function jwtFor(sa: ServiceAccount, tokenMs: number): Promise<JWT> {
+async function jwtFor(sa: ServiceAccount, tokenMs: number, transportFor: (tokenUri: string) => TokenTransport): Promise<JWT> {
   const { JWT, Gaxios } = await loadAuthLibrary();
   // Nothing awaits from here to the insert.
   const tokenUri = tokenUriOf(sa);
-  const id = clientId(sa, tokenUri, tokenMs);
+  const transport = transportFor(tokenUri);
+  const id = clientId(sa, tokenUri, tokenMs, transport);
   let client = clients.get(id);
   if (client) {
     clients.delete(id);   // re-inserted below: the Map's order is the recency order
@@ -112,7 +145,7 @@ async function jwtFor(sa: ServiceAccount, tokenMs: number): Promise<JWT> {
     // The client's timeout ends a stalled token request itself (the library does not retry one
     // that timed out): the library shares one in-flight request among all of a service account's
     // callers, and each would otherwise wait on it for as long as the socket stays open.
-    const transporter = new Gaxios({ timeout: tokenMs });
+    const transporter = new Gaxios({ timeout: tokenMs, ...transport.options });
     if (tokenUri !== GOOGLE_TOKEN_URL) {
       // The library always POSTs to GOOGLE_TOKEN_URL; an allowed private endpoint is reached by
       // rewriting that one URL (checked by parseVertexCredential before this is ever built).
@@ -137,8 +170,9 @@ async function jwtFor(sa: ServiceAccount, tokenMs: number): Promise<JWT> {
  *  PUT of the same key could not: the cache is keyed by the key's contents). A client that holds
  *  no token yet stays: it replaced the refused one and is minting (several requests sent with the
  *  refused token fail together, and one new token serves them all). */
-function forgetClient(sa: ServiceAccount, tokenMs: number): void {
-  const id = clientId(sa, tokenUriOf(sa), tokenMs);
+function forgetClient(sa: ServiceAccount, tokenMs: number, transportFor: (tokenUri: string) => TokenTransport): void {
+  const tokenUri = tokenUriOf(sa);
+  const id = clientId(sa, tokenUri, tokenMs, transportFor(tokenUri));
   if (clients.get(id)?.credentials.access_token) clients.delete(id);
 }
 
@@ -218,6 +252,14 @@ export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter 
   const allowed = operatorTokenUris(opts);
   for (const uri of allowed) registeredTokenUris.add(uri);
   const tokenMs = tokenWithinMs(opts.timeouts);
+  // A key's token endpoint is Google's or one of `allowed` (parseVertexCredential): each one's
+  // transport is decided here, once.
+  const egress = new EgressProxy(opts.egressProxy);
+  const transports = new Map([GOOGLE_TOKEN_URL, ...allowed].map((uri) => {
+    const proxy = egress.proxyFor(uri);
+    return [uri, proxy ? proxiedTransport(uri, proxy, opts.timeouts?.upstream_connect_ms ?? DEFAULT_TIMEOUTS.upstream_connect_ms) : DIRECT];
+  }));
+  const transportFor = (tokenUri: string): TokenTransport => transports.get(tokenUri) ?? DIRECT;
 
   /** The key, checked again at use: one stored before token_uri was checked must not be used. */
   function usable(credential: unknown): ReturnType<typeof parseVertexCredential> {
@@ -235,7 +277,7 @@ export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter 
     let failure: unknown;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const client = await jwtFor(sa, tokenMs);
+      const client = await jwtFor(sa, tokenMs, transportFor);
       // The caller's own wait has the same limit, whatever the library does in between (it retries
       // a token server's 5xx or 429; gaxios 7 happens to end those retries at the first try's
       // timeout, a detail of its own this does not rely on).
@@ -276,7 +318,7 @@ export function cloudA(baseUrl: string, opts: CloudAOptions = {}): RouteAdapter 
     authRejected(credential) {
       let sa: ServiceAccount;
       try { ({ sa } = parseVertexCredential(credential, allowed, endpoint.defaultLocation)); } catch { return; }
-      forgetClient(sa, tokenMs);
+      forgetClient(sa, tokenMs, transportFor);
     },
   };
 }

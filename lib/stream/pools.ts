@@ -6,12 +6,15 @@
 // asks for an uncompressed answer (Accept-Encoding: identity: without the header any coding is
 // acceptable, RFC 9110 §12.5.3, and undici's dispatch decodes none); an answer compressed anyway
 // fails the attempt with words that say so, not with compressed bytes in an error message.
+// An origin the egress proxy settings send through a proxy gets a dispatcher that tunnels through
+// it (lib/providers/egress-proxy.ts), decided when its pool is made: the others keep the plain Pool.
 import { Pool, type Dispatcher } from 'undici';
 import type { RouteName } from '../routes.ts';
 import type { UpstreamRequest } from '../providers/types.ts';
 import { DEFAULT_CAPACITY, RouteGate, type CapacityConfig } from '../providers/capacity.ts';
 import { DEFAULT_TIMEOUTS, type TimeoutsConfig } from '../timeouts.ts';
 import type { Metrics } from '../metrics.ts';
+import { EgressProxy, tunnelled, type EgressProxyConfig } from '../providers/egress-proxy.ts';
 
 /** What one attempt may use: whose request it is, how long it may wait for a slot, and how long
  *  the upstream may take to answer (a flex attempt's first byte may take its whole deadline). */
@@ -33,17 +36,21 @@ export interface PoolSettings {
   routes: Partial<Record<RouteName, { connections?: number }>>;
   timeouts?: TimeoutsConfig;
   capacity?: CapacityConfig;
+  /** HTTPS_PROXY, HTTP_PROXY and NO_PROXY (lib/main.ts reads them); absent: every call goes direct. */
+  egress_proxy?: EgressProxyConfig;
 }
 
 export class Pools {
-  private readonly pools = new Map<string, Pool>();
+  private readonly pools = new Map<string, Dispatcher>();
   private readonly gates = new Map<RouteName, RouteGate>();
   private readonly timeouts: TimeoutsConfig;
   private readonly capacity: CapacityConfig;
+  private readonly egress: EgressProxy;
 
   constructor(private readonly config: PoolSettings = { routes: {} }, private readonly metrics?: Metrics) {
     this.timeouts = config.timeouts ?? DEFAULT_TIMEOUTS;
     this.capacity = config.capacity ?? DEFAULT_CAPACITY;
+    this.egress = new EgressProxy(config.egress_proxy);
   }
 
   connections(route: RouteName): number {
@@ -59,15 +66,15 @@ export class Pools {
     return gate;
   }
 
-  get(route: RouteName, origin: string): Pool {
+  get(route: RouteName, origin: string): Dispatcher {
     const id = `${route} ${origin}`;
     let pool = this.pools.get(id);
     if (!pool) {
-      pool = new Pool(origin, {
-        connections: this.connections(route), pipelining: 1, keepAliveTimeout: 30_000,
-        connect: { timeout: this.timeouts.upstream_connect_ms || undefined },
-        headersTimeout: 0, bodyTimeout: 0,
-      });
+      const options = { connections: this.connections(route), pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 };
+      const proxy = this.egress.proxyFor(origin);
+      pool = proxy
+        ? tunnelled(origin, proxy, options, this.timeouts.upstream_connect_ms)
+        : new Pool(origin, { ...options, connect: { timeout: this.timeouts.upstream_connect_ms || undefined } });
       this.pools.set(id, pool);
     }
     return pool;
