@@ -136,8 +136,12 @@ export type IREvent =
   /** Usage seen mid-stream (Anthropic message_start); later values overwrite earlier ones. */
   | { type: 'usage'; usage: Partial<IRUsage> }
   /** The end. usage is final; tier is what the provider says served; extras is set by the
-   *  gateway (never by a decoder) when the caller asked include_cost. */
-  | { type: 'finish'; reason: IRStopReason; usage: IRUsage; tier?: Tier; extras?: CostExtras }
+   *  gateway (never by a decoder) when the caller asked include_cost. unreported: the answer
+   *  completed but the provider's final usage never came (a Chat stream without its usage chunk,
+   *  a Gemini chunk with a finishReason and no counts): usage is only what it reported before (a
+   *  floor, zeros for most wires), and the gateway charges the estimate (lib/http/pipeline.ts
+   *  unpricedUsage). Usage reported as zeros is reported. */
+  | { type: 'finish'; reason: IRStopReason; usage: IRUsage; tier?: Tier; extras?: CostExtras; unreported?: true }
   | { type: 'error'; code: string; message: string };
 
 export interface IRResponse {
@@ -146,6 +150,9 @@ export interface IRResponse {
   blocks: IRBlock[];
   stopReason: IRStopReason;
   usage: IRUsage;
+  /** The provider's answer carried no usage (the finish event's `unreported`): usage is zeros or a
+   *  floor, not what it bills. */
+  unreported?: true;
   /** The tier the provider says served; undefined when it names none (the committed tier stands). */
   tier?: Tier;
   extras?: CostExtras;

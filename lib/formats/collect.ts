@@ -55,6 +55,7 @@ export class ResponseCollector<Fallback extends Tier | undefined = Tier | undefi
       case 'finish':
         this.res.stopReason = ev.reason;
         this.res.usage = ev.usage;
+        if (ev.unreported) this.res.unreported = true;
         if (ev.tier) this.res.tier = ev.tier;
         if (ev.extras) this.res.extras = ev.extras;
         break;

@@ -77,9 +77,9 @@ export interface UsageTap {
    *  Responses' repeat the whole request (instructions, tools: tens of KB for a coding agent).
    *  `opening`: the events a stream opens with that carry none, told by their first line
    *  (`event: <name>`) among the frames before the first other one; no later frame is looked at.
-   *  `read`: the frames the tap reads carry none either, but the final one (Responses' terminal
-   *  events: response.failed, an incomplete one without usage); none of them may be an opening
-   *  one (each is left out once). Absent: every frame counts. */
+   *  `read`: the frames the tap reads carry none either, but a final one that reports usage
+   *  (Responses' terminal events: response.failed, one without usage); none of them may be an
+   *  opening one (each is left out once). Absent: every frame counts. */
   echoes?: { opening: readonly string[]; read?: true };
   /** Cheap test (event name, or a substring) — true when this frame may carry usage or the tier. */
   carriesUsage(frame: SSEFrame): boolean;
@@ -106,8 +106,12 @@ export interface IdFrame {
 }
 
 /** What a tap read off a passthrough stream; `id`, the provider's id of the answer, when the
- *  frame read carries it (Responses only when `idPick` was taken). */
-export interface TapState { usage: IRUsage; tier?: Tier; sawUsage: boolean; id?: string }
+ *  frame read carries it (Responses only when `idPick` was taken). `partial`: the usage read is a
+ *  running count, not the provider's final one (Messages' message_start, until a message_delta
+ *  states its output). `answered`: the answer's own end was read though its usage frame had not
+ *  come (Chat's finish_reason chunk): a stream that then closes with its format's terminator
+ *  completed without usage. Either way, a complete stream is charged the estimate. */
+export interface TapState { usage: IRUsage; tier?: Tier; sawUsage: boolean; id?: string; partial?: boolean; answered?: true }
 
 export interface FormatCodec {
   name: FormatName;

@@ -333,7 +333,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     passthrough: served.passthrough, stream: checked.stream, includeCost: checked.includeCost, includeUsage: checked.includeUsage,
     headers,
     ctx: { id: '', model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage, echo },
-    pricing: pricing(svc, plan, served, outcome, ctx.t0),
+    pricing: pricing(svc, plan, served, outcome, ctx.t0, ctx.estimate!),
     issued, wireMeter,
     stoppedBy: () => (ctx.drained ? SHUTTING_DOWN : undefined),
     ...(ctx.admitted ? { beforeEnd: (cost: number) => settleBeforeEnd(ctx, served.mode === 'managed' ? cost : 0) } : {}),
@@ -341,7 +341,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   });
   // One tier per request: the record, the summary and the metrics' reason say what served.
   outcome.reason = servedReason(outcome, result.tier);
-  ctx.usage = result.usage ?? unpricedUsage(result.wireBytes ?? 0, ctx.estimate!, perToken, result.reported);
+  ctx.usage = result.usage ?? unpricedUsage(Math.ceil((result.wireBytes ?? 0) / perToken), ctx.estimate!, result.reported);
   ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier, ctx.t0), ctx.usage);
   if (!result.complete && !checked.stream && !res.headersSent) {
     const err = ctx.drained ? new GatewayError('shutting_down') : new GatewayError('provider_error', `The provider stream failed: ${result.error}`);
@@ -410,7 +410,7 @@ async function finish(ctx: RequestContext): Promise<void> {
       id: ctx.id, orgId: key.orgId, keyId: key.id, startedAt: ctx.t0, endedAt: now, format: ctx.format,
       model: checked?.model ?? null, requestedRoute: ctx.plan?.routes[0]!.route, servedRoute: outcome?.winner?.route, tier,
       reason: outcome?.reason, retries: outcome?.retries, fallbacks: outcome?.fallbacks, status: ctx.status, errorCode: ctx.errorCode,
-      usage: ctx.usage, usageEstimated: !!ctx.usage && !result?.usage, costMicroUsd: cost, mode, committedAt: outcome?.winner?.committedAt,
+      usage: ctx.usage, usageEstimated: !!ctx.usage && (!result?.usage || result.estimated === true), costMicroUsd: cost, mode, committedAt: outcome?.winner?.committedAt,
       deadlineAt: checked?.startWithin.kind === 'duration' ? ctx.deadlineAt : undefined, clientClosed: ctx.clientClosed,
     });
   }
@@ -600,28 +600,28 @@ function deliveredCost(
   svc: Services, checked: CheckedRequest, tier: Tier, t0: number, est: HoldEstimate, bytesPerToken: number, wireMeter: { bytes: number },
 ): () => number {
   const price = svc.catalog.priceOf(checked.model, tier, t0);
-  return () => costOf(price, unpricedUsage(wireMeter.bytes, est, bytesPerToken));
+  return () => costOf(price, unpricedUsage(Math.ceil(wireMeter.bytes / bytesPerToken), est));
 }
 
 /** A committed request that ended without the provider's final usage (client gone, upstream
- *  broke): the provider bills the prompt once generation started, so charge the input it reported
- *  (else the estimate) plus the output the provider's bytes behind what reached the caller hold
- *  at most (the wire's fewest bytes per token, FormatCodec.bytesPerOutputToken), never less than
- *  the output it reported, capped by the hold's output cap. Only the frames that carry output
- *  count (StreamResult.wireBytes): Responses' response.created and response.failed repeat the
- *  whole request, and a stream of those two alone is charged the input alone. */
-function unpricedUsage(
-  wireBytes: number, est: { inputTokens: number; maxOutput: number }, bytesPerToken: number, reported?: IRUsage,
-): IRUsage {
-  const outputTokens = Math.min(est.maxOutput, Math.max(reported?.outputTokens ?? 0, Math.ceil(wireBytes / bytesPerToken)));
+ *  broke, or an answer that completed without it: Pricing.unreported): the provider bills the
+ *  prompt once generation started, so charge the input it reported (else the estimate) plus the
+ *  output the provider's bytes behind what reached the caller hold at most (`outputAtMost`: the
+ *  wire's fewest bytes per token, FormatCodec.bytesPerOutputToken; a whole body's output bytes),
+ *  never less than the output it reported, capped by the hold's output cap. Only the frames that
+ *  carry output count (StreamResult.wireBytes): Responses' response.created and response.failed
+ *  repeat the whole request, and a stream of those two alone is charged the input alone. */
+function unpricedUsage(outputAtMost: number, est: { inputTokens: number; maxOutput: number }, reported?: IRUsage): IRUsage {
+  const outputTokens = Math.min(est.maxOutput, Math.max(reported?.outputTokens ?? 0, outputAtMost));
   if (!reported?.inputTokens) return { inputTokens: est.inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 };
   return { ...reported, reasoningTokens: Math.min(reported.reasoningTokens, outputTokens), outputTokens };
 }
 
 /** Prices the committed answer at the prices in force when the request started (t0). */
-function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome, t0: number): Pricing {
+function pricing(svc: Services, plan: Plan, served: RoutePlan, outcome: Outcome, t0: number, est: HoldEstimate): Pricing {
   const checked = plan.checked;
   return {
+    unreported: (outputTokens, reported) => unpricedUsage(outputTokens, est, reported),
     price(usage: IRUsage, tier: Tier) {
       const costMicroUsd = costOf(svc.catalog.priceOf(checked.model, tier, t0), usage);
       const extras: CostExtras = {

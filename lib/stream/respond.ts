@@ -22,6 +22,11 @@ import { addCostExtras } from '../formats/cost-extras.ts';
 export interface Pricing {
   /** Cost of this usage at this tier (undefined when it cannot be priced) and the include_cost extras. */
   price(usage: IRUsage, tier: Tier): { costMicroUsd?: number; extras?: CostExtras };
+  /** The usage charged for an answer that completed without the provider's final usage (the
+   *  finish's `unreported`), as a broken one is (lib/http/pipeline.ts unpricedUsage): what it
+   *  `reported` before (a floor), else the input estimate, plus `outputTokens`, the most output
+   *  its bytes hold. */
+  unreported(outputTokens: number, reported: IRUsage): IRUsage;
 }
 
 export interface RespondArgs {
@@ -69,7 +74,10 @@ export interface IssuedIds { record(id: string): void; written(): Promise<void> 
 
 export interface StreamResult {
   complete: boolean;             // the upstream finished cleanly
-  usage?: IRUsage;               // the provider's usage, when it reported one
+  usage?: IRUsage;               // the provider's usage, when it reported one (or `estimated`)
+  /** A complete answer without the provider's usage: `usage` is the estimate it is charged
+   *  (Pricing.unreported), the usage record's usage_estimated. */
+  estimated?: true;
   tier: Tier;                    // tier that served (provider-reported when it says)
   costMicroUsd?: number;
   bytesOut: number;
@@ -171,6 +179,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   // dropped for a caller that did not ask for usage; the codec says which frame that is.
   const usageOnlyFrame = args.includeUsage ? undefined : args.caller.endpoint?.usageOnlyFrame;
   let final = false;
+  let estimated: IRUsage | undefined; // the charge an include_cost final frame without usage was given
   let bytesOut = 0;
   // The bytes that carry output: what went out but the frames that carry none (UsageTap.echoes).
   const meter = args.wireMeter ?? { bytes: 0 };
@@ -204,9 +213,19 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     final = true;
     scanner?.found();
     if (unissued) issue(tapState.id);
+    // A final frame without the final usage: the answer is charged the estimate of the output
+    // its frames hold, this one's too unless the frames the tap reads repeat the request
+    // (UsageTap.echoes: Responses' response.completed).
+    const bare = unreported(tapState);
+    const echo = bare && tap.echoes?.read === true;
+    if (echo) unread += frame.raw.length;
     if (usageOnlyFrame?.(data)) return EMPTY;
     if (!args.includeCost) return undefined;
-    const { extras } = args.pricing.price(tapState.usage, tapState.tier ?? committed.tier);
+    // With include_cost the estimate is made here, where its cost goes out (the output up to
+    // this frame), and is what the answer is charged.
+    const usage = bare ? estimated = args.pricing.unreported(outputIn(wire, meter.bytes + (echo ? 0 : frame.raw.length)), tapState.usage)
+      : tapState.usage;
+    const { extras } = args.pricing.price(usage, tapState.tier ?? committed.tier);
     return Buffer.from(formatFrame(tap.inject(data, extras!, tapState), frame.event));
   };
   // Only whole frames go out (one write per upstream chunk), so a stream that breaks later ends
@@ -259,15 +278,32 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     dropped = (err as Error).message;
     if (!res.destroyed) write(missingEnd(args.caller.streamEnd, last));
   }
-  if (!final) return endBroken(args, tapState, bytesOut, meter.bytes, 'upstream stream ended before its final event', last);
+  // A stream whose usage frame never came but that told its end (Chat's finish_reason) and closed
+  // with its format's terminator (Chat's [DONE]: a server that ignores include_usage) completed.
+  if (!final && !(tapState.answered && endsWith(args.caller.streamEnd, last))) {
+    return endBroken(args, tapState, bytesOut, meter.bytes, 'upstream stream ended before its final event', last);
+  }
   if (args.issued) await args.issued.written();
   const tier = tapState.tier ?? committed.tier;
-  const costMicroUsd = tapState.sawUsage ? args.pricing.price(tapState.usage, tier).costMicroUsd : undefined;
+  // Checked once, at the end: complete without the provider's final usage, it is charged the
+  // estimate, as a broken stream is.
+  const estimate = unreported(tapState) ? estimated ?? args.pricing.unreported(outputIn(wire, meter.bytes), tapState.usage) : undefined;
+  const usage = estimate ?? tapState.usage;
+  const { costMicroUsd } = args.pricing.price(usage, tier);
   if (args.beforeEnd && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
   res.end();
-  if (!tapState.sawUsage) return { complete: true, usage: undefined, tier, costMicroUsd: undefined, bytesOut, wireBytes: meter.bytes, error: dropped };
-  return { complete: true, usage: tapState.usage, tier, costMicroUsd, bytesOut, error: dropped };
+  return { complete: true, usage, ...(estimate ? { estimated: true } : {}), tier, costMicroUsd, bytesOut, error: dropped };
 }
+
+/** The tap has not read the provider's final usage: none, or only a running count (Messages'
+ *  message_start). */
+const unreported = (tapState: TapState): boolean => !tapState.sawUsage || tapState.partial === true;
+
+/** The most output tokens `wireBytes` of `wire`'s stream hold (FormatCodec.bytesPerOutputToken). */
+const outputIn = (wire: FormatCodec, wireBytes: number): number => Math.ceil(wireBytes / wire.bytesPerOutputToken);
+
+/** `last` (what went out last) ends with the format's terminator `end`. */
+const endsWith = (end: Buffer | undefined, last: Buffer): boolean => end !== undefined && last.length > 0 && missingEnd(end, last) === EMPTY;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -352,9 +388,12 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
         // The encoder is told the tier that served (the provider's final event may name another
         // than the committed one): the frames from here on say that one, as the price does.
         const tier = ev.tier ?? committed.tier;
-        const price = args.pricing.price(ev.usage, tier);
+        // Without the provider's usage it is charged the estimate of the output its frames hold,
+        // and the caller's usage says that estimate, as its cost does.
+        const usage = ev.unreported ? args.pricing.unreported(outputIn(args.wire, broken.meter.bytes), ev.usage) : ev.usage;
+        const price = args.pricing.price(usage, tier);
         costMicroUsd = price.costMicroUsd;
-        ev = finish = { ...ev, tier, ...(args.includeCost ? { extras: price.extras } : {}) };
+        ev = finish = { ...ev, usage, tier, ...(args.includeCost ? { extras: price.extras } : {}) };
       } else if (ev.type === 'error') {
         failed = ev.message;
         // A provider's own code (server_error, RESOURCE_EXHAUSTED…) names nothing in the caller's
@@ -400,7 +439,10 @@ async function pipeTranslated(args: RespondArgs): Promise<StreamResult> {
   bytesOut += Buffer.byteLength(pending);
   if (args.beforeEnd && !failed && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
   res.end(pending);
-  return { complete: !failed, usage: finish!.usage, tier: finish!.tier!, costMicroUsd, bytesOut, error: failed ?? dropped };
+  return {
+    complete: !failed, usage: finish!.usage, ...(finish!.unreported ? { estimated: true } : {}), tier: finish!.tier!, costMicroUsd, bytesOut,
+    error: failed ?? dropped,
+  };
 }
 
 /** A frame's size as an SSE event of the wire (`event: …\ndata: …\n\n`, ASCII JSON counted a
@@ -441,6 +483,7 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
   const { committed } = args;
   let body: Record<string, any>;
   let usage: IRUsage;
+  let estimated: true | undefined;   // usage is the estimate: the provider's answer carried none
   let tier: Tier;
   let raw: Buffer | undefined;
   // A streamed upstream's events so far and the provider's bytes behind them: an answer that breaks
@@ -458,7 +501,9 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       const ir = args.wire.decodeResponse(body);
       const failure = failureOf(ir);
       if (failure) return failedAssembly(args, failure, ir.tier ?? committed.tier, ir.usage);
+      if (ir.unreported) ir.usage = args.pricing.unreported(outputOf(ir), ir.usage);
       usage = ir.usage;
+      estimated = ir.unreported;
       tier = ir.tier ?? committed.tier;
       if (args.issued && ir.id) { args.issued.record(ir.id); await args.issued.written(); }
       if (args.wire.name !== args.caller.name) { body = args.caller.encodeResponse(ir, args.ctx); raw = undefined; }
@@ -482,7 +527,9 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
       if (!finished) return failedAssembly(args, 'upstream stream ended before its final event', broken.tier(committed.tier), ir.usage, broken.meter.bytes);
       const failure = failureOf(ir);
       if (failure) return failedAssembly(args, failure, ir.tier ?? committed.tier, ir.usage);
+      if (ir.unreported) ir.usage = args.pricing.unreported(outputIn(args.wire, broken.meter.bytes), ir.usage);
       usage = ir.usage;
+      estimated = ir.unreported;
       tier = ir.tier;
       if (args.issued && ir.id) { args.issued.record(ir.id); await args.issued.written(); }
       // Same API in and out: keep the provider's id, the one its stored state is found by
@@ -515,7 +562,17 @@ async function assemble(args: RespondArgs): Promise<StreamResult> {
   if (args.beforeEnd && costMicroUsd !== undefined) await args.beforeEnd(costMicroUsd);
   args.res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length, ...headers });
   args.res.end(out);
-  return { complete: true, usage, tier, costMicroUsd, bytesOut: out.length };
+  return { complete: true, usage, ...(estimated ? { estimated } : {}), tier, costMicroUsd, bytesOut: out.length };
+}
+
+/** The most output tokens a whole answer's body holds: the bytes of what it generated (its text,
+ *  reasoning, tool names and arguments), at least one per token. */
+function outputOf(ir: IRResponse): number {
+  let bytes = 0;
+  for (const block of ir.blocks) {
+    bytes += block.kind === 'tool_call' ? Buffer.byteLength(block.name) + Buffer.byteLength(block.arguments) : Buffer.byteLength(block.text);
+  }
+  return bytes;
 }
 
 /** Why a provider's whole answer is a failure, if it is: its error, or a finish that says it failed

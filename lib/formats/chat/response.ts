@@ -3,6 +3,7 @@ import type { IRBlock, IRResponse, IRStopReason } from '../../ir.ts';
 import { newId, serviceTierOf } from '../openai-shared.ts';
 import type { EncodeContext } from '../types.ts';
 import { tierOfChunk, usageFromChat, usageToChat } from './usage.ts';
+import { isPlainObject } from '../../json-util.ts';
 
 export const stopFromFinish = (finish: unknown): IRStopReason =>
   finish === 'length' ? 'max_tokens'
@@ -47,6 +48,7 @@ export function decodeChatResponse(body: any): IRResponse {
     usage: usageFromChat(body?.usage),
     tier: tierOfChunk(body?.service_tier),
   };
+  if (!isPlainObject(body?.usage)) res.unreported = true;
   if (body?.error) {
     res.stopReason = 'error';
     res.error = {

@@ -40,6 +40,7 @@ export function createChatStreamDecoder(): StreamDecoder {
     const stopped = reason ?? 'end';
     const ev: IREvent = { type: 'finish', reason: refused && stopped === 'end' ? 'refusal' : stopped, usage: usage ?? zeroUsage() };
     if (tier) ev.tier = tier;
+    if (!usage) ev.unreported = true;
     out.push(ev);
   };
 
@@ -47,8 +48,9 @@ export function createChatStreamDecoder(): StreamDecoder {
     if (ended) return [];
     const out: IREvent[] = [];
     if (frame.data.trim() === '[DONE]') {
-      // A clean end the provider declared. Without include_usage no usage ever comes; the finish
-      // still ends the stream, with zero usage (the spec: such a turn reports zero tokens).
+      // A clean end the provider declared. A server that ignores include_usage (the gateway always
+      // asks it) sends no usage: the finish still ends the stream, unreported (charged the
+      // estimate).
       if (reason !== undefined || usage) finish(out);
       return out;
     }

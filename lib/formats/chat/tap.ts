@@ -17,6 +17,7 @@ export const chatTap: UsageTap = {
     if (isPlainObject(data?.usage)) { acc.usage = usageFromChat(data.usage); acc.sawUsage = true; }
     const tier = tierOfChunk(data?.service_tier);
     if (tier) acc.tier = tier;
+    if (Array.isArray(data?.choices) && data.choices.some((choice: any) => choice?.finish_reason)) acc.answered = true;
   },
 
   isFinal(_frame: SSEFrame, data: any): boolean {

@@ -6,6 +6,7 @@ import { newUnstoredInteractionId } from './ids.ts';
 import { argumentsObject } from '../tool-args.ts';
 import { statusFromStop, stopFromStatus } from './status.ts';
 import { isoSeconds, tierFromInteractions, usageFromInteractions, usageToInteractions } from './usage.ts';
+import { isPlainObject } from '../../json-util.ts';
 import { addCostExtras } from '../cost-extras.ts';
 import { ANTHROPIC_SIGNATURE_TAG, OPENAI_ENCRYPTED_TAG } from '../reasoning-tags.ts';
 
@@ -41,6 +42,7 @@ export function decodeInteractionsResponse(body: any): IRResponse {
     usage: usageFromInteractions(body?.usage),
     tier: tierFromInteractions(body?.service_tier),
   };
+  if (!isPlainObject(body?.usage)) res.unreported = true;
   if (res.stopReason === 'error') {
     const err = Array.isArray(body?.errors) ? body.errors[0] : undefined;
     res.error = {

@@ -3,6 +3,7 @@ import type { IRBlockStart, IREvent } from '../../ir.ts';
 import type { SSEFrame, StreamDecoder } from '../types.ts';
 import { stopFromStatus } from './status.ts';
 import { tierFromInteractions, usageFromInteractions } from './usage.ts';
+import { isPlainObject } from '../../json-util.ts';
 
 export class InteractionsStreamDecoder implements StreamDecoder {
   private started = false;
@@ -112,6 +113,7 @@ export class InteractionsStreamDecoder implements StreamDecoder {
       reason: stopFromStatus(interaction.status, this.sawToolCall),
       usage: usageFromInteractions(interaction.usage),
       tier: tierFromInteractions(interaction.service_tier),
+      ...(isPlainObject(interaction.usage) ? {} : { unreported: true as const }),
     }];
   }
 

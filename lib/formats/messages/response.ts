@@ -32,6 +32,8 @@ export function decodeMessagesResponse(body: any): IRResponse {
     stopReason: stopFromAnthropic(body?.stop_reason),
     usage: countersToIR(counters),
     tier: tierFromAnthropic(body?.usage?.service_tier),
+    // Without its output count the body says nothing of what was generated.
+    ...(typeof body?.usage?.output_tokens === 'number' ? {} : { unreported: true as const }),
   };
 }
 

@@ -13,6 +13,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private counters: AnthropicCounters = zeroCounters();
   /** Which counters message_delta stated (Bedrock's metrics fill in the others). */
   private deltaHad = { input: false, output: false };
+  /** The final output count came (message_delta's or Bedrock's metrics): message_start's running
+   *  count (1) alone is not what was generated, and the finish is then unreported. */
+  private outputReported = false;
   /** What message_start named as served; undefined when it named none. */
   private tier: Tier | undefined;
   private stopReason: IRStopReason | undefined;
@@ -35,7 +38,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'message_delta':
         if (data.delta?.stop_reason) this.stopReason = stopFromAnthropic(data.delta.stop_reason);
         if (typeof data.usage?.input_tokens === 'number') this.deltaHad.input = true;
-        if (typeof data.usage?.output_tokens === 'number') this.deltaHad.output = true;
+        if (typeof data.usage?.output_tokens === 'number') this.deltaHad.output = this.outputReported = true;
         mergeAnthropicUsage(this.counters, data.usage);
         return [{ type: 'usage', usage: countersToIR(this.counters) }];
       case 'message_stop':
@@ -133,7 +136,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private bedrockMetrics(m: any): void {
     if (!m || typeof m !== 'object') return;
     if (!this.deltaHad.input && typeof m.inputTokenCount === 'number') this.counters.input = m.inputTokenCount;
-    if (!this.deltaHad.output && typeof m.outputTokenCount === 'number') this.counters.output = m.outputTokenCount;
+    if (!this.deltaHad.output && typeof m.outputTokenCount === 'number') {
+      this.counters.output = m.outputTokenCount;
+      this.outputReported = true;
+    }
     if (!this.counters.cacheRead && typeof m.cacheReadInputTokenCount === 'number') this.counters.cacheRead = m.cacheReadInputTokenCount;
     if (!this.counters.cacheWrite && typeof m.cacheWriteInputTokenCount === 'number') {
       this.counters.cacheWrite = m.cacheWriteInputTokenCount;
@@ -142,7 +148,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
 
   private finish(): IREvent[] {
     this.ended = true;
-    return [{ type: 'finish', reason: this.stopReason ?? 'end', usage: countersToIR(this.counters), tier: this.tier }];
+    const usage = countersToIR(this.counters);
+    return [{ type: 'finish', reason: this.stopReason ?? 'end', usage, tier: this.tier, ...(this.outputReported ? {} : { unreported: true as const }) }];
   }
 
   private fail(code: string, message: string): IREvent[] {

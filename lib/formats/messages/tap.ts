@@ -21,13 +21,17 @@ export const messagesTap: UsageTap = {
   },
 
   read(data, acc: TapState) {
-    const usage = data?.type === 'message_start' ? data.message?.usage : data?.usage;
+    const start = data?.type === 'message_start';
+    const usage = start ? data.message?.usage : data?.usage;
     if (!usage) return;
     const counters = countersFromIR(acc.usage);
     mergeAnthropicUsage(counters, usage);
     acc.usage = countersToIR(counters);
     if (usage.service_tier) acc.tier = tierFromAnthropic(usage.service_tier);
     acc.sawUsage = true;
+    // message_start's output count (1) is a running one: only message_delta's is final.
+    if (start) acc.partial = true;
+    else if (typeof usage.output_tokens === 'number') acc.partial = false;
   },
 
   // message_delta carries the output side; the input count the spec wants beside the cost came in

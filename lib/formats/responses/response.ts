@@ -6,6 +6,7 @@ import type { EncodeContext } from '../types.ts';
 import { itemId, responseId } from './ids.ts';
 import { usageFromResponses, usageToResponses } from './usage.ts';
 import { serviceTierOf, tierFromServiceTier } from '../openai-shared.ts';
+import { isPlainObject } from '../../json-util.ts';
 import { ANTHROPIC_SIGNATURE_TAG, GEMINI_SIGNATURE_TAG } from '../reasoning-tags.ts';
 
 export function decodeResponsesResponse(body: any): IRResponse {
@@ -56,6 +57,7 @@ export function decodeResponsesResponse(body: any): IRResponse {
     usage: usageFromResponses(body?.usage),
     tier: tierFromServiceTier(body?.service_tier),
   };
+  if (!isPlainObject(body?.usage)) res.unreported = true;
   if (body?.status === 'failed' || body?.error) {
     res.error = { code: String(body?.error?.code ?? 'server_error'), message: String(body?.error?.message ?? 'The response failed.') };
   }

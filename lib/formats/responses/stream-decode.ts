@@ -226,7 +226,7 @@ export function createResponsesStreamDecoder(): StreamDecoder {
     if (r?.usage) usage = usageFromResponses(r.usage);
     const reason: IRStopReason = stopReasonOf(status, r?.incomplete_details?.reason, sawToolCall, sawRefusal);
     ended = true;
-    out.push({ type: 'finish', reason, usage: usage ?? zeroUsage(), tier: tierFromServiceTier(r?.service_tier) });
+    out.push({ type: 'finish', reason, usage: usage ?? zeroUsage(), tier: tierFromServiceTier(r?.service_tier), ...(usage ? {} : { unreported: true }) });
   }
 
   return {

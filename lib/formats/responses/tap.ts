@@ -37,8 +37,10 @@ export const responsesTap: UsageTap = {
     if (typeof response.id === 'string') acc.id = response.id;
   },
 
+  // A completed (or incomplete) response is the end with or without its usage (charged the
+  // estimate without); a failed one only when it reports usage (else the stream failed).
   isFinal(_frame: SSEFrame, data: any): boolean {
-    return TERMINAL.has(data?.type) && isPlainObject(data?.response?.usage);
+    return TERMINAL.has(data?.type) && (data.type !== 'response.failed' || isPlainObject(data.response?.usage));
   },
 
   inject(data: any, extras: CostExtras): string {

@@ -20,7 +20,8 @@ export class VertexStreamDecoder implements StreamDecoder {
   private current: { index: number; kind: 'text' | 'reasoning' } | undefined;
   private streamedCall: { index: number; args: PartialArgs } | undefined;
   private sawToolCall = false;
-  private usage: IRUsage = zeroUsage();
+  /** The last counts reported; undefined while none came (the finish is then unreported). */
+  private usage: IRUsage | undefined;
   /** The last trafficType's tier; undefined while none came. */
   private tier: Tier | undefined;
   private finishReason: string | undefined;
@@ -140,7 +141,9 @@ export class VertexStreamDecoder implements StreamDecoder {
 
   private finish(): IREvent[] {
     this.ended = true;
-    return [{ type: 'finish', reason: stopFromFinish(this.finishReason!, this.sawToolCall), usage: this.usage, tier: this.tier }];
+    const reason = stopFromFinish(this.finishReason!, this.sawToolCall);
+    if (!this.usage) return [{ type: 'finish', reason, usage: zeroUsage(), tier: this.tier, unreported: true }];
+    return [{ type: 'finish', reason, usage: this.usage, tier: this.tier }];
   }
 
   private fail(code: string, message: string): IREvent[] {
