@@ -36,6 +36,7 @@ import type { Simulator } from './simulator/server.ts';
 import { InFlightSet, OpenRequests, type Services } from './services.ts';
 import type { TimerClock } from './machine/request-machine.ts';
 import type { ReleasedHold } from './ledger/types.ts';
+import { sealPeers } from './ledger/liveness.ts';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -167,14 +168,17 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   // once what its instance's earlier processes left, if they are provably gone (a crash and
   // restart: their pid is dead on this host, or their heartbeat older than the lease), charged for
   // the output delivered by their last renewal. A live predecessor's holds (a restart while it
-  // still drains) stay its own, renewed and settled by it.
+  // still drains) stay its own, renewed and settled by it. It registers with the fingerprint of
+  // the secret it seals provider keys with, and says when another running process seals with a
+  // different one.
   try {
-    for (const hold of await ledger.releasePredecessors(clock.now())) {
+    for (const hold of await ledger.releasePredecessors(clock.now(), orgs.sealFingerprints.current)) {
       log.warn(holdFields(hold), 'hold of a previous process released at start');
     }
   } catch (err) {
     log.error({ err }, 'releasing the holds of previous processes failed: they lapse with their lease');
   }
+  await warnSealDisagreement(services).catch((err) => log.error({ err }, 'comparing the sealing secrets of the running processes failed'));
   const sweep = setInterval(() => {
     if (sweeping) return;
     sweeping = true;
@@ -247,6 +251,22 @@ function buildAdapters(config: GatewayConfig, log: Logger): Record<RouteName, Ro
     }),
     cloud_b: cloudB(base('cloud_b'), cap),
   };
+}
+
+/** Another running process that seals provider keys with a different secret cannot open the keys
+ *  this one sets, nor this one its keys. During a rotation that is expected of the processes not
+ *  restarted yet (they seal with this one's previous secret); any other is a mistyped or mismatched
+ *  GATEWAY_SECRET_KEY. Said at start; the process serves on, and a reseal is refused meanwhile. */
+async function warnSealDisagreement(svc: Services): Promise<void> {
+  const mine = svc.orgs.sealFingerprints;
+  const peers = sealPeers(await svc.ledger.liveProcesses(svc.clock.now()), mine);
+  if (peers.different === 0) return;
+  const why = peers.onPrevious === peers.different
+    ? 'this process\'s GATEWAY_SECRET_KEY_PREVIOUS (a rotation under way): restart them with the new secret before the reseal'
+    : 'a secret this process has neither as GATEWAY_SECRET_KEY nor as a previous one: provider keys set through one side do not '
+      + 'open on the other; compare seal_fingerprint in GET /admin/v1/processes';
+  svc.log.warn({ seal_fingerprint: mine.current, other_processes: peers.others, different: peers.different, on_previous: peers.onPrevious },
+    `${peers.different} of the ${peers.others} other running processes seal provider keys with ${why} (README "Rotating GATEWAY_SECRET_KEY")`);
 }
 
 /** A released hold as the log writes it. */

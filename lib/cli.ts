@@ -15,7 +15,9 @@ const USAGE = `usage: gateway <command>
   review start|end <org_id>
   exempt <org_id> true|false
   ledger <org_id>
-  reseal                                           (after a GATEWAY_SECRET_KEY rotation: provider keys sealed again with the current secret)
+  reseal                                           (after a GATEWAY_SECRET_KEY rotation, once every process runs the new secret:
+                                                    provider keys sealed again with it; refused while a running process seals with another)
+  processes                                        (the running processes and the fingerprint of the secret each seals with)
   scheduler                                        (the flex policy's current estimates)
   orgs [<query string, e.g. limit=200&cursor=…>]     (a page; next_cursor names the next one)
   usage [<query string, e.g. group_by=org,day>]`;
@@ -83,6 +85,7 @@ export function toCall(argv: string[]): Call {
     case 'ledger': if (orgId) return ['GET', `/admin/v1/orgs/${enc(orgId)}/ledger`]; break;
     case 'scheduler': return ['GET', '/admin/v1/scheduler'];
     case 'reseal': return ['POST', '/admin/v1/provider-keys/reseal'];
+    case 'processes': return ['GET', '/admin/v1/processes'];
     case 'orgs': case 'usage': {
       const query = argv[1];
       return ['GET', `/admin/v1/${command}${query ? `?${query}` : ''}`];

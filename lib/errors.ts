@@ -71,6 +71,9 @@ export const ERRORS = {
   invalid_limit: { status: 400, message: 'limit must be an integer from 1 to 200.' },
   invalid_cursor: { status: 400, message: 'cursor is not a cursor returned by this endpoint.' },
   idempotency_key_reused: { status: 409, message: 'This Idempotency-Key was already used for a top-up of other amounts; nothing was credited.' },
+  secret_mismatch: {
+    status: 409, message: 'Another running gateway process seals provider keys with a different GATEWAY_SECRET_KEY; nothing was resealed.',
+  },
 } satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

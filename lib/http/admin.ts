@@ -21,6 +21,8 @@ import { SCOPES, type OrgInfo, type Scope } from '../store/orgs.ts';
 import { MAX_PAGE } from '../usage/query.ts';
 import { usageReport, usageRequests } from './usage.ts';
 import { BalanceOverflowError, IdempotencyConflictError } from '../ledger/rules.ts';
+import { sealPeers } from '../ledger/liveness.ts';
+import type { LiveProcess } from '../ledger/types.ts';
 import adminSchemas from '../../schemas/admin.json' with { type: 'json' };
 import { keyDefaults } from '../routing/validate.ts';
 
@@ -157,7 +159,20 @@ const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
   }],
   // After a rotation of GATEWAY_SECRET_KEY (README "Rotating GATEWAY_SECRET_KEY"): every provider
   // key sealed by a previous secret is sealed with the current one, so the previous can go.
-  ['POST', /^\/admin\/v1\/provider-keys\/reseal$/, async (svc) => [200, await svc.orgs.resealProviderKeys()]],
+  ['POST', /^\/admin\/v1\/provider-keys\/reseal$/, async (svc) => {
+    await refuseSealDisagreement(svc);
+    return [200, await svc.orgs.resealProviderKeys()];
+  }],
+  // The running processes and the fingerprint of the secret each seals with: who disagrees.
+  ['GET', /^\/admin\/v1\/processes$/, async (svc) => {
+    const now = svc.clock.now();
+    const mine = svc.orgs.sealFingerprints.current;
+    const data = (await liveProcesses(svc, now)).map((p) => ({
+      process_id: p.processId, instance_id: p.instanceId, host: p.host, pid: p.pid, heartbeat_at_ms: p.heartbeatAtMs,
+      seal_fingerprint: p.sealFingerprint, same_secret: p.sealFingerprint === null ? null : p.sealFingerprint === mine, self: p.self,
+    }));
+    return [200, { object: 'list', as_of: now, seal_fingerprint: mine, data }];
+  }],
   ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, {
     as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot(),
   }]],
@@ -238,6 +253,37 @@ async function ledgerWrite<T>(svc: Services, orgId: string, write: () => Promise
     if (err instanceof GatewayError) throw err;
     svc.log.warn({ org: orgId, err: { message: (err as Error | null)?.message } }, 'ledger write failed: answered store_unavailable');
     throw Object.assign(new GatewayError('store_unavailable', 'The ledger cannot be written right now; retry shortly.'), { cause: err });
+  }
+}
+
+/** A reseal seals every provider key with this process's secret: while another running process
+ *  seals with a different one (a mistyped GATEWAY_SECRET_KEY here or there, or a rotation whose
+ *  restarts are not finished) or does not say which (an earlier build), that one could open none of
+ *  them afterwards. Refused, nothing written; the answer counts them and GET /admin/v1/processes
+ *  names them. A check, then the reseal: a process starting in between is not seen. */
+async function refuseSealDisagreement(svc: Services): Promise<void> {
+  const mine = svc.orgs.sealFingerprints;
+  const peers = sealPeers(await liveProcesses(svc, svc.clock.now()), mine);
+  if (peers.different === 0 && peers.unknown === 0) return;
+  const parts = [];
+  if (peers.different > 0) {
+    parts.push(`${peers.different} of the ${peers.others} other running processes seal provider keys with a different GATEWAY_SECRET_KEY`
+      + (peers.onPrevious > 0 ? ` (${peers.onPrevious} with this process's GATEWAY_SECRET_KEY_PREVIOUS: not restarted yet)` : ''));
+  }
+  if (peers.unknown > 0) parts.push(`${peers.unknown} run an earlier build that does not say which secret it seals with`);
+  throw new GatewayError('secret_mismatch', `Nothing was resealed: ${parts.join('; ')}. This process seals with fingerprint `
+    + `${mine.current}; GET /admin/v1/processes lists every running process's. Give every process the same GATEWAY_SECRET_KEY, `
+    + 'then reseal (a process stopped without shutting down counts until its heartbeat is older than ledger.hold_lease_ms).');
+}
+
+/** The running processes (ledger/liveness.ts); a store that fails answers 503 store_unavailable
+ *  (the operator's log gets why), as a ledger write does. */
+async function liveProcesses(svc: Services, nowMs: number): Promise<LiveProcess[]> {
+  try {
+    return await svc.ledger.liveProcesses(nowMs);
+  } catch (err) {
+    svc.log.warn({ err: { message: (err as Error | null)?.message } }, 'process registry read failed: answered store_unavailable');
+    throw Object.assign(new GatewayError('store_unavailable'), { cause: err });
   }
 }
 

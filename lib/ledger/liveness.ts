@@ -14,8 +14,13 @@
 // A predecessor with no row (an earlier build, or one that died between listening and its first
 // heartbeat) is not provably gone: its holds wait for their lease, as any dead process's do. A pid
 // reused by an unrelated process reads as alive: the lease decides then too. Never the other way.
+//
+// The row also carries the fingerprint of the secret the process seals provider keys with (written
+// at its registration, never by a heartbeat) and whether it stopped (its ledger closed at shutdown),
+// so that processes sealing with different secrets are seen (sealPeers).
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
+import type { LiveProcess } from './types.ts';
 
 /** Where a process runs and its pid there: what its successors check it by. */
 export interface ProcessMark { host: string; pid: number }
@@ -57,4 +62,27 @@ export function predecessorGone(row: PredecessorRow, me: ProcessMark, nowMs: num
   if (row.heartbeat_at_ms + leaseMs <= nowMs) return true;
   if (row.host !== me.host || row.pid <= 0) return false;
   return row.pid === me.pid || !alive(row.pid);
+}
+
+/** A process's row as the ledger stores it (both adapters read the same columns). */
+export interface ProcessRow {
+  process_id: string; instance_id: string; host: string; pid: number; heartbeat_at_ms: number; seal_fingerprint: string | null;
+}
+
+export const liveProcessOf = (row: ProcessRow, selfId: string): LiveProcess => ({
+  processId: row.process_id, instanceId: row.instance_id, host: row.host, pid: row.pid, heartbeatAtMs: row.heartbeat_at_ms,
+  sealFingerprint: row.seal_fingerprint, self: row.process_id === selfId,
+});
+
+/** How the other running processes' sealing secrets compare with this one's (fingerprints,
+ *  store/secrets.ts): `different` seal with another secret, `onPrevious` of them with one of this
+ *  process's previous secrets (a rotation under way: they have not restarted yet), `unknown` do not
+ *  say (an earlier build). A reseal seals every key with this process's secret: only when no other
+ *  process seals differently or unknown can every one of them still open every key. */
+export function sealPeers(processes: readonly LiveProcess[], mine: { current: string; previous: readonly string[] }) {
+  const others = processes.filter((p) => !p.self);
+  const unknown = others.filter((p) => p.sealFingerprint === null).length;
+  const different = others.filter((p) => p.sealFingerprint !== null && p.sealFingerprint !== mine.current);
+  const onPrevious = different.filter((p) => mine.previous.includes(p.sealFingerprint!)).length;
+  return { others: others.length, different: different.length, onPrevious, unknown };
 }

@@ -13,7 +13,7 @@ import {
   type EntryRow, type OrgRecord, type OrgRow, type SpendAndHolds,
 } from './rules.ts';
 import { everySecond, retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
-import { predecessorGone, thisHost, type PredecessorRow } from './liveness.ts';
+import { liveProcessOf, predecessorGone, thisHost, type PredecessorRow, type ProcessRow } from './liveness.ts';
 
 /** How long an expired hold is remembered (a late settle still finds it) and a process's row
  *  after its last heartbeat. */
@@ -47,25 +47,33 @@ const SNAPSHOT_SQL = `
                 FROM ledger_holds WHERE org_id = o.org_id AND expired_at_ms IS NULL) h
   WHERE o.org_id = $1`;
 
-// This process's heartbeat (liveness.ts) and its holds' renewals: one statement.
+// This process's heartbeat (liveness.ts) and its holds' renewals: one statement. The row is
+// inserted here only when its registration did not go through (the database was unreachable then).
 const RENEW_SQL = `
   WITH beat AS (
-    INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms) VALUES ($5, $6, $7, $8, $4)
+    INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms, seal_fingerprint)
+    VALUES ($5, $6, $7, $8, $4, $9)
     ON CONFLICT (process_id) DO UPDATE SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms)
   UPDATE ledger_holds h SET lease_expires_at_ms = $1, delivered_micro_usd = d.delivered
   FROM unnest($2::TEXT[], $3::BIGINT[]) AS d(id, delivered)
   WHERE h.hold_id = d.id AND h.expired_at_ms IS NULL AND h.lease_expires_at_ms > $4`;
 
-// At start: this process registers (its first heartbeat), old rows are forgotten, and the
-// processes of this instance that left live holds are read with their rows.
+// At start: this process registers (its first heartbeat and its sealing secret's fingerprint), old
+// rows are forgotten, and the processes of this instance that left live holds are read with their rows.
 const PREDECESSORS_SQL = `
   WITH beat AS (
-    INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms) VALUES ($2, $1, $3, $4, $5)
-    ON CONFLICT (process_id) DO UPDATE SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms),
+    INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms, seal_fingerprint)
+    VALUES ($2, $1, $3, $4, $5, $7)
+    ON CONFLICT (process_id) DO UPDATE SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms, seal_fingerprint = EXCLUDED.seal_fingerprint),
   forget AS (DELETE FROM ledger_processes WHERE heartbeat_at_ms < $6 AND process_id <> $2)
   SELECT h.process_id, p.host, p.pid, p.heartbeat_at_ms
   FROM (SELECT DISTINCT process_id FROM ledger_holds WHERE instance_id = $1 AND process_id <> $2 AND expired_at_ms IS NULL) h
   LEFT JOIN ledger_processes p ON p.process_id = h.process_id`;
+
+// The running processes (liveness.ts): a heartbeat younger than the lease, not stopped.
+const LIVE_PROCESSES_SQL = `
+  SELECT process_id, instance_id, host, pid, heartbeat_at_ms, seal_fingerprint FROM ledger_processes
+  WHERE heartbeat_at_ms > $1 AND NOT stopped ORDER BY instance_id, process_id`;
 
 interface AdmitItem { org: string; hold: string; amount: number; now: number; pools: string[]; limits: number[] }
 interface AdmitRow { code: string; retry_after_s: number | null; spend_remaining: number | null; exempt: boolean }
@@ -139,6 +147,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
   }));
   let closed = false;
   const live = (): void => { if (closed) throw new Error('ledger: closed'); };
+  let sealFingerprint: string | null = null;   // given at registration
 
   const readOrg = async (client: PoolClient, orgId: string, lock: boolean): Promise<OrgRecord> => {
     const result = await client.query<OrgRow>(`SELECT * FROM ledger_orgs WHERE org_id = $1${lock ? ' FOR UPDATE' : ''}`, [orgId]);
@@ -303,7 +312,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
         name: 'ledger_renew',
         text: RENEW_SQL,
         values: [nowMs + config.hold_lease_ms, holds.map((hold) => hold.holdId), holds.map((hold) => hold.deliveredMicroUsd), nowMs,
-          opts.processId, instanceId, me.host, me.pid],
+          opts.processId, instanceId, me.host, me.pid, sealFingerprint],
       });
     },
 
@@ -312,16 +321,23 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
       return released((await db.query('SELECT * FROM ledger_expire($1, $2)', [nowMs, nowMs - EXPIRED_HOLD_RETENTION_MS])).rows);
     },
 
-    async releasePredecessors(nowMs) {
+    async releasePredecessors(nowMs, seal) {
       live();
+      sealFingerprint = seal ?? null;
       // Whether a process is gone is decided here (its pid is checked on this host), then its
       // holds released in one statement: a process found gone cannot come back (ids are per start).
       const { rows } = await db.query<PredecessorRow>(PREDECESSORS_SQL,
-        [instanceId, opts.processId, me.host, me.pid, nowMs, nowMs - EXPIRED_HOLD_RETENTION_MS]);
+        [instanceId, opts.processId, me.host, me.pid, nowMs, nowMs - EXPIRED_HOLD_RETENTION_MS, sealFingerprint]);
       const gone = rows.filter((row) => predecessorGone(row, me, nowMs, config.hold_lease_ms)).map((row) => row.process_id);
       if (gone.length === 0) return [];
       const result = await db.query('SELECT * FROM ledger_release_processes($1, $2, $3)', [instanceId, gone, nowMs]);
       return released(result.rows);
+    },
+
+    async liveProcesses(nowMs) {
+      live();
+      const { rows } = await db.query<ProcessRow>(LIVE_PROCESSES_SQL, [nowMs - config.hold_lease_ms]);
+      return rows.map((row) => liveProcessOf(row, opts.processId));
     },
 
     async topup(orgId, amounts, nowMs, idempotencyKey) {
@@ -428,6 +444,9 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     async close() {
       closed = true;
       await settlements.close();
+      // Not running any more: it no longer counts against a reseal (liveness.ts sealPeers). Not
+      // written (the database unreachable): the row lapses with its heartbeat's lease.
+      await db.query('UPDATE ledger_processes SET stopped = true WHERE process_id = $1', [opts.processId]).catch(() => {});
     },
   };
 }

@@ -3,7 +3,7 @@
 // IMMEDIATE transaction, so several processes opening the file at once do not race each other.
 import type { Database } from 'better-sqlite3';
 
-export const LEDGER_SCHEMA_VERSION = 5;
+export const LEDGER_SCHEMA_VERSION = 6;
 
 const DDL_V1 = `
 CREATE TABLE IF NOT EXISTS ledger_orgs (
@@ -134,6 +134,14 @@ ALTER TABLE ledger_entries ADD COLUMN idempotency_key TEXT;
 CREATE UNIQUE INDEX ledger_entries_idempotency ON ledger_entries (org_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 `;
 
+// The fingerprint of the secret each process seals provider keys with (written at its
+// registration) and whether it stopped, so that a reseal is refused while a running process seals
+// with another secret (liveness.ts sealPeers). Rows of earlier builds' processes have no fingerprint.
+const DDL_V6 = `
+ALTER TABLE ledger_processes ADD COLUMN seal_fingerprint TEXT;
+ALTER TABLE ledger_processes ADD COLUMN stopped INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** Creates or checks the ledger tables; throws on a file written by a newer ledger. */
 export function migrateLedger(db: Database): void {
   db.transaction(() => {
@@ -164,6 +172,10 @@ export function migrateLedger(db: Database): void {
     if (current < 5) {
       db.exec(DDL_V5);
       db.prepare('INSERT INTO ledger_schema_version (version) VALUES (5)').run();
+    }
+    if (current < 6) {
+      db.exec(DDL_V6);
+      db.prepare('INSERT INTO ledger_schema_version (version) VALUES (6)').run();
     }
   }).immediate();
 }

@@ -17,7 +17,7 @@ import type {
 } from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
 import { isLocked, lockRetryDelayMs, retryWhileLocked, serveWithShortLockWaits, LOCK_PATIENCE_MS } from '../sqlite-lock.ts';
-import { predecessorGone, thisHost, type PredecessorRow } from './liveness.ts';
+import { liveProcessOf, predecessorGone, thisHost, type PredecessorRow, type ProcessRow } from './liveness.ts';
 import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 import {
   assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, lateSettlement, orgRecordOf, pauseDue, poolRatesAt, replayOf, toppedUp,
@@ -118,9 +118,18 @@ export function openSqliteLedger(
              h.process_id, p.host, p.pid, p.heartbeat_at_ms
       FROM ledger_holds h LEFT JOIN ledger_processes p ON p.process_id = h.process_id
       WHERE h.instance_id = ? AND h.process_id <> ? AND h.expired_at_ms IS NULL`),
-    beat: db.prepare<[string, string, string, number, number]>(`
-      INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms) VALUES (?, ?, ?, ?, ?)
+    // The row is inserted by a renewal only when the registration did not go through (a lock).
+    beat: db.prepare<[string, string, string, number, number, string | null]>(`
+      INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms, seal_fingerprint) VALUES (?, ?, ?, ?, ?, ?)
       ON CONFLICT (process_id) DO UPDATE SET heartbeat_at_ms = excluded.heartbeat_at_ms`),
+    register: db.prepare<[string, string, string, number, number, string | null]>(`
+      INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms, seal_fingerprint) VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT (process_id) DO UPDATE SET heartbeat_at_ms = excluded.heartbeat_at_ms, seal_fingerprint = excluded.seal_fingerprint`),
+    // The running processes (liveness.ts): a heartbeat younger than the lease, not stopped.
+    liveProcesses: db.prepare<[number], ProcessRow>(`
+      SELECT process_id, instance_id, host, pid, heartbeat_at_ms, seal_fingerprint FROM ledger_processes
+      WHERE heartbeat_at_ms > ? AND stopped = 0 ORDER BY instance_id, process_id`),
+    stopped: db.prepare<[string]>('UPDATE ledger_processes SET stopped = 1 WHERE process_id = ?'),
     forgetProcesses: db.prepare<[number]>('DELETE FROM ledger_processes WHERE heartbeat_at_ms < ?'),
     markExpired: db.prepare<[number, number, number, string]>(
       'UPDATE ledger_holds SET expired_at_ms = ?, charged_micro_usd = ?, charged_credit_micro_usd = ? WHERE hold_id = ?'),
@@ -145,6 +154,7 @@ export function openSqliteLedger(
   };
 
   let closed = false;
+  let sealFingerprint: string | null = null;   // given at registration
 
   // ── small named steps, shared by the transactions below ────────────────────────────────────
 
@@ -311,7 +321,7 @@ export function openSqliteLedger(
 
   /** This process is alive: its heartbeat (liveness.ts), refreshed with every renewal. */
   const beat = (nowMs: number): void => {
-    statements.beat.run(owner.processId, owner.instanceId, me.host, me.pid, nowMs);
+    statements.beat.run(owner.processId, owner.instanceId, me.host, me.pid, nowMs, sealFingerprint);
   };
 
   const renewTx = db.transaction((holds: HoldRenewal[], nowMs: number): void => {
@@ -331,7 +341,7 @@ export function openSqliteLedger(
   // restart while it drains) stay its own. Inside the write transaction no process can renew or
   // settle meanwhile.
   const predecessorsTx = db.transaction((nowMs: number): ReleasedHold[] => {
-    beat(nowMs);
+    statements.register.run(owner.processId, owner.instanceId, me.host, me.pid, nowMs, sealFingerprint);
     statements.forgetProcesses.run(nowMs - EXPIRED_HOLD_RETENTION_MS);
     const gone = new Map<string, boolean>();
     const isGone = (row: PredecessorHold): boolean => {
@@ -483,9 +493,15 @@ export function openSqliteLedger(
       return retryWhileLocked(() => expireTx.immediate(nowMs));
     },
 
-    async releasePredecessors(nowMs) {
+    async releasePredecessors(nowMs, seal) {
       live();
+      sealFingerprint = seal ?? null;
       return retryWhileLocked(() => predecessorsTx.immediate(nowMs));
+    },
+
+    async liveProcesses(nowMs) {
+      live();
+      return statements.liveProcesses.all(nowMs - config.hold_lease_ms).map((row) => liveProcessOf(row, owner.processId));
     },
 
     async topup(orgId, amounts, nowMs, idempotencyKey) {
@@ -535,6 +551,9 @@ export function openSqliteLedger(
     async close() {
       closed = true;
       await settlements.close();
+      // Not running any more: it no longer counts against a reseal (liveness.ts sealPeers). Not
+      // written (another connection's lock): the row lapses with its heartbeat's lease.
+      try { statements.stopped.run(owner.processId); } catch { /* see above */ }
     },
   };
 }

@@ -32,6 +32,21 @@ export interface LedgerConfig {
  *  what a successor of the instance checks it by before releasing its holds. */
 export interface HoldOwner { instanceId: string; processId: string; host?: string; pid?: number }
 
+/** A running process as the registry shows it (liveness.ts): its heartbeat younger than the
+ *  lease and not stopped (a process that shut down says so as its ledger closes). */
+export interface LiveProcess {
+  processId: string;
+  instanceId: string;
+  host: string;
+  pid: number;
+  heartbeatAtMs: number;
+  /** The fingerprint of the secret it seals provider keys with (store/secrets.ts sealFingerprint);
+   *  null: a process of an earlier build, which does not publish it. */
+  sealFingerprint: string | null;
+  /** This process. */
+  self: boolean;
+}
+
 export interface HoldRenewal { holdId: string; deliveredMicroUsd: number }
 export interface ReleasedHold { holdId: string; orgId: string; amountMicroUsd: number; chargedMicroUsd: number }
 
@@ -92,10 +107,13 @@ export interface Ledger {
   renew(holds: HoldRenewal[], nowMs: number): Promise<void>;
   /** Releases holds whose lease ran out, each charged what its last renewal recorded. */
   expireLeases(nowMs: number): Promise<ReleasedHold[]>;
-  /** At start, once listening: registers this process (its first heartbeat) and releases the live
-   *  holds of this instance's earlier processes that are provably gone (a crash and restart;
-   *  liveness.ts), charged as a lapse, without waiting for their leases. A live one's are kept. */
-  releasePredecessors(nowMs: number): Promise<ReleasedHold[]>;
+  /** At start, once listening: registers this process (its first heartbeat, and the fingerprint
+   *  of the secret it seals provider keys with, written here only) and releases the live holds of
+   *  this instance's earlier processes that are provably gone (a crash and restart; liveness.ts),
+   *  charged as a lapse, without waiting for their leases. A live one's are kept. */
+  releasePredecessors(nowMs: number, sealFingerprint?: string): Promise<ReleasedHold[]>;
+  /** The processes running now, this one included (liveness.ts sealPeers compares their secrets). */
+  liveProcesses(nowMs: number): Promise<LiveProcess[]>;
   /** Credits the organization. With an idempotency key already used by a top-up of the same
    *  amounts, credits nothing and answers `replayed` (a retried request); of other amounts, throws
    *  IdempotencyConflictError. The key is checked and stored in the top-up's own transaction. */
@@ -109,6 +127,7 @@ export interface Ledger {
   snapshot(orgId: string, nowMs: number): Promise<Snapshot>;
   /** Admin view: snapshot plus recent entries (top-ups, settlements, pauses). */
   entries(orgId: string, limit: number): Promise<Array<Record<string, unknown>>>;
-  /** Stops the ledger after a last try at the queued settlements (those still unwritten are reported). */
+  /** Stops the ledger after a last try at the queued settlements (those still unwritten are
+   *  reported), and marks this process stopped: it no longer counts as running (liveProcesses). */
   close(): Promise<void>;
 }

@@ -108,6 +108,9 @@ export class OrgStore {
 
   constructor(private readonly rows: OrgRows, private readonly box: SecretBox) {}
 
+  /** Which secret seals provider keys here and which still open them, by fingerprint (secrets.ts). */
+  get sealFingerprints(): SecretBox['fingerprints'] { return this.box.fingerprints; }
+
   /** An id for createOrg, known before the organization is stored (its ledger row comes first). */
   newOrgId(): string { return newId('org_'); }
 

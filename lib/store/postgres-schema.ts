@@ -508,6 +508,14 @@ ALTER TABLE ledger_entries ADD COLUMN IF NOT EXISTS idempotency_key TEXT;
 CREATE UNIQUE INDEX IF NOT EXISTS ledger_entries_idempotency ON ledger_entries (org_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 `;
 
+// Each process publishes the fingerprint of the secret it seals provider keys with, and says when it
+// stopped, so that a reseal is refused while a running process seals with another secret
+// (lib/ledger/liveness.ts sealPeers). Rows of processes of earlier builds have no fingerprint.
+const V11_SEAL_FINGERPRINTS = `
+ALTER TABLE ledger_processes ADD COLUMN IF NOT EXISTS seal_fingerprint TEXT;
+ALTER TABLE ledger_processes ADD COLUMN IF NOT EXISTS stopped BOOLEAN NOT NULL DEFAULT false;
+`;
+
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: 'orgs, keys, ledger, flex race slots', sql: V1_TABLES + V1_RELEASE + ADMIT + V1_SETTLE + V1_EXPIRE + V1_FLEX },
   // Usage records shared by every process (issue 10; lib/usage/postgres.ts).
@@ -528,6 +536,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 9, name: 'organizations by creation', sql: 'CREATE INDEX IF NOT EXISTS orgs_by_creation ON orgs (created_at, id);' },
   // An agent key's route chain for requests that name none (README "Agent keys").
   { version: 10, name: 'agent keys: default route chain', sql: 'ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS default_provider TEXT;' },
+  // Which secret each process seals with; a reseal waits for them all to agree.
+  { version: 11, name: 'processes publish their sealing secret fingerprint', sql: V11_SEAL_FINGERPRINTS },
 ];
 
 /** The advisory lock key that serializes migrations across processes starting at once. */

@@ -1,6 +1,6 @@
 // Provider keys are encrypted at rest with AES-256-GCM. The key comes from GATEWAY_SECRET_KEY;
 // without it a random key is generated once into the data folder (mode 0600) so `make run` works.
-import { createCipheriv, createDecipheriv, createHash, hash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -13,8 +13,11 @@ export class UnreadableSecretError extends Error {
  *  (README "Rotating GATEWAY_SECRET_KEY"). AES-GCM's tag tells a wrong key from the right one. */
 export class SecretBox {
   private readonly keys: Buffer[];
+  /** Which secret seals (`current`) and which still open (`previous`), by sealFingerprint. */
+  readonly fingerprints: { current: string; previous: string[] };
   constructor(secret: string, previous: readonly string[] = []) {
     this.keys = [secret, ...previous].map((s) => createHash('sha256').update(s).digest());
+    this.fingerprints = { current: sealFingerprint(secret), previous: previous.map(sealFingerprint) };
   }
 
   seal(plain: string): string {
@@ -54,6 +57,14 @@ export function secretBoxFor(dataDir: string, envSecret: string | undefined, pre
   if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
   return new SecretBox(readFileSync(file, 'utf8').trim(), previous);
 }
+
+/** What a process publishes of the secret it seals with (ledger/liveness.ts sealPeers), so that
+ *  processes sealing with different secrets (a mistyped GATEWAY_SECRET_KEY) can be told apart: 64
+ *  bits of an HMAC keyed by the secret, which open nothing and give nothing of the secret away.
+ *  Like a sealed key in the database it lets whoever holds it test guesses of the secret offline:
+ *  only the admin API and the log show it. */
+export const sealFingerprint = (secret: string): string =>
+  createHmac('sha256', secret).update('gateway seal fingerprint v1').digest('hex').slice(0, 16);
 
 /** GATEWAY_SECRET_KEY_PREVIOUS: the secrets a rotation is moving away from, comma-separated. */
 export const previousSecrets = (text: string | undefined): string[] =>
