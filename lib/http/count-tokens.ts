@@ -16,6 +16,7 @@ import { asGatewayError, sendError, sendJson, setRequestId } from './reply.ts';
 import { recordAnswer, type Summary } from './pipeline.ts';
 import { checkCountTokens } from '../routing/validate.ts';
 import { decodeMessagesRequest } from '../formats/messages/request-decode.ts';
+import { IMAGE_MAX_TOKENS, PDF_PAGE_TOKENS, imageTokens, pdfPages } from '../routing/input-estimate.ts';
 
 export async function handleCountTokens(req: IncomingMessage, res: ServerResponse, svc: Services): Promise<void> {
   const t0 = svc.clock.now();
@@ -74,19 +75,10 @@ export async function handleCountTokens(req: IncomingMessage, res: ServerRespons
 
 // ---------- the estimate ----------
 
-/** An image of unknown size, and the most any image costs: Anthropic scales an image down to about
- *  1.15 megapixels (long edge 1568 px) and counts width × height / 750, so ≈ 1,600 at most. */
-export const IMAGE_MAX_TOKENS = 1_600;
-/** A PDF page: Anthropic's 1,500–3,000 text tokens per page, at the dense end (each page is also
- *  shown to the model as an image, which the text figure's upper end stands in for). */
-export const PDF_PAGE_TOKENS = 3_000;
-/** A PDF whose pages cannot be counted (page objects inside compressed object streams, a URL or
- *  file reference) counts one page per started 100 KB of it, and one page when its size is unknown. */
-const PDF_BYTES_PER_UNCOUNTED_PAGE = 100_000;
-
 /** The body's bytes / 4, as admission estimates a prompt (text, JSON and all), except that each
  *  image and PDF counts its own figure instead of its base64 bytes (a 150 KB image is ≈ 1,600
- *  tokens to Claude, not 50,000). */
+ *  tokens to Claude, not 50,000), an image or PDF given by URL or file its most
+ *  (lib/routing/input-estimate.ts has the figures and admission's estimate, found by shape). */
 export function estimateTokens(bodyBytes: number, messages: unknown): number {
   const media = { bytes: 0, tokens: 0 };
   if (Array.isArray(messages)) for (const message of messages) mediaIn((message as any)?.content, media);
@@ -111,45 +103,4 @@ function mediaIn(blocks: unknown, acc: { bytes: number; tokens: number }): void 
       acc.tokens += pdfPages(data) * PDF_PAGE_TOKENS;
     } else if (block?.type === 'tool_result') mediaIn(block.content, acc);
   }
-}
-
-/** width × height / 750 when the image's header gives its size, at most IMAGE_MAX_TOKENS. */
-function imageTokens(base64: string): number {
-  const size = imageSize(Buffer.from(base64.slice(0, 96_000), 'base64'));
-  return size ? Math.min(IMAGE_MAX_TOKENS, Math.max(1, Math.ceil((size[0] * size[1]) / 750))) : IMAGE_MAX_TOKENS;
-}
-
-/** [width, height] from a PNG, GIF, JPEG or WebP header; undefined for anything else. */
-export function imageSize(b: Buffer): [number, number] | undefined {
-  if (b.length >= 24 && b.readUInt32BE(0) === 0x89504e47 && b.toString('latin1', 12, 16) === 'IHDR') {
-    return [b.readUInt32BE(16), b.readUInt32BE(20)];
-  }
-  if (b.length >= 10 && b.toString('latin1', 0, 4) === 'GIF8') return [b.readUInt16LE(6), b.readUInt16LE(8)];
-  if (b.length >= 30 && b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') {
-    const chunk = b.toString('latin1', 12, 16);
-    if (chunk === 'VP8X') return [1 + b.readUIntLE(24, 3), 1 + b.readUIntLE(27, 3)];
-    if (chunk === 'VP8 ') return [b.readUInt16LE(26) & 0x3fff, b.readUInt16LE(28) & 0x3fff];
-    if (chunk === 'VP8L') { const bits = b.readUInt32LE(21); return [1 + (bits & 0x3fff), 1 + ((bits >> 14) & 0x3fff)]; }
-    return undefined;
-  }
-  if (b.length >= 4 && b[0] === 0xff && b[1] === 0xd8) {
-    // Segments up to the first start-of-frame (SOF0–SOF15 but DHT C4, JPG C8, DAC CC), which holds the size.
-    for (let at = 2; at + 9 <= b.length && b[at] === 0xff;) {
-      const marker = b[at + 1]!;
-      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-        return [b.readUInt16BE(at + 7), b.readUInt16BE(at + 5)];
-      }
-      at += 2 + b.readUInt16BE(at + 2);
-    }
-  }
-  return undefined;
-}
-
-/** A PDF's pages: its page objects (`/Type /Page`) when they are readable, else one per started
- *  100 KB; one for a PDF given by URL or file id (its size unknown). */
-function pdfPages(base64: string | undefined): number {
-  if (!base64) return 1;
-  const pdf = Buffer.from(base64, 'base64');
-  const pages = pdf.toString('latin1').match(/\/Type\s*\/Page(?![A-Za-z])/g)?.length ?? 0;
-  return pages || Math.max(1, Math.ceil(pdf.length / PDF_BYTES_PER_UNCOUNTED_PAGE));
 }

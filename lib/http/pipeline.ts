@@ -17,6 +17,7 @@ import { guard } from './auth.ts';
 import { parseJsonObject, readBody, requestBodyLimits } from './body.ts';
 import { asGatewayError, causeOf, sendError, type Headers } from './reply.ts';
 import { checkRequest, stateNotFound, type CallerFormat, type CheckedRequest } from '../routing/validate.ts';
+import { estimateInputTokens } from '../routing/input-estimate.ts';
 import { planRequest, requestedMaxOutput, type Plan, type RoutePlan } from '../routing/plan.ts';
 import { NO_RACE, startRequest, type FlexMode, type Outcome, type RunningRequest } from '../machine/request-machine.ts';
 import type { Failure } from '../providers/types.ts';
@@ -172,14 +173,15 @@ async function checkStateOwner(ctx: RequestContext): Promise<void> {
 }
 
 /** Managed routes need the ledger's admission: one atomic step, whose hold is the input size
- *  (≈ 4 bytes a token) plus the output cap at the standard price; the shared pool is that of the
+ *  (≈ 4 bytes a token, inline images and PDFs at their own figure: routing/input-estimate.ts) plus
+ *  the output cap at the standard price; the shared pool is that of the
  *  first managed route. When it refuses but the chain starts on the org's own key, the request
  *  runs on its own-key routes alone (a managed pause never stops own keys). */
 async function admit(ctx: RequestContext): Promise<void> {
   const { svc } = ctx;
   const plan = ctx.plan!;
   const checked = plan.checked;
-  const inputTokens = Math.ceil(ctx.bytes!.length / 4);
+  const inputTokens = estimateInputTokens(ctx.format, ctx.bytes!, checked.body);
   const maxOutput = requestedMaxOutput(checked) ?? uncappedOutput(ctx, svc.config.hold.default_max_output_tokens);
   const micro = costOf(svc.catalog.priceOf(checked.model, 'standard', ctx.t0), {
     inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: maxOutput, reasoningTokens: 0,

@@ -112,3 +112,30 @@ test('a stream that failed after text deltas is charged the output those deltas 
     assert.equal(rec.cost_micro_usd, part(rec.input_tokens, STANDARD.input) + part(output, STANDARD.output));
   }
 });
+
+test('a screenshot in a stream that broke before its usage is charged as an image (≈ 1,600 tokens), not as its base64 bytes / 4: the hold too', async () => {
+  // A 1920 × 1080 PNG header and 5 MB of pixels, as a coding agent pastes one: 1.75 million tokens
+  // as text, ≈ 8.7 USD on gpt-5.5; at most 1,600 tokens as an image.
+  const pixels = Buffer.alloc(5 * 1024 * 1024, 7);
+  pixels.writeUInt32BE(0x89504e47, 0);
+  pixels.write('IHDR', 12, 'latin1');
+  pixels.writeUInt32BE(1920, 16);
+  pixels.writeUInt32BE(1080, 20);
+  const image = `data:image/png;base64,${pixels.toString('base64')}`;
+  const limits = async () => (await (await fetch(`${t.url}/v1/limits`, { headers: { authorization: `Bearer ${key}` } })).json() as any).managed.balance;
+  const before = (await limits()).remaining_micro_usd;
+  let held = 0;
+  const stream = await openai.chat.completions.create({
+    model: 'gpt-5.5', start_within: 'now', stream: true, stream_options: { include_usage: true },
+    messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: image } }, { type: 'text', text: `describe it ${sim({ reset_after_tokens: 3 })}` }] }],
+  } as any).withResponse();
+  held = (await limits()).reserved_micro_usd;
+  await assert.rejects(async () => { for await (const _ of stream.data as any) { /* drained */ } });
+  const rec = await record(stream.response.headers.get('x-request-id'));
+  assert.equal(rec.usage_estimated, true);
+  const text = Math.ceil((Buffer.byteLength(JSON.stringify({ model: 'gpt-5.5', stream: true, stream_options: { include_usage: true }, messages: [] })) + 200) / 4);
+  assert.ok(rec.input_tokens >= 1_600 && rec.input_tokens < 1_600 + text, `input_tokens ${rec.input_tokens}`);
+  assert.equal(before - (await limits()).remaining_micro_usd, rec.cost_micro_usd, 'the balance paid what the record says');
+  assert.ok(rec.cost_micro_usd < 50_000, `charged ${rec.cost_micro_usd} micro-USD`);
+  assert.ok(held < 1_000_000, `held ${held} micro-USD while it ran`);
+});

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { IMAGE_MAX_TOKENS, PDF_PAGE_TOKENS, imageSize } from '../../lib/http/count-tokens.ts';
+import { IMAGE_MAX_TOKENS, PDF_PAGE_TOKENS, imageSize } from '../../lib/routing/input-estimate.ts';
 
 let t: TestGateway;
 let own: Anthropic;
