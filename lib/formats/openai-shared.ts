@@ -107,3 +107,11 @@ const openaiType = (status: number): string =>
 /** OpenAI's error envelope, the spec's code string in error.code (the SDKs expose it there). */
 export const openaiErrorBody = (err: GatewayError): Record<string, unknown> =>
   ({ error: { message: err.message, type: openaiType(err.status), param: err.param ?? null, code: err.code } });
+
+/** OpenAI's input files are documents: audio goes only as Chat's input_audio, video nowhere. A
+ *  file part of either (an Interactions audio or video part) is refused, not sent as a file
+ *  OpenAI would refuse in its own words. */
+export function refuseAudioVideo(mediaType: string | undefined, param: string): void {
+  if (!mediaType?.startsWith('audio/') && !mediaType?.startsWith('video/')) return;
+  throw new GatewayError('unsupported_parameter', `Vendor A models take no ${mediaType} input as a file.`, { param });
+}

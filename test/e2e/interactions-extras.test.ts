@@ -124,3 +124,36 @@ test('a provider\'s failed finish ends a translated stream with the format\'s er
     event_type: 'error', error: { code: 'provider_error', message: 'The provider ended the response with an error.' },
   });
 });
+
+// ---------- Media in a function result ----------
+
+const PNG_DATA = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex').toString('base64');
+/** A tool turn whose result holds text and an image (FunctionResultSubcontent), then the question. */
+const toolTurn = (model: string, provider: string[], extra: any[] = []) => i({
+  model, provider,
+  input: [
+    { type: 'user_input', content: [{ type: 'text', text: 'Take a screenshot.' }] },
+    { type: 'function_call', id: 'call_1', name: 'screenshot', arguments: {} },
+    { type: 'function_result', call_id: 'call_1', name: 'screenshot', result: [{ type: 'text', text: 'here it is' }, { type: 'image', data: PNG_DATA, mime_type: 'image/png' }, ...extra] },
+  ],
+  tools: [{ type: 'function', name: 'screenshot', description: 'Takes a screenshot.', parameters: { type: 'object', properties: {} } }],
+});
+
+test('an image in a function_result reaches every route after the result, as Messages and Responses tool images do (it was dropped off vendor B)', async () => {
+  for (const [model, route] of [[GPT, 'vendor_a'], [CLAUDE, 'vendor_c'], [CLAUDE, 'cloud_b'], [GEMINI, 'cloud_a'], [GEMINI, 'vendor_b']] as const) {
+    await toolTurn(model, [route]);
+    const body = JSON.stringify(recorded.last(route));
+    assert.ok(body.includes(PNG_DATA), `${route}: the image's bytes went upstream: ${body.slice(0, 600)}`);
+  }
+  // Where it lands, on a Responses wire: the result, then the image in the same user turn.
+  const input = recorded.last('vendor_a').input as any[];
+  const at = input.findIndex((item) => item.type === 'function_call_output');
+  assert.equal(input[at].output, 'here it is');
+  assert.deepEqual(input.slice(at + 1).flatMap((item) => item.content ?? []).map((c: any) => [c.type, c.image_url?.slice(0, 22)]),
+    [['input_image', 'data:image/png;base64,']]);
+});
+
+test('audio or video toward vendor A is refused by name (OpenAI takes neither as a file), nothing sent', async () => {
+  await nothingSent(() => refused(toolTurn(GPT, ['vendor_a'], [{ type: 'audio', data: PNG_DATA, mime_type: 'audio/wav' }]), 'unsupported_parameter', 'audio/wav'));
+  await nothingSent(() => refused(i({ model: GPT, provider: ['vendor_a'], input: [{ type: 'video', uri: 'https://example.com/v.mp4', mime_type: 'video/mp4' }, { type: 'text', text: 'what happens' }] }), 'unsupported_parameter', 'video/mp4'));
+});

@@ -3,7 +3,7 @@
 // parts are dropped; tool results become role "tool" messages right after the assistant turn.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest } from '../../ir.ts';
-import { dataUrl, mergeNative } from '../openai-shared.ts';
+import { dataUrl, mergeNative, refuseAudioVideo } from '../openai-shared.ts';
 
 export function encodeChatRequest(ir: IRRequest): Record<string, any> {
   const messages: Record<string, unknown>[] = [];
@@ -83,6 +83,7 @@ function userMessages(message: IRMessage): Record<string, unknown>[] {
         });
         break;
       case 'file': {
+        refuseAudioVideo(p.mediaType, 'messages');
         if (p.data === undefined) {
           throw new GatewayError(
             'unsupported_parameter', 'Chat Completions accepts files only as inline data, not by URL.', { param: 'messages' },

@@ -135,10 +135,12 @@ function decodeItem(item: any, path: string, turns: Turns, loss: Loss, role: IRM
       return;
     case 'function_result':
       if (typeof item.call_id !== 'string') throw invalid(`${path}.call_id`, 'A function_result needs a call_id.');
+      // Media in a result (an image the tool made) follow it in the same turn, as Messages
+      // tool_result images and Responses tool-output images are carried (docs/decisions.md).
       turns.add('user', [{
         type: 'tool_result', callId: item.call_id, content: resultText(item.result, loss),
         ...(typeof item.name === 'string' ? { name: item.name } : {}), ...(item.is_error === true ? { isError: true } : {}),
-      }]);
+      }, ...resultMedia(item.result)]);
       return;
     case 'text':
       if (typeof item.text !== 'string') throw invalid(`${path}.text`, 'text must be a string.');
@@ -201,7 +203,8 @@ function imageTypeOf(base64: string): string | undefined {
 }
 
 /** A function result as the IR's text: strings as they are, content lists as their text, other
- *  values as JSON. */
+ *  values as JSON. A list with anything but text is not the IR's whole story (vendor B gets the
+ *  caller's own); its media go along as parts (resultMedia). */
 function resultText(result: unknown, loss: Loss): string {
   if (typeof result === 'string') return result;
   if (Array.isArray(result)) {
@@ -210,6 +213,15 @@ function resultText(result: unknown, loss: Loss): string {
     return texts.join('\n');
   }
   return result === undefined ? '' : JSON.stringify(result);
+}
+
+const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'document']);
+
+/** The media parts of a function result's content list (FunctionResultSubcontent: image, audio,
+ *  video, document beside text). */
+function resultMedia(result: unknown): IRPart[] {
+  if (!Array.isArray(result)) return [];
+  return result.filter((part: any) => MEDIA_TYPES.has(part?.type)).map(mediaPart);
 }
 
 function decodeTools(tools: unknown, loss: Loss): IRToolDef[] {

@@ -4,7 +4,7 @@
 // reasoning item so the model keeps its chain of thought across tool calls.
 import { GatewayError } from '../../errors.ts';
 import type { IRMessage, IRPart, IRRequest } from '../../ir.ts';
-import { chatFieldsAsResponses, dataUrl, mergeNative } from '../openai-shared.ts';
+import { chatFieldsAsResponses, dataUrl, mergeNative, refuseAudioVideo } from '../openai-shared.ts';
 import { refuseToolNames, TOOL_NAME_RULES } from '../tool-identity.ts';
 import { clampEffort } from '../effort-budget.ts';
 import { openaiEfforts } from '../../catalog/openai-reasoning.ts';
@@ -92,6 +92,7 @@ function contentPart(part: IRPart, role: IRMessage['role']): Record<string, unkn
       };
     case 'file': {
       if (role === 'assistant') return undefined;
+      refuseAudioVideo(part.mediaType, 'input');
       const filePart: Record<string, unknown> = { type: 'input_file' };
       if (part.data !== undefined) {
         filePart.file_data = dataUrl(part.mediaType, part.data);
