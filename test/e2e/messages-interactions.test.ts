@@ -161,7 +161,28 @@ test('Messages: vendor C native fields on other models → 400 unsupported_param
   ];
   const tools = [{ name: 'f', input_schema: { type: 'object' } }];
   await anthropicError(m({ model: 'gpt-5.4-mini', start_within: 'now', tools, messages: withResult({ type: 'text', text: 'r', cache_control: { type: 'ephemeral' } }) }), 400, 'unsupported_parameter');
-  await anthropicError(m({ model: 'gemini-3.5-flash', start_within: 'now', tools, messages: withResult({ type: 'document', source: { type: 'url', url: 'https://x/y.pdf' } }) }), 400, 'unsupported_parameter');
+  await anthropicError(m({ model: 'gemini-3.5-flash', start_within: 'now', tools, messages: withResult({ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'r' } }) }), 400, 'unsupported_parameter');
+});
+
+test('Messages: a PDF by URL reaches the routes that fetch one (OpenAI file_url, Gemini uri); another non-base64 document source off vendor C is refused naming it', async () => {
+  const org = await t.newOrg({ ownKeys: ['vendor_a', 'vendor_b'] });
+  const upstream = recordUpstreamBodies(t, ['vendor_a', 'vendor_b']);
+  const url = 'https://example.com/paper.pdf';
+  const ask = (model: string, source: Record<string, unknown>) => fetch(`${t.url}/v1/messages`, {
+    method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, max_tokens: 50, start_within: 'now', messages: [{ role: 'user', content: [{ type: 'document', source, title: 'paper.pdf' }, { type: 'text', text: `summarise ${sim({ output_tokens: 2 })}` }] }] }),
+  });
+  const a = await ask('gpt-5.4-mini', { type: 'url', url });
+  assert.equal(a.status, 200, await a.text());
+  const fileA = upstream.last('vendor_a').input.flatMap((item: any) => item.content ?? []).find((p: any) => p.type === 'input_file');
+  assert.deepEqual(fileA, { type: 'input_file', file_url: url, filename: 'paper.pdf' });
+  const b = await ask('gemini-3.5-flash', { type: 'url', url });
+  assert.equal(b.status, 200, await b.text());
+  assert.ok(JSON.stringify(upstream.last('vendor_b')).includes(url), JSON.stringify(upstream.last('vendor_b')));
+  const text = await ask('gpt-5.4-mini', { type: 'text', media_type: 'text/plain', data: 'notes' });
+  assert.equal(text.status, 400);
+  const err = ((await text.json()) as any).error;
+  assert.deepEqual([err.code, err.message], ['unsupported_parameter', 'A \'document\' with a "text" source is only supported on vendor C models.']);
 });
 
 test('Messages: output_config on a non-family model → 400 unsupported_parameter naming output_config', async () => {

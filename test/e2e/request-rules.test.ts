@@ -130,6 +130,9 @@ test('Chat and Responses fields with no translation → 400 unsupported_paramete
   const input = [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png', detail: 'low' }] }];
   await expectError(responses({ model: 'claude-haiku-4-5', start_within: 'now', input }), 400, 'unsupported_parameter', 'input[0].content[0].detail');
   await expectError(responses({ model: 'gemini-3.5-flash', start_within: 'now', input }), 400, 'unsupported_parameter', 'input[0].content[0].detail');
+  // A file's detail too (it was dropped off vendor A with a 200).
+  const file = [{ role: 'user', content: [{ type: 'input_text', text: 'read' }, { type: 'input_file', file_url: 'https://x/y.pdf', detail: 'high' }] }];
+  await expectError(responses({ model: 'claude-haiku-4-5', start_within: 'now', input: file }), 400, 'unsupported_parameter', 'input[0].content[1].detail');
   await expectError(chat({ start_within: 'now', functions: [{ name: 'f', parameters: {} }] }), 400, 'unsupported_parameter', 'functions');
   await expectError(chat({ start_within: 'now', tools: [{ type: 'custom', custom: { name: 'grep' } }] }), 400, 'unsupported_parameter', 'tools');
 });

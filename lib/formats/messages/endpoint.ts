@@ -28,8 +28,9 @@ export const messagesEndpoint: Endpoint = {
     // Structured output (output_config.format) translates to every route; anything else in
     // output_config (effort, …) is vendor C's own and refused naming output_config (spec).
     const isNative = (key: string): boolean => body[key] !== undefined && !(key === 'output_config' && isFormatOnly(body[key]));
-    const field = VENDOR_C_NATIVE.find(isNative) ?? nativeBlockField(body);
-    if (field) throw new GatewayError('unsupported_parameter', `'${field}' is only supported on vendor C models.`, { param: field });
+    const native = VENDOR_C_NATIVE.find(isNative);
+    const field = native ? { name: native, what: `'${native}'` } : nativeBlockField(body);
+    if (field) throw new GatewayError('unsupported_parameter', `${field.what} is only supported on vendor C models.`, { param: field.name });
   },
   maxOutput(body) {
     return Number.isInteger(body.max_tokens) ? body.max_tokens : undefined;
@@ -40,10 +41,12 @@ function isFormatOnly(value: unknown): boolean {
   return typeof value === 'object' && value !== null && Object.keys(value).every((k) => k === 'format');
 }
 
-/** cache_control, citations, or a non-base64 document/file block anywhere in system, messages
- *  (the blocks inside a tool_result too) or tools. */
-function nativeBlockField(body: Record<string, any>): string | undefined {
-  if (body.cache_control !== undefined) return 'cache_control';
+/** cache_control, citations, or a document/file block other vendors cannot take (a document by URL
+ *  they can: a PDF the provider fetches, docs/decisions.md) anywhere in system, messages (the
+ *  blocks inside a tool_result too) or tools: the field's name and how the refusal names it. */
+function nativeBlockField(body: Record<string, any>): { name: string; what: string } | undefined {
+  const field = (name: string) => ({ name, what: `'${name}'` });
+  if (body.cache_control !== undefined) return field('cache_control');
   const blocks: any[] = [];
   if (Array.isArray(body.system)) blocks.push(...body.system);
   for (const message of body.messages ?? []) {
@@ -58,9 +61,12 @@ function nativeBlockField(body: Record<string, any>): string | undefined {
   // they hold no block to look at here.
   if (Array.isArray(body.tools)) blocks.push(...body.tools);
   for (const block of blocks) {
-    if (block?.cache_control !== undefined) return 'cache_control';
-    if (block?.citations !== undefined) return 'citations';
-    if ((block?.type === 'document' || block?.type === 'file') && block?.source?.type !== 'base64') return `${block.type}`;
+    if (block?.cache_control !== undefined) return field('cache_control');
+    if (block?.citations !== undefined) return field('citations');
+    const source = block?.source?.type;
+    if ((block?.type === 'document' || block?.type === 'file') && source !== 'base64' && !(block.type === 'document' && source === 'url')) {
+      return { name: block.type, what: `A '${block.type}' with a ${JSON.stringify(String(source))} source` };
+    }
   }
   return undefined;
 }
