@@ -29,7 +29,11 @@ export async function handleCountTokens(req: IncomingMessage, res: ServerRespons
     const { model, body, betas } = checkCountTokens(parseJsonObject(bytes), svc.catalog, req.headers);
     line.model = model.id;
     decodeMessagesRequest(body); // the checks /v1/messages runs on a body it translates; throws the caller's 400
-    const own = model.family === 'vendor_c' ? await svc.orgs.providerKey(key.orgId, 'vendor_c') : undefined;
+    // Vendor C counts only where the key may send the prompt: a key whose chain leaves it out (an
+    // agent key that keeps traffic on Bedrock) gets the estimate.
+    const keyChain = key.defaultProvider?.split(' ');
+    const toVendorC = model.family === 'vendor_c' && (!keyChain || keyChain.includes('vendor_c'));
+    const own = toVendorC ? await svc.orgs.providerKey(key.orgId, 'vendor_c') : undefined;
     const counter = svc.adapters.vendor_c.countTokens;
     if (own !== undefined && counter) {
       line.route = 'vendor_c';

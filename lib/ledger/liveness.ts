@@ -69,10 +69,19 @@ export interface ProcessRow {
   process_id: string; instance_id: string; host: string; pid: number; heartbeat_at_ms: number; seal_fingerprint: string | null;
 }
 
-export const liveProcessOf = (row: ProcessRow, selfId: string): LiveProcess => ({
+const liveProcessOf = (row: ProcessRow, selfId: string): LiveProcess => ({
   processId: row.process_id, instanceId: row.instance_id, host: row.host, pid: row.pid, heartbeatAtMs: row.heartbeat_at_ms,
   sealFingerprint: row.seal_fingerprint, self: row.process_id === selfId,
 });
+
+/** The rows of processes still running (heartbeat within the lease, not stopped: the query's), but
+ *  those provably gone: on this host, their pid dead (a process killed, whose heartbeat has not
+ *  lapsed yet). */
+export function runningProcesses(rows: readonly ProcessRow[], selfId: string, me: ProcessMark, alive = pidAlive): LiveProcess[] {
+  return rows
+    .filter((row) => row.process_id === selfId || row.host !== me.host || row.pid <= 0 || alive(row.pid))
+    .map((row) => liveProcessOf(row, selfId));
+}
 
 /** How the other running processes' sealing secrets compare with this one's (fingerprints,
  *  store/secrets.ts): `different` seal with another secret, `onPrevious` of them with one of this

@@ -13,7 +13,7 @@ import {
   type EntryRow, type OrgRecord, type OrgRow, type SpendAndHolds,
 } from './rules.ts';
 import { everySecond, retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
-import { liveProcessOf, predecessorGone, thisHost, type PredecessorRow, type ProcessRow } from './liveness.ts';
+import { runningProcesses, predecessorGone, thisHost, type PredecessorRow, type ProcessRow } from './liveness.ts';
 
 /** How long an expired hold is remembered (a late settle still finds it) and a process's row
  *  after its last heartbeat. */
@@ -337,7 +337,7 @@ export function openPostgresLedger(db: Pool, config: LedgerConfig, opts: Postgre
     async liveProcesses(nowMs) {
       live();
       const { rows } = await db.query<ProcessRow>(LIVE_PROCESSES_SQL, [nowMs - config.hold_lease_ms]);
-      return rows.map((row) => liveProcessOf(row, opts.processId));
+      return runningProcesses(rows, opts.processId, me);
     },
 
     async topup(orgId, amounts, nowMs, idempotencyKey) {

@@ -17,7 +17,7 @@ import type {
 } from './types.ts';
 import { migrateLedger } from './sqlite-schema.ts';
 import { isLocked, lockRetryDelayMs, retryWhileLocked, serveWithShortLockWaits, LOCK_PATIENCE_MS } from '../sqlite-lock.ts';
-import { liveProcessOf, predecessorGone, thisHost, type PredecessorRow, type ProcessRow } from './liveness.ts';
+import { runningProcesses, predecessorGone, thisHost, type PredecessorRow, type ProcessRow } from './liveness.ts';
 import { retryingSettlements, type SettleReports, type Settlement } from './settle-retry.ts';
 import {
   assess, buildSnapshot, checkAmount, checkConfig, debit, entryView, lateSettlement, orgRecordOf, pauseDue, poolRatesAt, replayOf, toppedUp,
@@ -501,7 +501,7 @@ export function openSqliteLedger(
 
     async liveProcesses(nowMs) {
       live();
-      return statements.liveProcesses.all(nowMs - config.hold_lease_ms).map((row) => liveProcessOf(row, owner.processId));
+      return runningProcesses(statements.liveProcesses.all(nowMs - config.hold_lease_ms), owner.processId, me);
     },
 
     async topup(orgId, amounts, nowMs, idempotencyKey) {

@@ -2,12 +2,14 @@
 // read as undici's EnvHttpProxyAgent reads them (lower-case names win; NO_PROXY entries are hosts,
 // domain suffixes, host:port, or `*`), with two differences: an https origin uses HTTPS_PROXY only
 // (undici falls back to HTTP_PROXY, curl does not: a proxy named for plain http does not receive
-// the provider traffic), and a bracketed or bare IPv6 address in NO_PROXY is understood. Loopback is
-// not implied: NO_PROXY=localhost,127.0.0.1 keeps local providers direct. Whether an origin is
+// the provider traffic), and bracketed or bare IPv6 addresses and CIDR ranges in NO_PROXY are
+// understood. Loopback is not implied: NO_PROXY=localhost,127.0.0.1 keeps local providers direct.
+// Whether an origin is
 // proxied is decided once, when its pool is made (lib/stream/pools.ts); an origin that is not keeps
 // the plain Pool. A proxied one tunnels with HTTP CONNECT (undici's ProxyAgent), its connection
 // setup (the proxy's TCP, its CONNECT answer, the provider's TLS inside) bounded as a whole by the
 // connect timeout, and its failures named after the proxy (host:port, never its credentials).
+import { BlockList, isIP } from 'node:net';
 import { errors, Pool, ProxyAgent, type buildConnector, type Dispatcher } from 'undici';
 
 /** The settings: a proxy URL for http and for https origins, and the NO_PROXY list. */
@@ -57,22 +59,37 @@ export function egressProxyProblems(config: EgressProxyConfig | undefined): stri
     if (value === undefined) continue;
     let url: URL | undefined;
     try { url = proxyUrl(value); } catch { url = undefined; }
+    const name = `egress_proxy.${scheme} (${scheme.toUpperCase()}_PROXY)`;
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
-      problems.push(`egress_proxy.${scheme} (${scheme.toUpperCase()}_PROXY) must be an http:// or https:// proxy URL, such as http://proxy.example:3128`);
+      problems.push(`${name} must be an http:// or https:// proxy URL, such as http://proxy.example:3128`);
+    } else if (!decodes(url.username) || !decodes(url.password)) {
+      problems.push(`${name} has a user or password that is not percent-encoded (a % not followed by two hex digits): write % as %25`);
     }
   }
   return problems;
 }
 
-/** One NO_PROXY entry: a host (its subdomains too), on one port or (0) any. */
-interface NoProxyEntry { host: string; port: number }
+const decodes = (text: string): boolean => { try { decodeURIComponent(text); return true; } catch { return false; } };
+
+/** One NO_PROXY entry: a host (its subdomains too), on one port or (0) any; or an address range. */
+type NoProxyEntry = { host: string; port: number } | { range: BlockList };
 
 /** NO_PROXY's entries (comma or space separated): `host`, `.domain` or `*.domain` (the leading dot
- *  or star ignored), `host:port`, `[v6]`, `[v6]:port` or a bare v6 address, and `*` for all. */
+ *  or star ignored), `host:port`, `[v6]`, `[v6]:port` or a bare v6 address, `*` for all, and an
+ *  address range in CIDR notation (`10.0.0.0/8`, `fd00::/8`: Kubernetes' usual NO_PROXY), which
+ *  matches a provider given by address (names are not resolved to be matched, as curl). */
 export function parseNoProxy(value: string | undefined): NoProxyEntry[] {
   const entries: NoProxyEntry[] = [];
   for (const raw of (value ?? '').split(/[,\s]+/)) {
     if (!raw) continue;
+    const cidr = /^([^/]+)\/(\d{1,3})$/.exec(raw);
+    const family = cidr ? isIP(cidr[1]!) : 0;
+    if (cidr && family) {
+      const range = new BlockList();
+      try { range.addSubnet(cidr[1]!, Number(cidr[2]), family === 6 ? 'ipv6' : 'ipv4'); } catch { continue; }
+      entries.push({ range });
+      continue;
+    }
     const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(raw);
     const hostPort = /^([^:]+):(\d+)$/.exec(raw);
     const [host, port] = bracketed ? [bracketed[1]!, bracketed[2]] : hostPort ? [hostPort[1]!, hostPort[2]] : [raw, undefined];
@@ -83,8 +100,10 @@ export function parseNoProxy(value: string | undefined): NoProxyEntry[] {
 
 /** Does NO_PROXY exempt this host (lower case, IPv6 without brackets) and port? */
 export function noProxyMatches(entries: readonly NoProxyEntry[], host: string, port: number): boolean {
-  return entries.some((e) => (e.port === 0 || e.port === port)
-    && (e.host === '*' || host === e.host || host.endsWith(`.${e.host}`)));
+  const family = isIP(host);
+  return entries.some((e) => ('range' in e
+    ? family !== 0 && e.range.check(host, family === 6 ? 'ipv6' : 'ipv4')
+    : (e.port === 0 || e.port === port) && (e.host === '*' || host === e.host || host.endsWith(`.${e.host}`))));
 }
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };

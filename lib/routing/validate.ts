@@ -73,7 +73,11 @@ export function checkRequest(
   const pinnedBy = stateField(endpoint, raw);
   if (pinnedBy) {
     refuseUnstored(pinnedBy, raw[pinnedBy]);
-    routes = pinToIssuingRoute(endpoint.state!.route, pinnedBy, routes, model);
+    // A key's chain that holds the issuing route gives way to it (the caller named no route);
+    // one that does not is refused as a body's would be, the message naming the key's.
+    const issuing = endpoint.state!.route;
+    const keyChain = raw.provider === undefined && defaultProvider !== null;
+    routes = pinToIssuingRoute(issuing, pinnedBy, keyChain && routes.includes(issuing) ? [issuing] : routes, model, keyChain);
   }
   for (const route of routes) {
     if (!model.routes.includes(route)) {
@@ -140,13 +144,15 @@ export function stateNotFound(field: string, id: string): GatewayError {
 
 /** State held by one provider means nothing elsewhere: no flex onto another route (flex on the
  *  same route keeps it), no fallback; a chain or model that cannot run there is refused. */
-function pinToIssuingRoute(route: RouteName, field: string, routes: RouteName[], model: ModelEntry): RouteName[] {
+function pinToIssuingRoute(route: RouteName, field: string, routes: RouteName[], model: ModelEntry, keyChain = false): RouteName[] {
   if (!model.routes.includes(route)) {
     const why = `'${field}' refers to state held by ${route}, which cannot serve '${model.id}'; send the whole conversation instead.`;
     throw new GatewayError('conversation_state_unroutable', why, { param: field });
   }
   if (routes[0] !== route) {
-    const why = `'${field}' refers to state held by ${route}; provider[0] must be ${route} (no other route can honour it).`;
+    const why = keyChain
+      ? `'${field}' refers to state held by ${route}, which the API key's default_provider (${routes.join(', ')}) does not include; send the whole conversation instead, or name provider.`
+      : `'${field}' refers to state held by ${route}; provider[0] must be ${route} (no other route can honour it).`;
     throw new GatewayError('conversation_state_unroutable', why, { param: field });
   }
   return [route];
@@ -181,14 +187,21 @@ function threadRefusal(): GatewayError {
  *  stand for: `start_within`'s, and `provider`'s chain (each route's fit to a model is checked
  *  per request, as for a chain in the body). */
 export function keyDefaults(startWithin: unknown, provider: unknown): { startWithin: string | null; provider: RouteName[] | null } {
-  if (startWithin !== null) parseStartWithin(startWithin);
-  return { startWithin: startWithin as string | null, provider: provider === null ? null : parseProvider(provider, 'default_provider') };
+  const deadline = startWithin === null ? null : parseStartWithin(startWithin);
+  const chain = provider === null ? null : parseProvider(provider, 'default_provider');
+  // A key whose every request would be refused for the pair (a race on a cloud route) is refused now.
+  if (deadline?.kind === 'duration' && chain && CLOUD.has(chain[0]!)) {
+    const why = `A key whose default_start_within is a duration cannot have a cloud route (${chain[0]}) first in its `
+      + 'default_provider: a cloud route has no flex tier to race.';
+    throw new GatewayError('flex_unsupported_on_cloud', why, { param: 'default_provider' });
+  }
+  return { startWithin: startWithin as string | null, provider: chain };
 }
 
 function parseProvider(value: unknown, param = 'provider'): RouteName[] {
   const isRoute = (route: unknown): boolean => typeof route === 'string' && ROUTE_NAMES.has(route as RouteName);
   if (!Array.isArray(value) || value.length === 0 || !value.every(isRoute) || new Set(value).size !== value.length) {
-    throw new GatewayError('invalid_provider_chain', undefined, { param });
+    throw new GatewayError('invalid_provider_chain', `${param} must be a non-empty array of distinct routes: ${ROUTES.join(', ')}.`, { param });
   }
   return value as RouteName[];
 }

@@ -179,7 +179,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
   // dropped for a caller that did not ask for usage; the codec says which frame that is.
   const usageOnlyFrame = args.includeUsage ? undefined : args.caller.endpoint?.usageOnlyFrame;
   let final = false;
-  let estimated: IRUsage | undefined; // the charge an include_cost final frame without usage was given
+  let estimated: IRUsage | undefined; // the charge of a final frame without usage, made at that frame
   let bytesOut = 0;
   // The bytes that carry output: what went out but the frames that carry none (UsageTap.echoes).
   const meter = args.wireMeter ?? { bytes: 0 };
@@ -200,8 +200,11 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     unissued = false;
     args.issued!.record(id);
   };
-  /** A frame that may carry usage: read it; returns what replaces it, if anything. */
-  const onUsageFrame = (frame: RawFrame): Buffer | undefined => {
+  /** A frame that may carry usage: read it; returns what replaces it, if anything. `before`: what
+   *  precedes it that has not gone out yet (the same upstream chunk's earlier frames), as those
+   *  bytes or, from a route's own framing, their output bytes (the opening frames left out); read
+   *  only for a final frame without usage. */
+  const onUsageFrame = (frame: RawFrame, before: Buffer | number): Buffer | undefined => {
     if (!tap.carriesUsage(frame)) return undefined;
     let data: any;
     try { data = pick ? pickMembers(frame.data, pick) : JSON.parse(frame.data); } catch { return undefined; }
@@ -213,19 +216,21 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
     final = true;
     scanner?.found();
     if (unissued) issue(tapState.id);
-    // A final frame without the final usage: the answer is charged the estimate of the output
-    // its frames hold, this one's too unless the frames the tap reads repeat the request
-    // (UsageTap.echoes: Responses' response.completed).
+    // A final frame without the final usage: the answer is charged the estimate of the output its
+    // frames hold up to here, this one's too unless the frames the tap reads repeat the request
+    // (UsageTap.echoes: Responses' response.completed). Made here, whether or not its cost goes
+    // out in this frame (include_cost), so that what is charged does not depend on it.
     const bare = unreported(tapState);
     const echo = bare && tap.echoes?.read === true;
+    if (bare) {
+      const pending = typeof before === 'number' ? before : before.length - opening.peek(before);
+      const output = meter.bytes + pending - unread + (echo ? 0 : frame.raw.length);
+      estimated = args.pricing.unreported(outputIn(wire, output), tapState.usage);
+    }
     if (echo) unread += frame.raw.length;
     if (usageOnlyFrame?.(data)) return EMPTY;
     if (!args.includeCost) return undefined;
-    // With include_cost the estimate is made here, where its cost goes out (the output up to
-    // this frame), and is what the answer is charged.
-    const usage = bare ? estimated = args.pricing.unreported(outputIn(wire, meter.bytes + (echo ? 0 : frame.raw.length)), tapState.usage)
-      : tapState.usage;
-    const { extras } = args.pricing.price(usage, tapState.tier ?? committed.tier);
+    const { extras } = args.pricing.price(bare ? estimated! : tapState.usage, tapState.tier ?? committed.tier);
     return Buffer.from(formatFrame(tap.inject(data, extras!, tapState), frame.event));
   };
   // Only whole frames go out (one write per upstream chunk), so a stream that breaks later ends
@@ -250,9 +255,13 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
           for (const frame of frames) if (unissued && frame.data.includes(idFrame.marker)) issue(idOf(frame, idFrame));
         }
         let echo = 0;
+        let before = 0;
         const out = frames.map((frame) => {
-          if (opening.isOpening(frame.event)) echo += frame.raw.length;
-          return onUsageFrame(frame) ?? frame.raw;
+          const opens = opening.isOpening(frame.event);
+          const replaced = onUsageFrame(frame, before - echo);
+          before += frame.raw.length;
+          if (opens) echo += frame.raw.length;
+          return replaced ?? frame.raw;
         });
         write(out.length === 1 ? out[0]! : Buffer.concat(out), echo);
       }, args);

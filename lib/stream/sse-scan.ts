@@ -134,9 +134,9 @@ export class PassthroughScanner {
   }
 
   /** The complete frames of what came so far (a view, no copy; empty when none is complete yet).
-   *  `onCandidate` sees each complete frame that contains a marker, decoded, in stream order, and
-   *  may return bytes to put in its place. */
-  push(chunk: Buffer, onCandidate: (frame: RawFrame) => Buffer | undefined): Buffer {
+   *  `onCandidate` sees each complete frame that contains a marker, decoded, in stream order, with
+   *  the bytes before it in what goes out (a view), and may return bytes to put in its place. */
+  push(chunk: Buffer, onCandidate: (frame: RawFrame, before: Buffer) => Buffer | undefined): Buffer {
     const carry = this.carry;
     const carried = carry !== undefined && carry.bytes.length > 0;
     // Only this chunk is searched: what is carried holds no blank line.
@@ -156,12 +156,12 @@ export class PassthroughScanner {
   }
 
   /** What is left when the body ends: a last frame without its blank line, as it came. */
-  end(onCandidate: (frame: RawFrame) => Buffer | undefined): Buffer {
+  end(onCandidate: (frame: RawFrame, before: Buffer) => Buffer | undefined): Buffer {
     const rest = this.carry?.take() ?? EMPTY;
     return rest.length ? this.candidates(rest, onCandidate) : EMPTY;
   }
 
-  private candidates(region: Buffer, onCandidate: (frame: RawFrame) => Buffer | undefined): Buffer {
+  private candidates(region: Buffer, onCandidate: (frame: RawFrame, before: Buffer) => Buffer | undefined): Buffer {
     if (!this.searching) return region;
     if (!this.once) return this.decode(region, this.framesWith(region, 0, this.markers.length), onCandidate);
     // Alternatives of one frame: each marker's frames are read before the next marker is searched
@@ -192,7 +192,7 @@ export class PassthroughScanner {
 
   /** `region` with each frame that starts at one of `starts` decoded for `onCandidate`, and put in
    *  place of it what that returns. */
-  private decode(region: Buffer, starts: number[] | undefined, onCandidate: (frame: RawFrame) => Buffer | undefined): Buffer {
+  private decode(region: Buffer, starts: number[] | undefined, onCandidate: (frame: RawFrame, before: Buffer) => Buffer | undefined): Buffer {
     if (!starts) return region;
     let out: Buffer[] | undefined;
     let copied = 0;
@@ -203,7 +203,7 @@ export class PassthroughScanner {
       const frame = parseFrame(raw.toString('utf8')) as RawFrame | undefined;
       if (!frame) continue;
       frame.raw = raw;
-      const replacement = onCandidate(frame);
+      const replacement = onCandidate(frame, region.subarray(0, start));
       if (replacement === undefined) continue;
       out ??= [];
       out.push(region.subarray(copied, start), replacement);
@@ -238,10 +238,16 @@ export class OpeningFrames {
 
   /** Bytes of the opening frames `bytes` (whole frames, next in the stream) begins with. */
   measure(bytes: Buffer): number {
+    const at = this.peek(bytes);
+    if (at < bytes.length) this.open = false;
+    return at;
+  }
+
+  /** The same, of bytes that are measured again when they go out: the opening does not end here. */
+  peek(bytes: Buffer): number {
     if (!this.open) return 0;
     let at = 0;
-    while (at < bytes.length) {
-      if (!this.opens(bytes, at)) { this.open = false; break; }
+    while (at < bytes.length && this.opens(bytes, at)) {
       const end = frameEndAfter(bytes, at);
       at = end === -1 ? bytes.length : end;
     }

@@ -47,6 +47,18 @@ test('a Messages caller with neither provider nor start_within is served by its 
   });
 });
 
+test('count_tokens counts with vendor C only where the key\'s chain may send the prompt: a Bedrock-only key gets the estimate', async () => {
+  const org = await t.newOrg({ ownKeys: ['vendor_c'] });
+  const count = async (defaultProvider?: string[]) => {
+    const k = await t.admin('POST', `/admin/v1/orgs/${org.orgId}/keys`, { default_provider: defaultProvider ?? null });
+    const anthropic = new Anthropic({ authToken: k.json.key, apiKey: null, baseURL: t.url, maxRetries: 0 });
+    return (await anthropic.messages.countTokens({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hello there' }] })) as any;
+  };
+  assert.equal((await count()).counted_by, 'vendor_c');
+  assert.equal((await count(['cloud_b', 'vendor_c'])).counted_by, 'vendor_c');
+  assert.equal((await count(['cloud_b'])).counted_by, 'gateway_estimate');
+});
+
 test('keys are created with default_provider by the admin API and the organization API, listed with it, and a bad chain is refused naming the field', async () => {
   const org = await t.newOrg();
   const bad = await t.admin('POST', `/admin/v1/orgs/${org.orgId}/keys`, { default_provider: ['cloud_b', 'cloud_b'] });

@@ -48,6 +48,17 @@ before(async () => {
     chatChunk({ choices: [{ index: 0, delta: { content: ' the fixture.' }, finish_reason: null }] }),
     chatChunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
   ].join('\n'));
+  // The same from a server that writes JSON with a space after each colon (Python's json.dumps):
+  // without the usage chunk, and with it.
+  const spaced = (json: string): string => json.replace(/":/g, '": ');
+  const spacedChunks = [
+    chatChunk({ choices: [{ index: 0, delta: { role: 'assistant', content: 'Hello from' }, finish_reason: null }] }),
+    chatChunk({ choices: [{ index: 0, delta: { content: ' the fixture.' }, finish_reason: null }] }),
+    chatChunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
+  ].map(spaced);
+  writeFileSync(join(fixtures, 'openai-chat/spaced-no-usage.chunks.txt'), spacedChunks.join('\n'));
+  writeFileSync(join(fixtures, 'openai-chat/spaced-usage.chunks.txt'), [...spacedChunks,
+    spaced(chatChunk({ choices: [], usage: { prompt_tokens: 9, completion_tokens: 5, total_tokens: 14 } }))].join('\n'));
   writeFileSync(join(fixtures, 'openai-chat/no-usage.json'), JSON.stringify({
     id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'gpt-5.4-mini',
     choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the fixture.' }, finish_reason: 'stop' }],
@@ -190,6 +201,24 @@ test('a Chat stream without the usage chunk has no gateway error event after its
   assert.ok(!text.includes('provider_error'), text.slice(-300));
 });
 
+test('a Chat server writing spaced JSON: its usage chunk is read and charged as reported; without it, no error after [DONE]', async () => {
+  const { org, client } = await openaiOrg();
+  const s = client.chat.completions.stream({ ...chatBody('openai-chat/spaced-usage.chunks.txt'), stream_options: { include_usage: true } });
+  const done = await s.finalChatCompletion();
+  assert.deepEqual([done.usage?.prompt_tokens, done.usage?.completion_tokens], [9, 5]);
+  const record = await recordOf(org.key);
+  assert.deepEqual([record.status, record.error_code, record.usage_estimated, record.input_tokens, record.output_tokens], [200, null, false, 9, 5]);
+  const other = await openaiOrg();
+  const res = await fetch(`${t.url}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${other.org.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...chatBody('openai-chat/spaced-no-usage.chunks.txt'), stream: true }),
+  });
+  const text = await res.text();
+  assert.ok(text.endsWith('data: [DONE]\n\n') && !text.includes('provider_error'), text.slice(-300));
+  const estimated = await recordOf(other.org.key);
+  assert.deepEqual([estimated.error_code, estimated.usage_estimated], [null, true]);
+});
+
 test('a non-streamed Chat body without usage is charged the estimate: x-service-cost, usage.cost, the ledger and the record agree', async () => {
   const { org, client } = await openaiOrg();
   const { data, response } = await client.chat.completions.create(chatBody('openai-chat/no-usage.json')).withResponse();
@@ -241,4 +270,29 @@ test('a Messages passthrough whose message_delta has no output count: charged th
   assert.deepEqual([record.status, record.error_code, record.usage_estimated, record.input_tokens, record.cost_micro_usd], [200, null, true, 14, charged]);
   assert.ok(record.output_tokens > 1, `${record.output_tokens} output tokens, not message_start's 1`);
   assert.equal(cost, charged);
+});
+
+test('what an answer without usage is charged does not depend on include_cost, and its text is output (the whole stream in one chunk)', async () => {
+  const charge = async (includeCost: boolean): Promise<any> => {
+    const { org, client } = await openaiOrg();
+    const s = client.responses.stream({ model: 'gpt-5.4-mini', start_within: 'now', include_cost: includeCost, input: `hello ${sim({ replay: 'openai-responses/no-usage.chunks.txt' })}` } as any);
+    await s.finalResponse();
+    const record = await recordOf(org.key);
+    assert.equal(record.cost_micro_usd, await settledOf(org.orgId));
+    return record;
+  };
+  const [plain, withCost] = [await charge(false), await charge(true)];
+  assert.ok(withCost.output_tokens > 0, `${withCost.output_tokens} output tokens for "Hello from the fixture."`);
+  assert.deepEqual([withCost.input_tokens, withCost.output_tokens, withCost.cost_micro_usd], [plain.input_tokens, plain.output_tokens, plain.cost_micro_usd]);
+  const messages = async (includeCost: boolean): Promise<any> => {
+    const org = await t.newOrg({ balance: 10_000_000 });
+    const anthropic = new Anthropic({ authToken: org.key, apiKey: null, baseURL: t.url, maxRetries: 0 });
+    await anthropic.messages.stream({
+      model: 'claude-haiku-4-5', max_tokens: 100, start_within: 'now', include_cost: includeCost,
+      messages: [{ role: 'user', content: `hello ${sim({ replay: 'anthropic-messages/no-output-count.chunks.txt' })}` }],
+    } as any).finalMessage();
+    return recordOf(org.key);
+  };
+  const [m1, m2] = [await messages(false), await messages(true)];
+  assert.deepEqual([m2.output_tokens, m2.cost_micro_usd], [m1.output_tokens, m1.cost_micro_usd]);
 });

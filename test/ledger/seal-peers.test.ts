@@ -3,7 +3,7 @@
 // has not stopped; one registered without a fingerprint (an earlier build) counts as unknown.
 import { describe, test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { sealPeers } from '../../lib/ledger/liveness.ts';
+import { runningProcesses, sealPeers } from '../../lib/ledger/liveness.ts';
 import { sealFingerprint } from '../../lib/store/secrets.ts';
 import { adapters, CONFIG, type Fixture } from './helpers.ts';
 
@@ -40,4 +40,12 @@ for (const adapter of await adapters('seal_peers')) describe(adapter.name, () =>
     const later = await p1.liveProcesses(t0 + CONFIG.hold_lease_ms);
     assert.deepEqual(later.map((p) => [p.processId, p.sealFingerprint]), [['p1', A]]);
   });
+});
+
+test('a process killed on this host no longer counts once its pid is dead, before its heartbeat lapses; one elsewhere counts until then', () => {
+  const me = { host: 'h1', pid: 10 };
+  const row = (id: string, host: string, pid: number) => ({ process_id: id, instance_id: id, host, pid, heartbeat_at_ms: 1, seal_fingerprint: A });
+  const rows = [row('self', 'h1', 10), row('killed', 'h1', 11), row('alive', 'h1', 12), row('elsewhere', 'h2', 11)];
+  const seen = runningProcesses(rows, 'self', me, (pid) => pid !== 11).map((p) => p.processId);
+  assert.deepEqual(seen, ['self', 'alive', 'elsewhere']);
 });

@@ -29,6 +29,15 @@ test('NO_PROXY: hosts and their subdomains, leading dot or star, host:port, IPv6
   assert.deepEqual(parseNoProxy(' , '), []);
 });
 
+test('NO_PROXY address ranges (CIDR, as Kubernetes sets them) match providers given by address, not names', () => {
+  const entries = parseNoProxy('10.0.0.0/8,fd00::/8,192.168.1.0/24');
+  const exempt = (host: string): boolean => noProxyMatches(entries, host, 443);
+  assert.ok(exempt('10.1.2.3') && exempt('192.168.1.77') && exempt('fd00::1'));
+  assert.ok(!exempt('11.0.0.1') && !exempt('192.168.2.1') && !exempt('fe80::1'));
+  assert.ok(!exempt('ten.internal'), 'a name is not resolved to be matched');
+  assert.equal(new EgressProxy({ https: 'http://p:1', no_proxy: '10.0.0.0/8' }).proxyFor('https://10.1.2.3:8080'), undefined);
+});
+
 test('the proxy for an origin: HTTPS_PROXY for https, HTTP_PROXY for http (no fallback), NO_PROXY first', () => {
   const egress = new EgressProxy({ https: 'http://user:p%40ss@secure.proxy:8080', http: 'plain.proxy:3128', no_proxy: 'Example.COM' });
   assert.deepEqual(egress.proxyFor('https://api.openai.com'),
@@ -52,4 +61,9 @@ test('a proxy URL that is not http or https fails the start, without quoting it'
   assert.equal(problems.length, 2);
   assert.ok(problems.every((p) => !p.includes('hunter2')), problems.join('; '));
   assert.throws(() => loadConfig(undefined, { egress_proxy: { https: 'ftp://proxy:21' } }), /egress_proxy\.https \(HTTPS_PROXY\) must be an http:\/\/ or https:\/\/ proxy URL/);
+  // A raw % in the password stops the start by name, not with a URIError's stack.
+  const raw = egressProxyProblems({ http: 'http://user:50%off@127.0.0.1:3128' });
+  assert.equal(raw.length, 1);
+  assert.match(raw[0]!, /HTTP_PROXY\) has a user or password that is not percent-encoded/);
+  assert.ok(!raw[0]!.includes('50%off'));
 });

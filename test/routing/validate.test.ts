@@ -87,11 +87,28 @@ test('an agent key\'s default_provider: the chain of a request that names none, 
   refused(() => check('messages', messages({ start_within: '00h-00m-30s' }), { provider: 'cloud_b' }), 'flex_unsupported_on_cloud', 'start_within');
 });
 
+test('conversation state with a key\'s chain: a chain holding the issuing route gives way to it; one without it is refused naming the key\'s chain', () => {
+  const next = { previous_interaction_id: 'v1_ChdvYmplY3Q', start_within: 'now' };
+  assert.deepEqual(check('interactions', interactions(next), { provider: 'cloud_a vendor_b' }).routes, ['vendor_b']);
+  assert.throws(() => check('interactions', interactions(next), { provider: 'cloud_a' }), (e: any) => {
+    assert.equal(e.code, 'conversation_state_unroutable');
+    assert.match(e.message, /default_provider \(cloud_a\) does not include/);
+    return true;
+  });
+  // A body's own chain keeps the body's rule: the issuing route first.
+  refused(() => check('interactions', interactions({ ...next, provider: ['cloud_a', 'vendor_b'] })), 'conversation_state_unroutable');
+});
+
 test('keyDefaults: a key\'s defaults are checked by the rules of the fields they stand for', () => {
   assert.deepEqual(keyDefaults('now', ['cloud_b', 'vendor_c']), { startWithin: 'now', provider: ['cloud_b', 'vendor_c'] });
   assert.deepEqual(keyDefaults(null, null), { startWithin: null, provider: null });
   refused(() => keyDefaults('11m', null), 'invalid_start_within');
   for (const provider of [[], ['vendor_x'], ['cloud_b', 'cloud_b'], 'cloud_b']) refused(() => keyDefaults(null, provider), 'invalid_provider_chain', 'default_provider');
+  assert.throws(() => keyDefaults(null, ['vendor_x']), { message: /^default_provider must be a non-empty array/ });
+  // A key every request of which would be refused (a race on a cloud route) is refused at creation.
+  refused(() => keyDefaults('00h-01m-00s', ['cloud_a', 'vendor_b']), 'flex_unsupported_on_cloud', 'default_provider');
+  assert.deepEqual(keyDefaults('00h-01m-00s', ['vendor_b', 'cloud_a']).provider, ['vendor_b', 'cloud_a']);
+  assert.deepEqual(keyDefaults('now', ['cloud_a']).provider, ['cloud_a']);
 });
 
 test('retry: count 1..5, backoff exponential|linear, jitter boolean, nothing else', () => {
@@ -145,7 +162,9 @@ test('Messages: service_tier refused; unknown beta header values and beta fields
   const onA = (extra: Record<string, any>) => check('messages', messages({ model: 'gpt-5.4-mini', ...extra }));
   refused(() => onA({ top_k: 3 }), 'unsupported_parameter', 'top_k');
   refused(() => onA({ system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }] }), 'unsupported_parameter', 'cache_control');
-  refused(() => onA({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } }] }] }), 'unsupported_parameter', 'document');
+  refused(() => onA({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' } }] }] }), 'unsupported_parameter', 'document');
+  // A PDF by URL is fetched by the provider: OpenAI's input_file takes one (docs/decisions.md).
+  assert.doesNotThrow(() => onA({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } }] }] }));
   assert.doesNotThrow(() => onA({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERg==' } }] }] }));
 });
 
