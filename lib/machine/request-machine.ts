@@ -170,6 +170,10 @@ export const requestMachine = setup({
     },
     routesLeft: ({ context }) => context.routeIndex + 1 < context.input.routes.length,
     flexStillRacing: ({ context }) => context.flex === 'racing',
+    // The gateway's own capacity gate refused standard (no connection free for it: often held by
+    // the organization's own waiting flex attempts, this one's among them) while flex still races.
+    gateRefusedStandardFlexRacing: ({ context, event }) =>
+      event.type === 'attempt.failed' && event.tier === 'standard' && event.failure.gatewayCode !== undefined && context.flex === 'racing',
   },
   delays: {
     backoff: ({ context }) =>
@@ -213,6 +217,13 @@ export const requestMachine = setup({
       context.fallbacks++;
     },
     standardFailed: ({ context }) => { context.attempts.standard = null; context.standard = 'failed'; },
+    // Flex gives its connection to standard: flex had until the latest point the deadline allows,
+    // and waiting on it longer (its first-byte bound runs past the deadline) would miss the deadline.
+    yieldFlex: ({ context }) => {
+      context.flex = 'stopped';
+      stopAttempt(context.attempts, 'flex');
+      context.attempts.standard = null;
+    },
     win: ({ context, event }) => {
       const e = event as Extract<Ev, { type: 'attempt.committed' }>;
       // The loser is aborted at once; the winner's handle stays, so stopping the request aborts it.
@@ -244,6 +255,9 @@ export const requestMachine = setup({
           { guard: and(['flexFailed', 'standardIdle']), actions: ['flexFailed', 'cancelHedge', 'launchStandard'] },
           { guard: 'flexFailed', actions: ['flexFailed', 'cancelHedge'] },
           { guard: 'fatal', target: 'failed', actions: ['recordFailure', 'stopAll', 'cancelHedge', 'cancelRetry'] },
+          // standard refused a connection by the gateway while flex holds one: flex yields it (its
+          // abort frees the slot at once) and standard goes again; refused again, the rules below
+          { guard: 'gateRefusedStandardFlexRacing', actions: ['recordFailure', 'yieldFlex', 'launchStandard'] },
           // transient standard failure with retries left on this route: back off, then again
           { guard: and(['retriesLeft', 'waitAcceptable']), actions: ['recordFailure', 'backOff', 'scheduleRetry'] },
           // the route is spent: the next element of provider, standard tier

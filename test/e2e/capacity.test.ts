@@ -109,3 +109,24 @@ test('a flex attempt that cannot get a connection is a flex failure: standard st
     await t.close();
   }
 });
+
+test('a hedge refused a connection held by the request\'s own waiting flex attempt: flex yields it, standard answers before the deadline', async () => {
+  // One connection per organization: the waiting flex attempt holds it when the hedge fires.
+  const t = await startTestGateway({
+    config: { capacity: { connections: 2, queue: 8, wait_ms: 5_000, org_share: 0.5 }, hedge: { initial_lead_ms: 2_000, min_lead_ms: 2_000, max_lead_ms: 2_000 } } as any,
+  });
+  try {
+    const org = await t.newOrg({ ownKeys: ['vendor_a'] });
+    const t0 = performance.now();
+    const res = await post(t.url, org.key, { model: 'gpt-5.4', input: sim({ flex_start_ms: 600_000, standard_start_ms: 0, output_tokens: 3 }), start_within: '00h-00m-04s' });
+    const ms = performance.now() - t0;
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.equal(res.headers.get('x-service-flex-reason'), 'flex_lost_race');
+    assert.ok(ms < 4_000, `answered in ${ms.toFixed(0)} ms, before the 4 s deadline (it waited for flex's 60 s first-byte bound, then 429)`);
+    assert.equal(((await res.json()) as any).status, 'completed');
+    await waitFor(() => t.gw.services.pools.gate('vendor_a').inUse === 0, 'every connection given back');
+    assert.equal(t.gw.simulator!.stats.aborted, 1, 'the flex attempt was aborted upstream');
+  } finally {
+    await t.close();
+  }
+});

@@ -318,3 +318,39 @@ test('a race stopped before anything served (its caller gone) is abandoned, not 
   assert.equal(failed.reason, 'flex_unavailable', 'a launch that threw failed the request; nobody abandoned it');
   assert.match(failed.failure!.message, /no adapter/);
 });
+
+test('the gateway refuses standard a connection while flex holds one: flex yields it and standard goes again; a provider\'s refusal does not', async () => {
+  const gate = new AttemptFailed({ kind: 'capacity', status: 429, message: 'org share', retryAfterMs: 1_000, gatewayCode: 'rate_limit_exceeded' });
+  const { launched, run, clock } = harness();
+  clock.increment(8_000);
+  await flush();
+  assert.equal(launched[1]!.tier, 'standard', 'the hedge');
+  launched[1]!.reject(gate);
+  await flush();
+  assert.equal(launched[0]!.signal.aborted, true, 'flex gave up its connection');
+  assert.deepEqual(launched.map((l) => [l.tier, l.at]), [['flex', 1_000_000], ['standard', 1_008_000], ['standard', 1_008_000]], 'standard again, at once');
+  launched[2]!.resolve(committed('vendor_a', 'standard'));
+  const out = await run.outcome;
+  assert.deepEqual([out.winner?.tier, out.reason, out.retries], ['standard', 'flex_lost_race', 0]);
+
+  // Refused again: nothing holds a connection of this request any more; the request fails with it.
+  const again = harness();
+  again.clock.increment(8_000);
+  await flush();
+  again.launched[1]!.reject(gate);
+  await flush();
+  again.launched[2]!.reject(gate);
+  const failed = await again.run.outcome;
+  assert.deepEqual([failed.winner, failed.failure?.gatewayCode], [undefined, 'rate_limit_exceeded']);
+
+  // The provider's own 429 on standard leaves flex racing, as before.
+  const provider = harness();
+  provider.clock.increment(8_000);
+  await flush();
+  provider.launched[1]!.reject(fail('capacity', 429));
+  await flush();
+  assert.equal(provider.launched[0]!.signal.aborted, false);
+  assert.equal(provider.launched.length, 2);
+  provider.launched[0]!.resolve(committed('vendor_a', 'flex'));
+  assert.equal((await provider.run.outcome).reason, 'flex_won');
+});
