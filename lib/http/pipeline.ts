@@ -545,10 +545,11 @@ function upstreamTerms(svc: Services, org: string, tier: Tier, streamed: boolean
   const waitMs = tier === 'flex' ? 0 : svc.config.capacity.wait_ms;
   // The non-streamed fast path is bounded whole, headers and body (a provider may send its headers
   // at once and the body slowly): one timer from dispatch to its end.
-  if (!streamed) return { org, waitMs, firstByteMs: 0, totalMs: t.upstream_nonstream_ms };
-  const firstByteMs = tier === 'flex' && t.upstream_first_byte_ms ? Math.max(0, untilDeadlineMs) + t.upstream_first_byte_ms
+  const flex = tier === 'flex';
+  if (!streamed) return { org, waitMs, firstByteMs: 0, totalMs: t.upstream_nonstream_ms, flex };
+  const firstByteMs = flex && t.upstream_first_byte_ms ? Math.max(0, untilDeadlineMs) + t.upstream_first_byte_ms
     : t.upstream_first_byte_ms;
-  return { org, waitMs, firstByteMs };
+  return { org, waitMs, firstByteMs, flex };
 }
 
 /** One atomic ledger step; an unreadable ledger refuses managed traffic (limits_unavailable). */

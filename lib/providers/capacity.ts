@@ -3,7 +3,10 @@
 // entries for at most `wait_ms`; and no organization may hold or wait for more than `org_share` of
 // the route's connections. Past any of these the request is refused at once (never left waiting
 // with no headers while it holds money and slots), so one organization's open streams cannot
-// starve another's. A slot is held from dispatch until the upstream body closes.
+// starve another's. A slot is held from dispatch until the upstream body closes. Flex attempts,
+// which hold theirs while the provider's flex queue makes them wait (up to a 10-minute deadline),
+// may hold at most `flex_share` of the connections together: the rest stay for standard attempts,
+// or a backed-up flex queue of a few organizations would starve every request of the route.
 
 import type { Failure } from './types.ts';
 
@@ -17,11 +20,13 @@ export interface CapacityConfig {
   wait_ms: number;
   /** Largest share (0–1] of a route's connections one organization may hold or wait for. */
   org_share: number;
+  /** Largest share (0–1] of a route's connections flex attempts may hold together (default 0.75). */
+  flex_share?: number;
 }
 
-export const DEFAULT_CAPACITY: CapacityConfig = { connections: 256, queue: 512, wait_ms: 5_000, org_share: 0.5 };
+export const DEFAULT_CAPACITY: CapacityConfig = { connections: 256, queue: 512, wait_ms: 5_000, org_share: 0.5, flex_share: 0.75 };
 
-export type Refusal = 'org_share' | 'queue_full' | 'wait_timeout' | 'busy';
+export type Refusal = 'org_share' | 'flex_share' | 'queue_full' | 'wait_timeout' | 'busy';
 
 export class CapacityRefused extends Error {
   constructor(readonly reason: Refusal) { super(`upstream capacity: ${reason.replace('_', ' ')}`); }
@@ -29,29 +34,35 @@ export class CapacityRefused extends Error {
 
 interface Waiter { org: string; grant: (release: () => void) => void; timer: NodeJS.Timeout }
 
-export interface GateLimits { connections: number; queue: number; orgShare: number }
+export interface GateLimits { connections: number; queue: number; orgShare: number; flexShare?: number }
 
 export class RouteGate {
   private active = 0;
+  private flexActive = 0;
   private readonly perOrg = new Map<string, number>();
   private readonly waiting: Waiter[] = [];
   readonly orgCap: number;
+  readonly flexCap: number;
 
   constructor(private readonly limits: GateLimits) {
     this.orgCap = Math.max(1, Math.floor(limits.connections * limits.orgShare));
+    this.flexCap = Math.max(1, Math.floor(limits.connections * (limits.flexShare ?? DEFAULT_CAPACITY.flex_share!)));
   }
 
   get inUse(): number { return this.active; }
+  get flexInUse(): number { return this.flexActive; }
   get queued(): number { return this.waiting.length; }
 
   /** Calls grant(release) once a connection slot is the caller's — at once (synchronously) when
    *  one is free — or refuse(err) when it cannot be. waitMs 0: only a free slot now (a flex attempt
-   *  never queues: not getting one is a flex failure). Returns a cancel for a queued wait. */
+   *  never queues: not getting one is a flex failure). `flex`: a flex attempt, within flexCap.
+   *  Returns a cancel for a queued wait. */
   acquire(
-    org: string, waitMs: number, grant: (release: () => void) => void, refuse: (err: CapacityRefused) => void,
+    org: string, waitMs: number, grant: (release: () => void) => void, refuse: (err: CapacityRefused) => void, flex = false,
   ): (() => void) | undefined {
     if ((this.perOrg.get(org) ?? 0) >= this.orgCap) { refuse(new CapacityRefused('org_share')); return undefined; }
-    if (this.active < this.limits.connections && this.waiting.length === 0) { grant(this.take(org)); return undefined; }
+    if (flex && this.flexActive >= this.flexCap) { refuse(new CapacityRefused('flex_share')); return undefined; }
+    if (this.active < this.limits.connections && this.waiting.length === 0) { grant(this.take(org, flex)); return undefined; }
     if (waitMs <= 0) { refuse(new CapacityRefused('busy')); return undefined; }
     if (this.waiting.length >= this.limits.queue) { refuse(new CapacityRefused('queue_full')); return undefined; }
     this.count(org, 1);
@@ -72,18 +83,20 @@ export class RouteGate {
     return true;
   }
 
-  private take(org: string): () => void {
+  private take(org: string, flex: boolean): () => void {
     this.active++;
+    if (flex) this.flexActive++;
     this.count(org, 1);
-    return this.releaser(org);
+    return this.releaser(org, flex);
   }
 
-  private releaser(org: string): () => void {
+  private releaser(org: string, flex = false): () => void {
     let done = false;
     return () => {
       if (done) return;
       done = true;
       this.active--;
+      if (flex) this.flexActive--;
       this.count(org, -1);
       this.next();
     };

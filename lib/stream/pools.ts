@@ -19,7 +19,8 @@ import { EgressProxy, tunnelled, type EgressProxyConfig } from '../providers/egr
 /** What one attempt may use: whose request it is, how long it may wait for a slot, and how long
  *  the upstream may take to answer (a flex attempt's first byte may take its whole deadline). */
 /** `totalMs`: the whole answer's bound (the non-streamed fast path), from dispatch to its end. */
-export interface UpstreamTerms { org: string; waitMs: number; firstByteMs: number; totalMs?: number }
+/** `flex`: a flex attempt (within capacity.flex_share of the route's connections). */
+export interface UpstreamTerms { org: string; waitMs: number; firstByteMs: number; totalMs?: number; flex?: boolean }
 
 /** The code of the error a non-streamed answer ends with when it does not complete in totalMs. */
 const NONSTREAM_TIMEOUT = 'GATEWAY_UPSTREAM_NONSTREAM_TIMEOUT';
@@ -60,7 +61,9 @@ export class Pools {
   gate(route: RouteName): RouteGate {
     let gate = this.gates.get(route);
     if (!gate) {
-      gate = new RouteGate({ connections: this.connections(route), queue: this.capacity.queue, orgShare: this.capacity.org_share });
+      gate = new RouteGate({
+        connections: this.connections(route), queue: this.capacity.queue, orgShare: this.capacity.org_share, flexShare: this.capacity.flex_share,
+      });
       this.gates.set(route, gate);
     }
     return gate;
@@ -103,7 +106,7 @@ export class Pools {
     }, (err) => {
       this.metrics?.capacityRefusals.inc({ route, reason: err.reason });
       refuse(err);
-    });
+    }, t.flex);
   }
 
   /** Counts an upstream error that is one of undici's timeouts in the metrics. */

@@ -130,3 +130,31 @@ test('a hedge refused a connection held by the request\'s own waiting flex attem
     await t.close();
   }
 });
+
+test('waiting flex attempts of several organizations leave a route\'s other connections to standard: another organization\'s "now" request is answered at once', async () => {
+  const t = await startTestGateway({ config: { capacity: { connections: 4, queue: 8, wait_ms: 5_000, org_share: 0.5, flex_share: 0.5 } } });
+  const ac = new AbortController();
+  try {
+    const [a, b, c] = [await t.newOrg({ ownKeys: ['vendor_a'] }), await t.newOrg({ ownKeys: ['vendor_a'] }), await t.newOrg({ ownKeys: ['vendor_a'] })];
+    const waiting = { model: 'gpt-5.4', input: sim({ flex_start_ms: 600_000, standard_start_ms: 600_000 }), start_within: '00h-10m-00s' };
+    const held = [post(t.url, a.key, waiting, ac.signal), post(t.url, a.key, waiting, ac.signal)].map((p) => p.catch(() => undefined));
+    await waitFor(() => t.gw.services.pools.gate('vendor_a').flexInUse === 2, 'organization A\'s two flex attempts waiting');
+    // Organization B's race finds flex's share taken: a flex failure, standard at once.
+    const raced = await post(t.url, b.key, { model: 'gpt-5.4', input: sim({ flex_start_ms: 0, output_tokens: 3 }), start_within: '00h-10m-00s' });
+    assert.equal(raced.status, 200);
+    assert.equal(raced.headers.get('x-service-flex-reason'), 'flex_unavailable');
+    await raced.text();
+    const t0 = performance.now();
+    const now = await post(t.url, c.key, { model: 'gpt-5.4-mini', input: sim({ output_tokens: 3 }), start_within: 'now' });
+    assert.equal(now.status, 200);
+    await now.text();
+    assert.ok(performance.now() - t0 < 2_000, 'answered without waiting for a connection');
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    assert.match(metrics, /gateway_capacity_refusals_total\{route="vendor_a",reason="flex_share"\} 1/);
+    ac.abort();
+    await Promise.all(held);
+  } finally {
+    ac.abort();
+    await t.close();
+  }
+});
