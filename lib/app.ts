@@ -139,6 +139,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     shuttingDown: false,
     drainOver: false,
   };
+  metrics.watch({ open: () => services.open.size, inFlight: () => services.inflight.size, routes: () => services.pools.load() });
   // Live holds are renewed by their own process, recording what each has delivered so far; each
   // renewal also refreshes the process's heartbeat (ledger/liveness.ts). Holds of dead processes
   // lapse after their lease, released by whichever process sweeps first (one at a time with

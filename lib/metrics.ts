@@ -64,10 +64,34 @@ export function createMetrics() {
     }),
     usageQueueDepth: new Gauge({ name: 'gateway_usage_queue_depth', help: 'Usage records waiting to be written', registers: [registry] }),
   };
+  /** Gauges of what the process holds now, read at each scrape from `read` (watch()): nothing is
+   *  counted on the request path. */
+  function watch(read: LoadReader): void {
+    new Gauge({
+      name: 'gateway_requests_open', help: 'Inference requests between arrival and their end (waiting for a tier, racing or streaming)',
+      registers: [registry], collect() { this.set(read.open()); },
+    });
+    new Gauge({
+      name: 'gateway_requests_in_flight', help: 'Inference requests racing or streaming (past admission)',
+      registers: [registry], collect() { this.set(read.inFlight()); },
+    });
+    new Gauge({
+      name: 'gateway_upstream_connections', help: 'Upstream connection slots of each route: in use (flex: held by flex attempts), queued for one',
+      labelNames: ['route', 'state'], registers: [registry],
+      collect() {
+        for (const r of read.routes()) {
+          this.set({ route: r.route, state: 'in_use' }, r.inUse);
+          this.set({ route: r.route, state: 'flex' }, r.flexInUse);
+          this.set({ route: r.route, state: 'queued' }, r.queued);
+        }
+      },
+    });
+  }
   const timeToCommitBy = labelled(metrics.timeToCommit);
   return {
     registry,
     ...metrics,
+    watch,
     /** A caller cut off for reading nothing (timeouts.caller_idle_ms). */
     callerIdle(): void { metrics.timeouts.inc({ edge: 'caller_idle' }); },
     /** Hot-path counts, by label values in labelNames order. */
@@ -88,6 +112,13 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** What the load gauges read at a scrape (lib/app.ts gives the services' counts). */
+export interface LoadReader {
+  open(): number;
+  inFlight(): number;
+  routes(): Array<{ route: string; inUse: number; flexInUse: number; queued: number }>;
+}
 
 /** A labelled metric's child per label combination, looked up once and kept (a handful of
  *  combinations per process). prom-client still hashes the labels on each observe. */

@@ -109,6 +109,11 @@ export class Pools {
     }, t.flex);
   }
 
+  /** Each route's slots now (for the gauges), of the routes that have been used. */
+  load(): Array<{ route: RouteName; inUse: number; flexInUse: number; queued: number }> {
+    return [...this.gates].map(([route, gate]) => ({ route, inUse: gate.inUse, flexInUse: gate.flexInUse, queued: gate.queued }));
+  }
+
   /** Counts an upstream error that is one of undici's timeouts in the metrics. */
   noteTimeout(err: unknown): void {
     const edge = TIMEOUT_EDGE[(err as { code?: string })?.code ?? ''];

@@ -139,6 +139,12 @@ test('waiting flex attempts of several organizations leave a route\'s other conn
     const waiting = { model: 'gpt-5.4', input: sim({ flex_start_ms: 600_000, standard_start_ms: 600_000 }), start_within: '00h-10m-00s' };
     const held = [post(t.url, a.key, waiting, ac.signal), post(t.url, a.key, waiting, ac.signal)].map((p) => p.catch(() => undefined));
     await waitFor(() => t.gw.services.pools.gate('vendor_a').flexInUse === 2, 'organization A\'s two flex attempts waiting');
+    // What an operator sees of them: two requests open and racing, two of the route's slots flex's.
+    const load = await (await fetch(`${t.url}/metrics`)).text();
+    for (const line of ['gateway_requests_open 2', 'gateway_requests_in_flight 2', 'gateway_upstream_connections{route="vendor_a",state="in_use"} 2',
+      'gateway_upstream_connections{route="vendor_a",state="flex"} 2', 'gateway_upstream_connections{route="vendor_a",state="queued"} 0']) {
+      assert.ok(load.includes(line), `${line} in ${load.split('\n').filter((l) => l.includes('gateway_requests_') || l.includes('upstream_conn')).join(' | ')}`);
+    }
     // Organization B's race finds flex's share taken: a flex failure, standard at once.
     const raced = await post(t.url, b.key, { model: 'gpt-5.4', input: sim({ flex_start_ms: 0, output_tokens: 3 }), start_within: '00h-10m-00s' });
     assert.equal(raced.status, 200);
