@@ -23,7 +23,8 @@ import { NO_RACE, startRequest, type FlexMode, type Outcome, type RunningRequest
 import type { Failure } from '../providers/types.ts';
 import { AttemptFailed, runAttempt, type Attempt } from '../stream/attempt.ts';
 import type { UpstreamTerms } from '../stream/pools.ts';
-import { respond, type IssuedIds, type Pricing, type StreamResult } from '../stream/respond.ts';
+import { outputIn, respond, type IssuedIds, type Pricing, type StreamResult } from '../stream/respond.ts';
+import type { FormatCodec } from '../formats/types.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
 import { infoLine, member, type Logger } from '../log.ts';
 import { EVENT_STREAM_HEAD } from '../headers.ts';
@@ -311,11 +312,11 @@ async function respondStep(ctx: RequestContext): Promise<void> {
     return;
   }
   const served = servedRoute(ctx)!;
-  const perToken = svc.codecs[winner.wire].bytesPerOutputToken;
+  const wire = svc.codecs[winner.wire];
   // The delivered output is measured in the provider's bytes (the wire's bytesPerOutputToken is
   // about them) of the frames that carry output: respond() counts them as they go.
   const wireMeter = { bytes: 0 };
-  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, ctx.t0, ctx.estimate!, perToken, wireMeter);
+  if (ctx.admitted && served.mode === 'managed') ctx.inflight!.delivered = deliveredCost(svc, checked, winner.tier, ctx.t0, ctx.estimate!, wire, wireMeter);
   // The race ended at commit: its slot is free for the org's next race while this answer streams.
   if (ctx.holdsSlot) { ctx.holdsSlot = false; void svc.flexSlots.release(ctx.key!.orgId); }
   // Counted in the loop's check phase, after this turn has written the answer's first bytes.
@@ -331,7 +332,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   ctx.bytes = undefined;
   plan.releaseBodies();
   const result = ctx.result = await respond({
-    res, committed: winner, caller: svc.codecs[checked.format], wire: svc.codecs[winner.wire],
+    res, committed: winner, caller: svc.codecs[checked.format], wire,
     passthrough: served.passthrough, stream: checked.stream, includeCost: checked.includeCost, includeUsage: checked.includeUsage,
     headers,
     ctx: { id: '', model, createdAt: Math.floor(ctx.t0 / 1000), tier: winner.tier, includeUsage: checked.includeUsage, echo },
@@ -343,7 +344,7 @@ async function respondStep(ctx: RequestContext): Promise<void> {
   });
   // One tier per request: the record, the summary and the metrics' reason say what served.
   outcome.reason = servedReason(outcome, result.tier);
-  ctx.usage = result.usage ?? unpricedUsage(Math.ceil((result.wireBytes ?? 0) / perToken), ctx.estimate!, result.reported);
+  ctx.usage = result.usage ?? unpricedUsage(outputIn(wire, result.wireBytes ?? 0), ctx.estimate!, result.reported);
   ctx.costMicroUsd = result.costMicroUsd ?? costOf(svc.catalog.priceOf(checked.model, result.tier, ctx.t0), ctx.usage);
   if (!result.complete && !checked.stream && !res.headersSent) {
     const err = ctx.drained ? new GatewayError('shutting_down') : new GatewayError('provider_error', `The provider stream failed: ${result.error}`);
@@ -600,10 +601,10 @@ async function settle(ctx: RequestContext, cost: number, nowMs: number): Promise
  *  that ended without the provider's usage, from the provider's bytes behind what went out that
  *  carry output (`wireMeter`, counted by respond()). */
 function deliveredCost(
-  svc: Services, checked: CheckedRequest, tier: Tier, t0: number, est: HoldEstimate, bytesPerToken: number, wireMeter: { bytes: number },
+  svc: Services, checked: CheckedRequest, tier: Tier, t0: number, est: HoldEstimate, wire: FormatCodec, wireMeter: { bytes: number },
 ): () => number {
   const price = svc.catalog.priceOf(checked.model, tier, t0);
-  return () => costOf(price, unpricedUsage(Math.ceil(wireMeter.bytes / bytesPerToken), est));
+  return () => costOf(price, unpricedUsage(outputIn(wire, wireMeter.bytes), est));
 }
 
 /** A committed request that ended without the provider's final usage (client gone, upstream

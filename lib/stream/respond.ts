@@ -309,7 +309,7 @@ async function pipePassthrough(args: RespondArgs): Promise<StreamResult> {
 const unreported = (tapState: TapState): boolean => !tapState.sawUsage || tapState.partial === true;
 
 /** The most output tokens `wireBytes` of `wire`'s stream hold (FormatCodec.bytesPerOutputToken). */
-const outputIn = (wire: FormatCodec, wireBytes: number): number => Math.ceil(wireBytes / wire.bytesPerOutputToken);
+export const outputIn = (wire: FormatCodec, wireBytes: number): number => Math.ceil(wireBytes / wire.bytesPerOutputToken);
 
 /** `last` (what went out last) ends with the format's terminator `end`. */
 const endsWith = (end: Buffer | undefined, last: Buffer): boolean => end !== undefined && last.length > 0 && missingEnd(end, last) === EMPTY;
