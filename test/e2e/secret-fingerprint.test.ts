@@ -9,16 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import OpenAI from 'openai';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { loadConfig } from '../../lib/config.ts';
 import { createGateway, type Gateway } from '../../lib/app.ts';
 import { createLogger } from '../../lib/log.ts';
 import { runCli } from '../../lib/cli.ts';
-import type { RouteName } from '../../lib/routes.ts';
 import { sealFingerprint } from '../../lib/store/secrets.ts';
-import { assertNoSecrets, sim } from '../helpers/gateway.ts';
+import { assertNoSecrets } from '../helpers/gateway.ts';
+import { sealedKeyHelpers, storeQuery, type SharedStore } from '../helpers/sealed-keys.ts';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
 
 const ADMIN = 'rotation-check-admin-token';
@@ -53,53 +50,11 @@ for (const store of ['sqlite', 'postgres'] as const) {
       return gw;
     };
     const warned = (gw: Gateway, text: string): boolean => logs.get(gw)!.some((line) => line.includes(text));
-    const admin = async (gw: Gateway, method: string, path: string, body?: unknown) => {
-      const res = await fetch(gw.url + path, {
-        method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, json: await res.json() as any };
-    };
-    const ownKeyOrg = async (gw: Gateway, route: RouteName) => {
-      const org = (await admin(gw, 'POST', '/admin/v1/orgs', { name: route })).json.id as string;
-      const provider = `own-${route}-${org}`;
-      secrets.add(provider);
-      assert.equal((await admin(gw, 'PUT', `/admin/v1/orgs/${org}/provider-keys/${route}`, { key: provider })).status, 200);
-      const key = (await admin(gw, 'POST', `/admin/v1/orgs/${org}/keys`, { default_start_within: 'now' })).json.key as string;
-      secrets.add(key);
-      return { org, key, route };
-    };
-    const model: Partial<Record<RouteName, string>> = { vendor_a: 'gpt-5.4-mini', vendor_c: 'claude-sonnet-4-6' };
-    const serve = async (gw: Gateway, o: { key: string; route: RouteName }) => {
-      const client = new OpenAI({ apiKey: o.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-      try {
-        await client.responses.create({ model: model[o.route]!, input: `hi ${sim({ output_tokens: 3 })}` });
-        return { status: 200 };
-      } catch (err: any) {
-        return { status: err.status as number, code: err.code as string };
-      }
-    };
+    const { admin, ownKeyOrg, serve } = sealedKeyHelpers(ADMIN, secrets);
+    const where = (): SharedStore => ({ dataDir, url: db?.url });
     /** Every stored sealed provider key, as the database holds it. */
-    const sealed = async (): Promise<string[]> => {
-      const sql = 'SELECT sealed FROM provider_keys ORDER BY org_id, route';
-      if (db) {
-        const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-        try { return (await pool.query(sql)).rows.map((row) => row.sealed); } finally { await pool.end(); }
-      }
-      const file = new Database(join(dataDir, 'gateway.db'), { readonly: true });
-      try { return (file.prepare(sql).all() as Array<{ sealed: string }>).map((row) => row.sealed); } finally { file.close(); }
-    };
-
-    /** A statement on the shared store, as another process would run it. */
-    const run = async (sql: string, values: unknown[]): Promise<void> => {
-      if (db) {
-        const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-        try { await pool.query(sql, values); } finally { await pool.end(); }
-        return;
-      }
-      const file = new Database(join(dataDir, 'gateway.db'));
-      try { file.prepare(sql.replace(/\$\d/g, '?')).run(...values); } finally { file.close(); }
-    };
+    const sealed = async (): Promise<string[]> =>
+      (await storeQuery(where(), 'SELECT sealed FROM provider_keys ORDER BY org_id, route')).map((row) => row.sealed);
 
     test('a process with a mistyped secret says so at start and cannot reseal over the others', async () => {
       const first = await start(OLD);
@@ -170,14 +125,14 @@ for (const store of ['sqlite', 'postgres'] as const) {
     test('a running process of an earlier build, which does not say which secret it seals with, stops the reseal too', async () => {
       const gw = await start(NEXT);
       // Its row as an earlier build writes it: no fingerprint.
-      await run('INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms) VALUES ($1, $2, $3, $4, $5)',
+      await storeQuery(where(), 'INSERT INTO ledger_processes (process_id, instance_id, host, pid, heartbeat_at_ms) VALUES ($1, $2, $3, $4, $5)',
         ['earlier-build', 'elsewhere:8080', 'elsewhere', 4242, Date.now()]);
       const refused = await admin(gw, 'POST', '/admin/v1/provider-keys/reseal');
       assert.equal(refused.status, 409);
       assert.match(refused.json.error.message, /1 run an earlier build that does not say which secret it seals with/);
       const listed = (await admin(gw, 'GET', '/admin/v1/processes')).json.data.find((p: any) => p.process_id === 'earlier-build');
       assert.deepEqual([listed.seal_fingerprint, listed.same_secret], [null, null]);
-      await run('DELETE FROM ledger_processes WHERE process_id = $1', ['earlier-build']);   // it stopped long ago
+      await storeQuery(where(), 'DELETE FROM ledger_processes WHERE process_id = $1', ['earlier-build']);   // it stopped long ago
       assert.equal((await admin(gw, 'POST', '/admin/v1/provider-keys/reseal')).status, 200);
       await gw.close();
     });

@@ -10,15 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import OpenAI from 'openai';
 import { loadConfig } from '../../lib/config.ts';
 import { createGateway, type Gateway } from '../../lib/app.ts';
 import { createLogger } from '../../lib/log.ts';
-import type { RouteName } from '../../lib/routes.ts';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { SecretBox } from '../../lib/store/secrets.ts';
-import { assertNoSecrets, sim } from '../helpers/gateway.ts';
+import { assertNoSecrets } from '../helpers/gateway.ts';
+import { sealedKeyHelpers, storeQuery } from '../helpers/sealed-keys.ts';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../helpers/postgres.ts';
 
 const ADMIN = 'rotation-admin-token';
@@ -32,7 +29,9 @@ for (const store of ['sqlite', 'postgres'] as const) {
     const secrets = new Set([ADMIN, OLD, NEW, LOST]);
 
     before(async () => {
-      dataDir = mkdtempSync(join(tmpdir(), 'gw-rotation-'));
+      // Not 'gw-rotation-': the log names the data folder, and assertNoSecrets looks for the admin
+      // token's first 10 characters ('rotation-a'), which a random suffix starting with 'a' made.
+      dataDir = mkdtempSync(join(tmpdir(), 'gw-rekey-'));
       if (store === 'postgres') db = await createTestDatabase('secret_rotation');
     });
     after(async () => {
@@ -46,34 +45,7 @@ for (const store of ['sqlite', 'postgres'] as const) {
       logger: createLogger('debug', new Writable({ write(chunk, _e, cb) { logLines.push(String(chunk)); cb(); } })),
       drainMs: 1_000,
     });
-    const admin = async (gw: Gateway, method: string, path: string, body?: unknown) => {
-      const res = await fetch(gw.url + path, {
-        method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, json: await res.json() as any };
-    };
-    /** An organization with an own key on `route` and an API key; the provider key is recorded as a secret. */
-    const ownKeyOrg = async (gw: Gateway, route: RouteName) => {
-      const org = (await admin(gw, 'POST', '/admin/v1/orgs', { name: route })).json.id as string;
-      const provider = `own-${route}-${org}`;
-      secrets.add(provider);
-      assert.equal((await admin(gw, 'PUT', `/admin/v1/orgs/${org}/provider-keys/${route}`, { key: provider })).status, 200);
-      const key = (await admin(gw, 'POST', `/admin/v1/orgs/${org}/keys`, { default_start_within: 'now' })).json.key as string;
-      secrets.add(key);
-      return { org, key, route };
-    };
-    const model: Partial<Record<RouteName, string>> = { vendor_a: 'gpt-5.4-mini', vendor_c: 'claude-sonnet-4-6' };
-    /** One own-key request through the OpenAI SDK: the status it ends with (200, or the error's). */
-    const serve = async (gw: Gateway, o: { key: string; route: RouteName }) => {
-      const client = new OpenAI({ apiKey: o.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-      try {
-        await client.responses.create({ model: model[o.route]!, input: `hi ${sim({ output_tokens: 3 })}` });
-        return { status: 200 };
-      } catch (err: any) {
-        return { status: err.status as number, code: err.code as string };
-      }
-    };
+    const { admin, ownKeyOrg, serve } = sealedKeyHelpers(ADMIN, secrets);
 
     let a: Awaited<ReturnType<typeof ownKeyOrg>>, c: Awaited<ReturnType<typeof ownKeyOrg>>;
 
@@ -111,20 +83,9 @@ for (const store of ['sqlite', 'postgres'] as const) {
       const first = `SELECT org_id, route, sealed FROM provider_keys ORDER BY org_id, route LIMIT 10`;
       const set = 'UPDATE provider_keys SET sealed = $1 WHERE org_id = $2 AND route = $3';
       let moved = 0;
-      if (db) {
-        const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-        for (const row of (await pool.query(first)).rows) {
-          const to = box.resealed(row.sealed);
-          if (to) { moved++; await pool.query(set, [to, row.org_id, row.route]); }
-        }
-        await pool.end();
-      } else {
-        const file = new Database(join(dataDir, 'gateway.db'));
-        for (const row of file.prepare(first).all() as Array<{ org_id: string; route: string; sealed: string }>) {
-          const to = box.resealed(row.sealed);
-          if (to) { moved++; file.prepare(set.replace(/\$\d/g, '?')).run(to, row.org_id, row.route); }
-        }
-        file.close();
+      for (const row of await storeQuery({ dataDir, url: db?.url }, first)) {
+        const to = box.resealed(row.sealed);
+        if (to) { moved++; await storeQuery({ dataDir, url: db?.url }, set, [to, row.org_id, row.route]); }
       }
       const warning = `${40 - moved} of 43 stored provider keys do not open`;
       for (let i = 0; i < 2; i++) {

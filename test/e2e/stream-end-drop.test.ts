@@ -9,7 +9,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startTestGateway, waitFor, type TestGateway } from '../helpers/gateway.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { onlyRecord, settledOf } from '../helpers/records.ts';
 import { vendorA } from '../../lib/providers/openai.ts';
 import { vendorC } from '../../lib/providers/anthropic.ts';
 import { costOf } from '../../lib/catalog/catalog.ts';
@@ -44,21 +45,6 @@ const post = (key: string, path: string, payload: unknown): Promise<Response> =>
   method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(payload),
 });
 
-/** The organization's one usage record, once its request ended. */
-async function recordOf(key: string): Promise<any> {
-  await waitFor(() => t.gw.services.inflight.size === 0, 'idle');
-  await t.gw.services.usage.flush();
-  const records = ((await (await fetch(`${t.url}/v1/usage/requests`, { headers: { authorization: `Bearer ${key}` } })).json()) as any).data;
-  assert.equal(records.length, 1);
-  return records[0];
-}
-
-/** What the ledger settled the organization's one request at. */
-async function settledOf(orgId: string): Promise<number> {
-  const entries = (await t.admin('GET', `/admin/v1/orgs/${orgId}/ledger`)).json.entries;
-  return entries.find((e: any) => e.kind === 'settle').amount_micro_usd;
-}
-
 const standardCost = (model: string, usage: Partial<IRUsage>): number =>
   costOf(t.gw.services.catalog.priceOf(t.gw.services.catalog.get(model)!, 'standard', Date.now()), { ...zeroUsage(), ...usage });
 
@@ -89,13 +75,13 @@ test('managed Responses passthrough dropped after response.completed: the SDK st
   const types: string[] = [];
   for await (const ev of stream) types.push(ev.type);
   assert.deepEqual(types, ['response.created', 'response.output_text.delta', 'response.completed']);
-  const record = await recordOf(org.key);
+  const record = await onlyRecord(t, org.key);
   const reported = standardCost('gpt-5.4-mini', { inputTokens: 12_000, outputTokens: 12 });
   assert.deepEqual(
     [record.status, record.error_code, record.input_tokens, record.output_tokens, record.usage_estimated, record.cost_micro_usd],
     [200, null, 12_000, 12, false, reported],
   );
-  assert.equal(await settledOf(org.orgId), reported);
+  assert.equal(await settledOf(t, org.orgId), reported);
 });
 
 test('Chat passthrough dropped after the usage chunk, before [DONE]: the caller still gets its [DONE], no error, the reported usage', async () => {
@@ -110,10 +96,10 @@ test('Chat passthrough dropped after the usage chunk, before [DONE]: the caller 
   assert.deepEqual(paths, ['/v1/chat/completions'], 'a passthrough on the Chat wire');
   assert.equal(text, 'hello');
   assert.equal(usage.completion_tokens, 3);
-  const record = await recordOf(org.key);
+  const record = await onlyRecord(t, org.key);
   assert.deepEqual([record.status, record.error_code, record.output_tokens, record.usage_estimated], [200, null, 3, false]);
   assert.equal(record.cost_micro_usd, standardCost('gpt-5.4-mini', { inputTokens: 5, outputTokens: 3 }));
-  assert.equal(await settledOf(org.orgId), record.cost_micro_usd);
+  assert.equal(await settledOf(t, org.orgId), record.cost_micro_usd);
 
   // As bytes: the stream ends with one [DONE], whether the usage chunk went out (include_usage) or
   // was dropped for a caller that did not ask for it, and none is added after the provider's own.
@@ -135,7 +121,7 @@ test('translated answers dropped after their final event are complete: no provid
   const anthropic = new Anthropic({ authToken: org.key, apiKey: null, baseURL: t.url, maxRetries: 0 });
   const message = await anthropic.messages.stream({ model: 'gpt-5.4-mini', max_tokens: 50, start_within: 'now', messages: [{ role: 'user', content: 'hi' }] } as never).finalMessage();
   assert.equal((message.content[0] as any).text, 'ok');
-  let record = await recordOf(org.key);
+  let record = await onlyRecord(t, org.key);
   assert.deepEqual([record.status, record.error_code, record.output_tokens, record.usage_estimated], [200, null, 12, false]);
 
   // Vendor C's Messages stream to a Chat caller, dropped after message_delta, before message_stop:
@@ -153,7 +139,7 @@ test('translated answers dropped after their final event are complete: no provid
   for await (const c of stream) { finish ??= c.choices[0]?.finish_reason ?? undefined; usage ??= c.usage ?? undefined; }
   assert.equal(finish, 'stop');
   assert.equal(usage.completion_tokens, 4);
-  record = await recordOf(org.key);
+  record = await onlyRecord(t, org.key);
   assert.deepEqual([record.status, record.error_code, record.input_tokens, record.output_tokens, record.usage_estimated], [200, null, 7, 4, false]);
   assert.equal(record.cost_micro_usd, standardCost('claude-haiku-4-5', { inputTokens: 7, outputTokens: 4 }));
 });
@@ -165,6 +151,6 @@ test('a stream dropped before its final event is still broken: the error event, 
   const client = new OpenAI({ apiKey: org.key, baseURL: `${t.url}/v1`, maxRetries: 0 });
   const stream = await client.responses.create({ model: 'gpt-5.4-mini', input: 'hi', stream: true, start_within: 'now' } as never) as any;
   await assert.rejects(async () => { for await (const _ of stream); }, /The provider stream failed/);
-  const record = await recordOf(org.key);
+  const record = await onlyRecord(t, org.key);
   assert.deepEqual([record.error_code, record.usage_estimated], ['provider_error', true]);
 });

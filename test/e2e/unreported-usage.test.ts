@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
-import { startTestGateway, waitFor, sim, type TestGateway } from '../helpers/gateway.ts';
+import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
+import { onlyRecord, settledOf } from '../helpers/records.ts';
 import { OWN_FIXTURES } from '../helpers/recorded.ts';
 import { costOf } from '../../lib/catalog/catalog.ts';
 import { zeroUsage, type IRUsage } from '../../lib/ir.ts';
@@ -74,22 +75,6 @@ before(async () => {
 });
 after(async () => { await t.close(); rmSync(fixtures, { recursive: true, force: true }); });
 
-/** The organization's one usage record, once its request ended. */
-async function recordOf(key: string): Promise<any> {
-  await waitFor(() => t.gw.services.inflight.size === 0, 'idle');
-  await t.gw.services.usage.flush();
-  const records = ((await (await fetch(`${t.url}/v1/usage/requests`, { headers: { authorization: `Bearer ${key}` } })).json()) as any).data;
-  assert.equal(records.length, 1);
-  return records[0];
-}
-
-/** What the ledger settled the organization's one request at. */
-async function settledOf(orgId: string): Promise<number> {
-  await waitFor(() => t.gw.services.inflight.size === 0, 'idle');
-  const entries = (await t.admin('GET', `/admin/v1/orgs/${orgId}/ledger`)).json.entries;
-  return entries.find((e: any) => e.kind === 'settle').amount_micro_usd;
-}
-
 const standardCost = (model: string, usage: Partial<IRUsage>): number =>
   costOf(t.gw.services.catalog.priceOf(t.gw.services.catalog.get(model)!, 'standard', Date.now()), { ...zeroUsage(), ...usage });
 
@@ -125,8 +110,8 @@ test('a Gemini stream whose finishReason chunk has no usageMetadata is charged t
   const { text, completed } = await streamed(ai, onCloudA('gemini-vertex/no-usage.chunks.txt'));
   assert.equal(text, 'Hello from the fixture.');
   assert.equal(completed.status, 'completed');
-  const charged = await settledOf(org.orgId);
-  const record = await recordOf(org.key);
+  const charged = await settledOf(t, org.orgId);
+  const record = await onlyRecord(t, org.key);
   assert.ok(charged > 0, `charged ${charged}`);
   assert.deepEqual([record.status, record.error_code, record.usage_estimated, record.cost_micro_usd], [200, null, true, charged]);
   assert.ok(record.input_tokens > 0 && record.output_tokens > 0, `${record.input_tokens} in / ${record.output_tokens} out`);
@@ -139,8 +124,8 @@ test('a Gemini stream whose finishReason chunk has no usageMetadata is charged t
 test('the same Gemini stream with its usageMetadata is charged exactly what it reported', async () => {
   const { org, ai } = await genaiOrg();
   const { completed } = await streamed(ai, onCloudA('gemini-vertex/text.chunks.txt'));
-  const charged = await settledOf(org.orgId);
-  const record = await recordOf(org.key);
+  const charged = await settledOf(t, org.orgId);
+  const record = await onlyRecord(t, org.key);
   assert.equal(charged, standardCost(GEMINI, { inputTokens: 14, outputTokens: 6 }));
   assert.deepEqual([record.input_tokens, record.output_tokens, record.usage_estimated, record.cost_micro_usd], [14, 6, false, charged]);
   assert.equal(completed.usage.cost.total_micro_usd, charged);
@@ -150,8 +135,8 @@ test('a non-streamed Gemini body without usageMetadata: x-service-cost, usage.co
   const { org, ai, headers } = await genaiOrg();
   const r = await ai.interactions.create(onCloudA('gemini-vertex/no-usage.json'), { maxRetries: 0 });
   assert.equal(r.status, 'completed');
-  const charged = await settledOf(org.orgId);
-  const record = await recordOf(org.key);
+  const charged = await settledOf(t, org.orgId);
+  const record = await onlyRecord(t, org.key);
   assert.ok(charged > 0, `charged ${charged}`);
   assert.equal(Number(headers()!.get('x-service-cost')), charged);
   assert.equal(r.usage.cost.total_micro_usd, charged);
@@ -163,9 +148,9 @@ test('a non-streamed Gemini body without usageMetadata: x-service-cost, usage.co
 test('a Gemini body that reports zero tokens is charged zero, not an estimate', async () => {
   const { org, ai } = await genaiOrg();
   await ai.interactions.create(onCloudA('gemini-vertex/zero-usage.json'), { maxRetries: 0 });
-  const record = await recordOf(org.key);
+  const record = await onlyRecord(t, org.key);
   assert.deepEqual([record.input_tokens, record.output_tokens, record.usage_estimated, record.cost_micro_usd], [0, 0, false, 0]);
-  assert.equal(await settledOf(org.orgId), 0);
+  assert.equal(await settledOf(t, org.orgId), 0);
 });
 
 /** An OpenAI client of a fresh managed organization; `headers` holds the last answer's. */
@@ -183,8 +168,8 @@ test('a Chat stream whose server never sends the usage chunk completes and is ch
   const s = client.chat.completions.stream({ ...chatBody('openai-chat/no-usage.chunks.txt'), stream_options: { include_usage: true } });
   const done = await s.finalChatCompletion();
   assert.equal(done.choices[0]!.message.content, 'Hello from the fixture.');
-  const charged = await settledOf(org.orgId);
-  const record = await recordOf(org.key);
+  const charged = await settledOf(t, org.orgId);
+  const record = await onlyRecord(t, org.key);
   assert.ok(charged > 0, `charged ${charged}`);
   assert.deepEqual([record.status, record.error_code, record.usage_estimated, record.cost_micro_usd], [200, null, true, charged]);
   assert.ok(record.output_tokens > 0);
@@ -206,7 +191,7 @@ test('a Chat server writing spaced JSON: its usage chunk is read and charged as 
   const s = client.chat.completions.stream({ ...chatBody('openai-chat/spaced-usage.chunks.txt'), stream_options: { include_usage: true } });
   const done = await s.finalChatCompletion();
   assert.deepEqual([done.usage?.prompt_tokens, done.usage?.completion_tokens], [9, 5]);
-  const record = await recordOf(org.key);
+  const record = await onlyRecord(t, org.key);
   assert.deepEqual([record.status, record.error_code, record.usage_estimated, record.input_tokens, record.output_tokens], [200, null, false, 9, 5]);
   const other = await openaiOrg();
   const res = await fetch(`${t.url}/v1/chat/completions`, {
@@ -215,7 +200,7 @@ test('a Chat server writing spaced JSON: its usage chunk is read and charged as 
   });
   const text = await res.text();
   assert.ok(text.endsWith('data: [DONE]\n\n') && !text.includes('provider_error'), text.slice(-300));
-  const estimated = await recordOf(other.org.key);
+  const estimated = await onlyRecord(t, other.org.key);
   assert.deepEqual([estimated.error_code, estimated.usage_estimated], [null, true]);
 });
 
@@ -223,8 +208,8 @@ test('a non-streamed Chat body without usage is charged the estimate: x-service-
   const { org, client } = await openaiOrg();
   const { data, response } = await client.chat.completions.create(chatBody('openai-chat/no-usage.json')).withResponse();
   assert.equal(data.choices[0]!.message.content, 'Hello from the fixture.');
-  const charged = await settledOf(org.orgId);
-  const record = await recordOf(org.key);
+  const charged = await settledOf(t, org.orgId);
+  const record = await onlyRecord(t, org.key);
   assert.ok(charged > 0, `charged ${charged}`);
   assert.equal(Number(response.headers.get('x-service-cost')), charged);
   assert.equal((data.usage as any).cost.total_micro_usd, charged);
@@ -235,8 +220,8 @@ test('the same non-streamed Chat answer streamed by the provider (assembled) wit
   const { org, client } = await openaiOrg();
   const { data, response } = await client.chat.completions.create(chatBody('openai-chat/no-usage.chunks.txt')).withResponse();
   assert.equal(data.choices[0]!.message.content, 'Hello from the fixture.');
-  const charged = await settledOf(org.orgId);
-  const record = await recordOf(org.key);
+  const charged = await settledOf(t, org.orgId);
+  const record = await onlyRecord(t, org.key);
   assert.ok(charged > 0, `charged ${charged}`);
   assert.equal(Number(response.headers.get('x-service-cost')), charged);
   assert.deepEqual([record.status, record.usage_estimated, record.cost_micro_usd], [200, true, charged]);
@@ -247,8 +232,8 @@ test('a Responses passthrough whose response.completed has no usage: complete, i
   const s = client.responses.stream({ model: 'gpt-5.4-mini', start_within: 'now', include_cost: true, input: `hello ${sim({ replay: 'openai-responses/no-usage.chunks.txt' })}` } as any);
   const done: any = await s.finalResponse();
   assert.equal(done.output_text, 'Hello from the fixture.');
-  const charged = await settledOf(org.orgId);
-  const record = await recordOf(org.key);
+  const charged = await settledOf(t, org.orgId);
+  const record = await onlyRecord(t, org.key);
   assert.ok(charged > 0, `charged ${charged}`);
   assert.deepEqual([record.status, record.error_code, record.usage_estimated, record.cost_micro_usd], [200, null, true, charged]);
   assert.equal(done.usage.cost.total_micro_usd, charged);
@@ -265,8 +250,8 @@ test('a Messages passthrough whose message_delta has no output count: charged th
   s.on('streamEvent', (ev: any) => { if (ev.type === 'message_delta') cost = ev.usage.cost?.total_micro_usd; });
   const done = await s.finalMessage();
   assert.equal((done.content[0] as any).text, 'Hello from the fixture.');
-  const charged = await settledOf(org.orgId);
-  const record = await recordOf(org.key);
+  const charged = await settledOf(t, org.orgId);
+  const record = await onlyRecord(t, org.key);
   assert.deepEqual([record.status, record.error_code, record.usage_estimated, record.input_tokens, record.cost_micro_usd], [200, null, true, 14, charged]);
   assert.ok(record.output_tokens > 1, `${record.output_tokens} output tokens, not message_start's 1`);
   assert.equal(cost, charged);
@@ -277,8 +262,8 @@ test('what an answer without usage is charged does not depend on include_cost, a
     const { org, client } = await openaiOrg();
     const s = client.responses.stream({ model: 'gpt-5.4-mini', start_within: 'now', include_cost: includeCost, input: `hello ${sim({ replay: 'openai-responses/no-usage.chunks.txt' })}` } as any);
     await s.finalResponse();
-    const record = await recordOf(org.key);
-    assert.equal(record.cost_micro_usd, await settledOf(org.orgId));
+    const record = await onlyRecord(t, org.key);
+    assert.equal(record.cost_micro_usd, await settledOf(t, org.orgId));
     return record;
   };
   const [plain, withCost] = [await charge(false), await charge(true)];
@@ -291,7 +276,7 @@ test('what an answer without usage is charged does not depend on include_cost, a
       model: 'claude-haiku-4-5', max_tokens: 100, start_within: 'now', include_cost: includeCost,
       messages: [{ role: 'user', content: `hello ${sim({ replay: 'anthropic-messages/no-output-count.chunks.txt' })}` }],
     } as any).finalMessage();
-    return recordOf(org.key);
+    return onlyRecord(t, org.key);
   };
   const [m1, m2] = [await messages(false), await messages(true)];
   assert.deepEqual([m2.output_tokens, m2.cost_micro_usd], [m1.output_tokens, m1.cost_micro_usd]);
