@@ -56,9 +56,14 @@ export interface GatewayConfig {
   /** The forward proxy upstream calls go through: from HTTPS_PROXY, HTTP_PROXY and NO_PROXY (lib/main.ts),
    *  not from the file; absent: every call goes direct (lib/providers/egress-proxy.ts). */
   egress_proxy?: EgressProxyConfig;
+  /** Browser callers on other origins (lib/http/cors.ts): `allowed_origins` lists the origins
+   *  (`scheme://host[:port]`) whose pages may call the API, `["*"]` every origin; default none. */
+  cors: CorsConfig;
   /** True when no file named the routes: start the simulator and serve every route managed on it. */
   useSimulator: boolean;
 }
+
+export interface CorsConfig { allowed_origins: string[] }
 
 export const DEFAULT_LEDGER: LedgerConfig = {
   ramp: [
@@ -105,12 +110,14 @@ export function loadConfig(path: string | undefined, overrides: Partial<GatewayC
     timeouts: { ...DEFAULT_TIMEOUTS, ...file.timeouts },
     capacity: { ...DEFAULT_CAPACITY, ...file.capacity },
     trust_proxy: file.trust_proxy ?? [],
+    // Off by default: a sidecar's callers are servers; a browser app's origin is named on purpose.
+    cors: { allowed_origins: [], ...file.cors },
     useSimulator,
     ...overrides,
   };
   // What the schema cannot say, checked on the whole result (a file's values and the overrides of
   // tests and entry points alike), so a configuration that would fail requests fails the start.
-  const problems = [...urlProblems(cfg), ...modelProblems(cfg.models), ...ledgerProblems(cfg.ledger), ...boundProblems(cfg), ...managedKeyProblems(cfg), ...egressProxyProblems(cfg.egress_proxy)];
+  const problems = [...urlProblems(cfg), ...modelProblems(cfg.models), ...ledgerProblems(cfg.ledger), ...boundProblems(cfg), ...managedKeyProblems(cfg), ...egressProxyProblems(cfg.egress_proxy), ...corsProblems(cfg.cors)];
   if (problems.length > 0) throw new Error(`invalid ${path ? `GATEWAY_CONFIG ${path}` : 'configuration'}: ${problems.join('; ')}`);
   return cfg;
 }
@@ -202,6 +209,25 @@ function managedKeyProblems(cfg: GatewayConfig): string[] {
     const entry = cfg.managed[route];
     if (entry !== undefined && (typeof entry.key !== 'string' || entry.key === '')) problems.push(`/managed/${route}/key must be a non-empty string`);
   }
+  return problems;
+}
+
+/** Each cors.allowed_origins entry is `*` or an origin as a browser sends it in Origin: scheme,
+ *  host and a non-default port, lower case, no path or trailing slash (an entry that is not would
+ *  never match, and its pages would fail their preflight with nothing said at start). */
+function corsProblems(cors: CorsConfig): string[] {
+  if (!Array.isArray(cors?.allowed_origins)) return ['/cors/allowed_origins must be an array of origins'];
+  const problems: string[] = [];
+  cors.allowed_origins.forEach((entry, i) => {
+    if (entry === '*') return;
+    const at = `/cors/allowed_origins/${i}`;
+    const problem = `${at} must be "*" or an origin scheme://host[:port], such as https://app.example.com`;
+    let url: URL;
+    try { url = new URL(String(entry)); } catch { problems.push(problem); return; }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push(`${problem} (its scheme is ${url.protocol})`);
+    // The origin alone is quoted: an entry with user:password@ would otherwise be logged whole.
+    else if (url.origin !== entry) problems.push(`${problem} (did you mean ${url.origin}?)`);
+  });
   return problems;
 }
 

@@ -16,6 +16,7 @@ import { serveDashboard } from './dashboard.ts';
 import type { ApiKeyRecord } from '../store/orgs.ts';
 import { awaitContinue, BODY_CAP } from './body.ts';
 import type { Headers } from '../headers.ts';
+import { answerPreflight, corsHeadersFor, corsPolicy, isCorsPath, isPreflight, withCorsHeaders, type CorsPolicy } from './cors.ts';
 
 /** Inference path → caller format: each caller format's codec names its endpoint's path. */
 const INFERENCE: Record<string, CallerFormat> = Object.fromEntries(
@@ -23,12 +24,13 @@ const INFERENCE: Record<string, CallerFormat> = Object.fromEntries(
 
 export function createHttpServer(svc: Services, adminToken: string | undefined): Server {
   const models = catalogBodies(svc.catalog);
+  const cors = corsPolicy(svc.config.cors);
   // Request headers must arrive within timeouts.request_headers_ms (node checks open connections
   // every connectionsCheckingInterval); the body's limits are read by readBody (lib/http/body.ts).
   // requestTimeout stays 0: node's would also cut long-lived streamed answers' requests.
   const headersMs = svc.config.timeouts.request_headers_ms;
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    dispatch(req, res, svc, adminToken, models).catch((err) => {
+    dispatch(req, res, svc, adminToken, models, cors).catch((err) => {
       // A refusal of the caller's (a wrong key on /v1/limits, a rate limit) is an answer, not the
       // gateway's failure: one info line with its code, not an error with a stack per bad request.
       if (err instanceof GatewayError && err.status < 500) svc.log.info({ path: req.url?.split('?')[0], status: err.status, code: err.code }, 'refused');
@@ -75,17 +77,24 @@ export function createHttpServer(svc: Services, adminToken: string | undefined):
  *  liked; and a drained gateway's clients would send their next request to it (lib/app.ts close).
  *  A few property reads per answer: a request whose body was read, or that had none, keeps its
  *  connection (SDK pools and the benchmarks reuse it). */
-function gatewayResponse(svc: Services) {
-  return class GatewayResponse extends ServerResponse<IncomingMessage> {
+function gatewayResponse(svc: Services): typeof ServerResponse<IncomingMessage> {
+  return class extends ServerResponse<IncomingMessage> implements GatewayResponse {
+    declare cors?: readonly string[];
     override writeHead(
       statusCode: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
     ): this {
       if (svc.shuttingDown || bodyLeft(this.req)) this.shouldKeepAlive = false;
       // node's writeHead reads (statusCode, headers) and (statusCode, reason, headers) alike.
-      return super.writeHead(statusCode, reason as string, headers);
+      if (this.cors === undefined) return super.writeHead(statusCode, reason as string, headers);
+      if (typeof reason === 'string') return super.writeHead(statusCode, reason, withCorsHeaders(headers, this.cors));
+      return super.writeHead(statusCode, withCorsHeaders(reason ?? headers, this.cors));
     }
   };
 }
+
+/** An answer of the server: `cors`, the CORS headers dispatch decided for it (lib/http/cors.ts),
+ *  written with its head whatever writes it. */
+interface GatewayResponse extends ServerResponse<IncomingMessage> { cors?: readonly string[] }
 
 /** Is part of the request's body still to come, unread? A request that declares none (a GET) or
  *  whose body was read (readBody read it whole, or refused it and closes) is done with. node marks
@@ -130,9 +139,16 @@ function refuseAt(path: string, res: ServerResponse, svc: Services, err: Gateway
 
 async function dispatch(
   req: IncomingMessage, res: ServerResponse, svc: Services, adminToken: string | undefined, models: CatalogBodies,
+  cors: CorsPolicy | undefined,
 ): Promise<void> {
   const path = pathOf(req);
   const format = INFERENCE[path];
+  // Off (the default), one check; on, a request naming its origin on /v1/... gets its preflight
+  // answered here (no key, no count), or its answer's CORS headers, added as the head is written.
+  if (cors !== undefined && req.headers.origin !== undefined && isCorsPath(path)) {
+    if (isPreflight(req)) return answerPreflight(req, res, cors, req.headers.origin, methodsOf(path, format));
+    (res as GatewayResponse).cors = corsHeadersFor(cors, req.headers.origin);
+  }
   if (format) {
     if (req.method !== 'POST') return refuseAt(path, res, svc, new GatewayError('method_not_allowed'), POST_ONLY);
     return handleInference(format, req, res, svc);
@@ -206,6 +222,10 @@ const ALLOWED: Array<[RegExp, string]> = [
   [/^\/v1\/organization\/keys\/[^/]+$/, 'DELETE'],
   [/^\/v1\/organization\/provider-keys\/[^/]+$/, 'PUT, DELETE'],
 ];
+
+/** The methods a path takes, as a preflight allows them. */
+const methodsOf = (path: string, format: CallerFormat | undefined): string =>
+  format !== undefined || path === COUNT_TOKENS ? 'POST' : allowedOn(path);
 
 function allowedOn(path: string): string {
   if (GET_ROUTES.has(path) || path === '/dashboard' || path.startsWith('/dashboard/')) return READ;
