@@ -37,6 +37,7 @@ async function api(method, path, body) {
     const e = new ApiError(json?.error?.message ?? `${res.status} ${res.statusText}`);
     e.status = res.status;
     e.code = json?.error?.code;
+    e.param = json?.error?.param;
     throw e;
   }
   return json;
@@ -244,6 +245,8 @@ async function loadManagement(mine) {
   fillTable(table, 'Keys of this organization (the key itself is never stored)', [
     { label: 'Key id', value: (k) => k.id + (k.id === ownKeyId ? ' (this key)' : '') },
     { label: 'Scopes', value: (k) => k.scopes.join(', ') },
+    { label: 'Default start_within', value: (k) => k.default_start_within ?? '—' },
+    { label: 'Default provider', value: (k) => k.default_provider?.join(', ') ?? '—' },
     { label: 'Created (UTC)', value: (k) => new Date(k.created_at).toISOString().slice(0, 16).replace('T', ' ') },
     { label: 'State', value: (k) => (k.revoked_at ? 'revoked' : 'active') },
     { label: 'Action', value: () => '' },
@@ -406,6 +409,9 @@ function signOut() {
   hideNewKey();
   for (const id of DRAWN) $(id).replaceChildren();
   $('key-manage').checked = false;
+  $('key-start-within').value = '';
+  $('key-provider').value = '';
+  keyFormError(null);
   $('pkey-value').value = '';
   $('keys-note').hidden = true;
   $('keys-manage').hidden = true;
@@ -443,12 +449,42 @@ $('orgs-more').addEventListener('click', () => {
   });
 });
 
+/** The create-key body: the scopes and, when typed, an agent key's defaults. The chain is typed as
+ *  the CLI takes it (`cloud_b,vendor_c`; spaces are fine too). Nothing is checked here: the API's
+ *  rules are the ones that count, and its refusal is shown as it words it. */
+function keyRequest() {
+  const body = { scopes: $('key-manage').checked ? ['inference', 'manage'] : ['inference'] };
+  const startWithin = $('key-start-within').value.trim();
+  const chain = $('key-provider').value.split(/[\s,]+/).filter(Boolean);
+  if (startWithin) body.default_start_within = startWithin;
+  if (chain.length) body.default_provider = chain;
+  return body;
+}
+
+/** The field each `param` of a refusal names (a bad deadline is refused as `start_within`). */
+const KEY_FIELDS = { start_within: 'key-start-within', default_start_within: 'key-start-within', default_provider: 'key-provider' };
+
+/** Shows a refused create in the form (null clears it), marking the field the API named. */
+function keyFormError(e) {
+  $('key-error').textContent = e ? `Not created: ${e.message}` : '';
+  for (const id of ['key-start-within', 'key-provider']) $(id).removeAttribute('aria-invalid');
+  const field = e && KEY_FIELDS[e.param];
+  if (field) $(field).setAttribute('aria-invalid', 'true');
+}
+
 $('key-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const mine = session;
+  keyFormError(null);
   void act(async () => {
-    const scopes = $('key-manage').checked ? ['inference', 'manage'] : ['inference'];
-    const k = await api('POST', '/v1/organization/keys', { scopes });
+    let k;
+    try {
+      k = await api('POST', '/v1/organization/keys', keyRequest());
+    } catch (e) {
+      current(mine);
+      keyFormError(e);
+      return;
+    }
     current(mine);
     status(`Key ${k.id} created.`);
     try {

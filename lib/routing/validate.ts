@@ -187,7 +187,7 @@ function threadRefusal(): GatewayError {
  *  stand for: `start_within`'s, and `provider`'s chain (each route's fit to a model is checked
  *  per request, as for a chain in the body). */
 export function keyDefaults(startWithin: unknown, provider: unknown): { startWithin: string | null; provider: RouteName[] | null } {
-  const deadline = startWithin === null ? null : parseStartWithin(startWithin);
+  const deadline = startWithin === null ? null : parseStartWithin(startWithin, 'default_start_within');
   const chain = provider === null ? null : parseProvider(provider, 'default_provider');
   // A key whose every request would be refused for the pair (a race on a cloud route) is refused now.
   if (deadline?.kind === 'duration' && chain && CLOUD.has(chain[0]!)) {

@@ -87,7 +87,11 @@ test('the admin API refuses a wrong token and validates bodies', async () => {
   const org = await t.newOrg();
   assert.equal((await t.admin('POST', `/admin/v1/orgs/${org.orgId}/topups`, { cash_micro_usd: 1.5 })).status, 400);
   assert.equal((await t.admin('PUT', `/admin/v1/orgs/${org.orgId}/provider-keys/cloud_b`, { key: 'not-aws' })).status, 400);
-  assert.equal((await t.admin('POST', `/admin/v1/orgs/${org.orgId}/keys`, { default_start_within: '11m' })).json.error.code, 'invalid_start_within');
+  const refused = (await t.admin('POST', `/admin/v1/orgs/${org.orgId}/keys`, { default_start_within: '11m' })).json.error;
+  assert.equal(refused.code, 'invalid_start_within');
+  // The refusal names the field the caller sent, not the request body's start_within.
+  assert.equal(refused.param, 'default_start_within');
+  assert.match(refused.message, /^default_start_within must be/);
 });
 
 test('health, readiness and Prometheus metrics', async () => {
