@@ -23,6 +23,7 @@ import type { RouteAdapter } from './providers/types.ts';
 import { CODECS } from './formats/index.ts';
 import { Pools } from './stream/pools.ts';
 import { FlexScheduler } from './routing/flex-policy.ts';
+import { LaunchCalendar, LoopCost } from './routing/launch-calendar.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { Usage } from './usage/service.ts';
@@ -61,6 +62,9 @@ export interface GatewayOptions {
   /** GATEWAY_NEW_DATABASE=1: start on an empty SQLite database even where the data folder shows
    *  an earlier gateway's state (lib/store/db.ts refuseLostDatabase). */
   newDatabase?: boolean;
+  /** false: every hedge keeps its own point, however many fall on one instant (bench/hedge-burst.ts
+   *  measures the launch calendar against it). Default true. */
+  hedgeCalendar?: boolean;
 }
 
 export interface Gateway {
@@ -120,6 +124,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   // database (through the store's pool), where every process sees every process's records.
   const usageStore = store.pool ? openPostgresUsageStore(store.pool) : openSqliteUsageStore(store.sqlite!);
   const metrics = createMetrics();
+  const open = new OpenRequests();
   const services: Services = {
     config, clock, timerClock: opts.timerClock, random: opts.random ?? Math.random,
     catalog: new Catalog(config.models),
@@ -128,14 +133,14 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     adapters: buildAdapters(config, log),
     codecs: CODECS,
     pools: new Pools(config, metrics),
-    scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now()),
+    scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now(), opts.hedgeCalendar === false ? undefined : new LaunchCalendar(new LoopCost(() => open.begun))),
     flexSlots: store.flexSlots,
     log,
     metrics,
     usage: new Usage(usageStore, config.usage, metrics, log, clock),
     clientIp: clientIpResolver(config.trust_proxy),
     inflight: new InFlightSet(),
-    open: new OpenRequests(),
+    open,
     shuttingDown: false,
     drainOver: false,
   };

@@ -94,6 +94,8 @@ export interface OpenRequest extends Linked<OpenRequest> {
  *  still under way (lib/app.ts close). One begun without an entry is only counted. */
 export class OpenRequests {
   private count = 0;
+  /** Requests begun since the process started (the flex policy's cost per request reads it). */
+  begun = 0;
   private ended: (() => void)[] = [];
   private readonly list = new LinkedSet<OpenRequest>();
 
@@ -104,6 +106,7 @@ export class OpenRequests {
 
   begin(entry?: OpenRequest): void {
     this.count++;
+    this.begun++;
     if (entry) this.list.add(entry);
   }
 

@@ -174,7 +174,7 @@ const ADMIN_ENDPOINTS: Array<[string, RegExp, Handler]> = [
     return [200, { object: 'list', as_of: now, seal_fingerprint: mine, data }];
   }],
   ['GET', /^\/admin\/v1\/scheduler$/, (svc) => [200, {
-    as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot(),
+    as_of: svc.clock.now(), policy: svc.scheduler.cfg, estimates: svc.scheduler.snapshot(), launches: svc.scheduler.launches(),
   }]],
 ];
 

@@ -49,6 +49,8 @@ export interface MachineInput {
  *  chance to start in time (routing reason flex_unlikely when standard wins). */
 export interface HedgeAdvisor {
   standardAt(now: number): { at: number; flexUnlikely: boolean };
+  /** The request has ended (committed, failed or stopped): nothing more will be asked. */
+  done?(): void;
 }
 
 /** The advisor of a request that does not race (the machine never asks it): standard now. */
@@ -426,6 +428,7 @@ class RequestRun implements RunningRequest {
   private settle(abandoned = false): void {
     if (this.settledOnce) return;
     this.settledOnce = true;
+    this.context.input.hedge.done?.();
     const { winner, routeIndex, retries, fallbacks, failure } = this.context;
     // A race that ends with nothing served did not have flex serve it: its reason is not the
     // flex_committed it started from (the answer's header and the usage record carry it). One

@@ -19,6 +19,7 @@ import type { RouteName, Tier } from '../routes.ts';
 import type { HedgeAdvisor } from '../machine/request-machine.ts';
 import { STOPPED, type Attempt } from '../stream/attempt.ts';
 import { DecayedSurvival, normalQuantile } from './survival.ts';
+import { SLOT_MS, type LaunchCalendar } from './launch-calendar.ts';
 
 export interface FlexPolicyConfig {
   /** Share of deadlines the policy plans to miss (standard's tail), default 0.001. */
@@ -65,15 +66,26 @@ interface Estimates { route: RouteName; model: string; flex: DecayedSurvival; st
 export class FlexScheduler {
   private readonly est = new Map<string, Estimates>();
 
-  constructor(readonly cfg: FlexPolicyConfig, private readonly bounds: LeadBounds, private readonly now: () => number) {}
+  /** `calendar`: the hedges planned by this process, so hedges that fall on one instant are
+   *  spread before it (launch-calendar.ts); without one, each keeps its own point. */
+  constructor(
+    readonly cfg: FlexPolicyConfig, private readonly bounds: LeadBounds, private readonly now: () => number,
+    private readonly calendar?: LaunchCalendar,
+  ) {}
 
   /** The hedge decision for one request whose flex attempt starts at `arrivalAt`. */
   advisor(route: RouteName, model: string, arrivalAt: number, deadlineAt: number): HedgeAdvisor {
     const e = this.get(route, model);
     const budget = deadlineAt - arrivalAt;
+    const calendar = this.calendar;
     let arrived = false;
+    // The calendar slot this request's hedge is booked in, while it waits for it.
+    let slot: number | undefined;
+    const unbook = (): void => { if (slot !== undefined) { calendar!.release(slot); slot = undefined; } };
     return {
+      done: unbook,
       standardAt: (now) => {
+        unbook();
         if (now >= deadlineAt) return { at: now, flexUnlikely: false };
         const waited = now - arrivalAt;
         const known = e.flex.weight(now) >= this.cfg.min_observations;
@@ -101,7 +113,10 @@ export class FlexScheduler {
           if (unlikely) return { at: now, flexUnlikely: true };
         }
         if (hedgeAt <= now) return { at: now, flexUnlikely: false };
-        return { at: Math.min(hedgeAt, now + Math.max(MIN_WAKE_MS, (hedgeAt - now) / 2)), flexUnlikely: false };
+        let launchAt = hedgeAt;
+        if (calendar) ({ slot, at: launchAt } = calendar.book(hedgeAt, now));
+        if (launchAt <= now) { unbook(); return { at: now, flexUnlikely: false }; }
+        return { at: Math.min(launchAt, now + Math.max(MIN_WAKE_MS, (launchAt - now) / 2)), flexUnlikely: false };
       },
     };
   }
@@ -161,6 +176,12 @@ export class FlexScheduler {
         hedge_lead_ms: this.lead(e, 1 - this.cfg.miss_budget, now),
       },
     }));
+  }
+
+  /** The hedges booked ahead and what a slot holds (GET /admin/v1/scheduler); null without a calendar. */
+  launches(): { planned: number; slot_ms: number; per_slot: number; loop_ms_per_request: number } | null {
+    const c = this.calendar;
+    return c ? { planned: c.size, slot_ms: SLOT_MS, per_slot: c.room(), loop_ms_per_request: Math.round(c.cost.ms() * 1000) / 1000 } : null;
   }
 
   private get(route: RouteName, model: string): Estimates {

@@ -354,3 +354,21 @@ test('the gateway refuses standard a connection while flex holds one: flex yield
   provider.launched[0]!.resolve(committed('vendor_a', 'flex'));
   assert.equal((await provider.run.outcome).reason, 'flex_won');
 });
+
+test('the advisor hears the request end once, however it ends (a hedge booked ahead is given back)', async () => {
+  for (const end of ['flex', 'stop', 'standard'] as const) {
+    let done = 0;
+    const advisor = { ...fixedLeadHedge(1_010_000, () => 2_000), done: () => { done++; } };
+    const { launched, run, clock } = harness({ hedge: advisor });
+    if (end === 'flex') launched[0]!.resolve(committed('vendor_a', 'flex'));
+    if (end === 'stop') run.stop();
+    if (end === 'standard') {
+      clock.increment(8_000);
+      await flush();
+      launched[1]!.resolve(committed('vendor_a', 'standard'));
+    }
+    await run.outcome;
+    run.stop();
+    assert.equal(done, 1, `ended by ${end}`);
+  }
+});
