@@ -225,6 +225,8 @@ function corsProblems(cors: CorsConfig): string[] {
     let url: URL;
     try { url = new URL(String(entry)); } catch { problems.push(problem); return; }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push(`${problem} (its scheme is ${url.protocol})`);
+    // A browser's Origin never holds a wildcard: such an entry would never match.
+    else if (url.hostname.includes('*')) problems.push(`${problem} (wildcards are not supported: list each origin, or "*" alone)`);
     // The origin alone is quoted: an entry with user:password@ would otherwise be logged whole.
     else if (url.origin !== entry) problems.push(`${problem} (did you mean ${url.origin}?)`);
   });

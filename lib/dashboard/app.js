@@ -376,7 +376,7 @@ async function load() {
     drawn = orgView ? await loadOrg(mine) : await loadOperator(mine);
   } catch (e) {
     if (e instanceof Superseded) return;
-    if (e.status === 401) { signOut(); $('signin-error').textContent = orgView ? 'That API key is not valid (wrong or revoked).' : 'That admin token is not valid.'; return; }
+    if (e.status === 401) { refusedToken(); return; }
     status(`Could not load: ${e.message}`);
     return;
   }
@@ -426,8 +426,20 @@ function signOut() {
   $('token').focus();
 }
 
+/** A key or token refused mid-session (revoked elsewhere) signs out, as a load does. */
+function refusedToken() {
+  const orgView = isApiKey(token);
+  signOut();
+  $('signin-error').textContent = orgView ? 'That API key is not valid (wrong or revoked).' : 'That admin token is not valid.';
+}
+
 async function act(fn) {
-  try { await fn(); } catch (e) { if (!(e instanceof Superseded)) status(`Failed: ${e.message}`); }
+  try {
+    await fn();
+  } catch (e) {
+    if (e instanceof Superseded) return;
+    if (e.status === 401) refusedToken(); else status(`Failed: ${e.message}`);
+  }
 }
 
 $('signin-form').addEventListener('submit', (ev) => {
@@ -464,17 +476,34 @@ function keyRequest() {
 /** The field each `param` of a refusal names (a bad deadline is refused as `start_within`). */
 const KEY_FIELDS = { start_within: 'key-start-within', default_start_within: 'key-start-within', default_provider: 'key-provider' };
 
-/** Shows a refused create in the form (null clears it), marking the field the API named. */
+/** Shows a refused create in the form (null clears it), marking the field the API named and
+ *  tying the message to it, so a screen reader on the field says why. */
 function keyFormError(e) {
   $('key-error').textContent = e ? `Not created: ${e.message}` : '';
-  for (const id of ['key-start-within', 'key-provider']) $(id).removeAttribute('aria-invalid');
+  for (const id of ['key-start-within', 'key-provider']) fieldValid(id);
   const field = e && KEY_FIELDS[e.param];
-  if (field) $(field).setAttribute('aria-invalid', 'true');
+  if (field) {
+    $(field).setAttribute('aria-invalid', 'true');
+    $(field).setAttribute('aria-describedby', `${field}-hint key-error`);
+    $(field).focus();
+  }
 }
+
+function fieldValid(id) {
+  $(id).removeAttribute('aria-invalid');
+  $(id).setAttribute('aria-describedby', `${id}-hint`);
+}
+
+// Editing a field the API refused takes its mark away (the message stays until the next submit).
+for (const id of ['key-start-within', 'key-provider']) $(id).addEventListener('input', () => fieldValid(id));
 
 $('key-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const mine = session;
+  // The key created before, and its message, are not this submit's: a refusal below must not
+  // stand beside them.
+  hideNewKey();
+  status('');
   keyFormError(null);
   void act(async () => {
     let k;
@@ -482,10 +511,15 @@ $('key-form').addEventListener('submit', (ev) => {
       k = await api('POST', '/v1/organization/keys', keyRequest());
     } catch (e) {
       current(mine);
+      if (e.status !== 400) throw e;
       keyFormError(e);
       return;
     }
     current(mine);
+    // The next key starts from an empty form, not this one's defaults.
+    $('key-start-within').value = '';
+    $('key-provider').value = '';
+    $('key-manage').checked = false;
     status(`Key ${k.id} created.`);
     try {
       await loadManagement(mine);

@@ -107,8 +107,15 @@ test('a value the API refuses shows its message in the form and creates nothing'
     assert.equal(await startWithin.getAttribute('aria-invalid'), invalid === 'start' ? 'true' : null);
     assert.equal(await provider.getAttribute('aria-invalid'), invalid === 'provider' ? 'true' : null);
     assert.equal(await page.locator('#new-key').isVisible(), false);
+    // The message is tied to the field it is about, so a screen reader on the field says why.
+    const field = invalid === 'start' ? startWithin : provider;
+    assert.match(await field.getAttribute('aria-describedby') ?? '', /\bkey-error\b/);
   };
   await refused('30s', '', /^Not created: default_start_within must be "HHh-MMm-SSs"/, 'start');
+  // Editing the refused field takes its mark away.
+  await startWithin.fill('00h-00m-3');
+  assert.equal(await startWithin.getAttribute('aria-invalid'), null);
+  assert.equal(await startWithin.getAttribute('aria-describedby'), 'key-start-within-hint');
   await refused('now', 'vendor_a, vendor_x', /^Not created: default_provider must be a non-empty array of distinct routes/, 'provider');
   await refused('now', 'vendor_c, vendor_c', /distinct routes/, 'provider');
   await refused('00h-00m-30s', 'cloud_b, vendor_c', /cloud route \(cloud_b\) first/, 'provider');
@@ -123,6 +130,11 @@ test('a value the API refuses shows its message in the form and creates nothing'
   assert.equal(await provider.getAttribute('aria-invalid'), null);
   const added = (await listKeys()).filter((k) => !before.includes(k.id));
   assert.deepEqual(added.map((k) => [k.default_start_within, k.default_provider]), [['now', ['cloud_b', 'vendor_c']]]);
+  // The next key starts from an empty form; a refusal then leaves neither the key shown before nor
+  // its "created" message beside the error.
+  assert.deepEqual([await startWithin.inputValue(), await provider.inputValue()], ['', '']);
+  await refused('99h', '', /default_start_within must be/, 'start');
+  assert.doesNotMatch(await page.locator('#status').textContent() ?? '', /created/);
   await page.close();
   assert.deepEqual(offOrigin, [], 'no CDN, no third party: works offline');
   assert.deepEqual(pageErrors.filter((e) => !/status of 400/.test(e)), [], 'no script or CSP error');

@@ -240,6 +240,8 @@ test('a cors setting that is not a list of origins is refused at start, naming t
     const withPassword = refusal({ allowed_origins: ['https://user:hunter22@app.example.com'] });
     assert.doesNotMatch(withPassword, /hunter22/, 'an entry\'s credentials are never quoted');
     assert.match(refusal({ allowed_origins: ['null'] }), /allowed_origins\/0 must be/);
+    // No browser sends a wildcard in Origin: such an entry would never match.
+    assert.match(refusal({ allowed_origins: ['https://*.example.com'] }), /allowed_origins\/0 .*wildcards are not supported/);
     assert.match(refusal({ allowed_origins: 'https://app.example.com' }), /\/cors\/allowed_origins must be array/);
     assert.match(refusal({ allow_origins: ['*'] }), /\/cors must NOT have additional properties \("allow_origins"\)/);
     assert.throws(() => loadConfig(undefined, { cors: { allowed_origins: ['ftp://x.example'] } }), /invalid configuration: \/cors\/allowed_origins\/0 .*its scheme is ftp:/);
