@@ -124,7 +124,7 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
   // database (through the store's pool), where every process sees every process's records.
   const usageStore = store.pool ? openPostgresUsageStore(store.pool) : openSqliteUsageStore(store.sqlite!);
   const metrics = createMetrics();
-  const open = new OpenRequests();
+  const inflight = new InFlightSet();
   const services: Services = {
     config, clock, timerClock: opts.timerClock, random: opts.random ?? Math.random,
     catalog: new Catalog(config.models),
@@ -133,14 +133,14 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     adapters: buildAdapters(config, log),
     codecs: CODECS,
     pools: new Pools(config, metrics),
-    scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now(), opts.hedgeCalendar === false ? undefined : new LaunchCalendar(new LoopCost(() => open.begun))),
+    scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now(), opts.hedgeCalendar === false ? undefined : new LaunchCalendar(new LoopCost(() => inflight.total))),
     flexSlots: store.flexSlots,
     log,
     metrics,
     usage: new Usage(usageStore, config.usage, metrics, log, clock),
     clientIp: clientIpResolver(config.trust_proxy),
-    inflight: new InFlightSet(),
-    open,
+    inflight,
+    open: new OpenRequests(),
     shuttingDown: false,
     drainOver: false,
   };

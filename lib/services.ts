@@ -80,7 +80,16 @@ export class InFlight implements Linked<InFlight> {
 /** The requests in flight (racing or streaming). A request leaves it when it has finished (its
  *  hold settled); shutdown aborts those still there after its drain time (OpenRequests says when
  *  every request has ended). */
-export class InFlightSet extends LinkedSet<InFlight> {}
+export class InFlightSet extends LinkedSet<InFlight> {
+  /** Requests that reached the request machine (sent upstream) since the process started: the
+   *  flex policy's loop cost per request counts them (lib/routing/launch-calendar.ts). */
+  total = 0;
+
+  override add(entry: InFlight): void {
+    this.total++;
+    super.add(entry);
+  }
+}
 
 /** An inference request as OpenRequests holds it: its own context (lib/http/pipeline.ts), linked
  *  in, so the drain reaches it without anything made per request. */
@@ -94,8 +103,6 @@ export interface OpenRequest extends Linked<OpenRequest> {
  *  still under way (lib/app.ts close). One begun without an entry is only counted. */
 export class OpenRequests {
   private count = 0;
-  /** Requests begun since the process started (the flex policy's cost per request reads it). */
-  begun = 0;
   private ended: (() => void)[] = [];
   private readonly list = new LinkedSet<OpenRequest>();
 
@@ -106,7 +113,6 @@ export class OpenRequests {
 
   begin(entry?: OpenRequest): void {
     this.count++;
-    this.begun++;
     if (entry) this.list.add(entry);
   }
 

@@ -49,7 +49,8 @@ export interface MachineInput {
  *  chance to start in time (routing reason flex_unlikely when standard wins). */
 export interface HedgeAdvisor {
   standardAt(now: number): { at: number; flexUnlikely: boolean };
-  /** The request has ended (committed, failed or stopped): nothing more will be asked. */
+  /** Nothing more will be asked: the hedge was cancelled (a tier committed, flex failed and
+   *  standard runs) or the request ended. May be called more than once. */
   done?(): void;
 }
 
@@ -192,7 +193,13 @@ export const requestMachine = setup({
       askHedge(context, self, system);
     },
     askHedge: ({ context, self, system }) => askHedge(context, self, system),
-    cancelHedge: cancel('hedge'),
+    // The hedge is no longer wanted (a tier committed, flex failed and standard runs, the request
+    // ends): its timer is cancelled and the advisor hears it, so a launch it booked ahead is given
+    // back now rather than when the request ends (lib/routing/launch-calendar.ts).
+    cancelHedge: ({ context, self, system }) => {
+      system.scheduler.cancel(self, 'hedge');
+      context.input.hedge.done?.();
+    },
     cancelRetry: cancel('retry'),
     scheduleRetry: raise({ type: 'retry' }, { id: 'retry', delay: 'backoff' }),
     flexFailed: ({ context, event }) => {

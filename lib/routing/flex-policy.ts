@@ -181,7 +181,9 @@ export class FlexScheduler {
   /** The hedges booked ahead and what a slot holds (GET /admin/v1/scheduler); null without a calendar. */
   launches(): { planned: number; slot_ms: number; per_slot: number; loop_ms_per_request: number } | null {
     const c = this.calendar;
-    return c ? { planned: c.size, slot_ms: SLOT_MS, per_slot: c.room(), loop_ms_per_request: Math.round(c.cost.ms() * 1000) / 1000 } : null;
+    // The estimate as it stands: reading it must not close the cost's measuring window.
+    const ms = c?.cost.lastMs ?? c?.cost.ms();
+    return c ? { planned: c.size, slot_ms: SLOT_MS, per_slot: c.room(ms), loop_ms_per_request: Math.round(ms! * 1000) / 1000 } : null;
   }
 
   private get(route: RouteName, model: string): Estimates {

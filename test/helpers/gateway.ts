@@ -54,6 +54,10 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     logger,
     ...(clock ? { clock: { now: () => clock!.now() }, timerClock: clock } : {}),
     drainMs: opts.drainMs ?? 2_000,
+    // The hedge calendar sizes its slots from the real event loop's cost per request, which says
+    // nothing about a simulated clock's time: a test on one would see hedges moved by the host's
+    // speed (its unit tests: test/routing/launch-calendar.test.ts; a real burst: bench/hedge-burst.ts).
+    ...(clock ? { hedgeCalendar: false } : {}),
   });
   const admin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(gw.url + path, {

@@ -355,11 +355,12 @@ test('the gateway refuses standard a connection while flex holds one: flex yield
   assert.equal((await provider.run.outcome).reason, 'flex_won');
 });
 
-test('the advisor hears the request end once, however it ends (a hedge booked ahead is given back)', async () => {
-  for (const end of ['flex', 'stop', 'standard'] as const) {
+test('the advisor hears when its hedge is no longer wanted (a hedge booked ahead is given back)', async () => {
+  for (const end of ['flex', 'stop', 'standard', 'flex refused'] as const) {
     let done = 0;
     const advisor = { ...fixedLeadHedge(1_010_000, () => 2_000), done: () => { done++; } };
     const { launched, run, clock } = harness({ hedge: advisor });
+    assert.equal(done, 0, 'not while the hedge is awaited');
     if (end === 'flex') launched[0]!.resolve(committed('vendor_a', 'flex'));
     if (end === 'stop') run.stop();
     if (end === 'standard') {
@@ -367,8 +368,16 @@ test('the advisor hears the request end once, however it ends (a hedge booked ah
       await flush();
       launched[1]!.resolve(committed('vendor_a', 'standard'));
     }
+    if (end === 'flex refused') {
+      // Standard runs at once: the hedge is given back now, not when the answer ends.
+      launched[0]!.reject(fail('capacity', 429));
+      await flush();
+      assert.equal(launched[1]!.tier, 'standard');
+      assert.ok(done >= 1, 'given back as standard launches');
+      launched[1]!.resolve(committed('vendor_a', 'standard'));
+    }
     await run.outcome;
     run.stop();
-    assert.equal(done, 1, `ended by ${end}`);
+    assert.ok(done >= 1, `ended by ${end}`);
   }
 });

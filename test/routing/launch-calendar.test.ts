@@ -31,21 +31,42 @@ test('never before the current slot: when every slot from now is full, the hedge
   assert.deepEqual(c.book(100_120, now), { slot: 2000, at: now }, 'now\'s slot is full too: launch at once');
 });
 
-test('the cost per request is the event loop\'s busy time over a window of a second or more, per request begun', () => {
-  let at = 0, active = 0, begun = 0;
-  const cost = new LoopCost(() => begun, 0.5, { now: () => at, active: () => active });
+test('the cost per request is the event loop\'s busy time over a window of one to five seconds, per request sent', () => {
+  let at = 0, active = 0, sent = 0;
+  const cost = new LoopCost(() => sent, 0.5, { now: () => at, active: () => active });
   assert.equal(cost.ms(), 0.5, 'the prior, before any window');
-  at = 1_000; active = 300; begun = 10;
+  at = 1_000; active = 300; sent = 10;
   assert.equal(cost.ms(), 0.5, 'ten requests in the window: the idle process, not a request\'s cost');
-  at = 1_500; active = 400; begun = 100;
+  at = 1_500; active = 400; sent = 100;
   assert.equal(cost.ms(), 0.5, 'half a second since the last window: not measured yet');
-  at = 2_100; active = 480; begun = 250;
+  at = 2_100; active = 480; sent = 250;
   assert.equal(cost.ms(), 0.75, '180 ms busy over 240 requests');
+  assert.equal(cost.lastMs, 0.75, 'read without closing a window');
   // The calendar's room follows it: 0.8 of a 50 ms slot, a hedge costing two requests.
   assert.equal(new LaunchCalendar(cost).room(), Math.floor(40 / 1.5));
-  // A quiet process's background work is not a request's cost: at most 5 ms.
-  at = 30_000; active = 5_000; begun = 270;
+  // After a quiet spell the first hedge closes a long window: its timers and flushes over the few
+  // requests it saw are not a request's cost, and the estimate stands.
+  at = 50_000; active = 600; sent = 280;
+  assert.equal(cost.ms(), 0.75);
+  // A minute without a window that measured: the prior again.
+  at = 70_000; active = 700; sent = 285;
+  assert.equal(cost.ms(), 0.5);
+  // Bounded: at most 5 ms, at least 0.05.
+  at = 71_500; active = 10_700; sent = 305;
   assert.equal(cost.ms(), 5);
+  at = 73_000; active = 10_700; sent = 100_305;
+  assert.equal(cost.ms(), 0.05);
+});
+
+test('a booking of a slot already forgotten is not given back twice (a clock set back)', () => {
+  const c = calendar(1);
+  const early = c.book(100_020, 100_000);            // slot 2000
+  c.book(100_520, 100_500);                          // now at slot 2010: slots before 2009 forgotten
+  assert.equal(c.size, 1);
+  const again = c.book(100_020, 99_990);             // the clock went back: slot 2000 booked anew
+  assert.equal(again.slot, early.slot);
+  c.release(early.slot);                             // the first booking's owner gives its back late
+  assert.equal(c.size, 2, 'the other request\'s booking of that slot stays');
 });
 
 test('hedges of a burst that arrived together are spread before their point; each ends its booking', () => {
