@@ -6,7 +6,7 @@ import { handleInference, refuseEarly } from './pipeline.ts';
 import { guard } from './auth.ts';
 import { handleAdmin } from './admin.ts';
 import { handleCountTokens } from './count-tokens.ts';
-import { asGatewayError, causeOf, errorBody, sendError, sendJson } from './reply.ts';
+import { asGatewayError, causeOf, errorBody, sendError, sendJson, setRequestId } from './reply.ts';
 import { CALLER_CODECS, type CallerFormat } from '../formats/index.ts';
 import { buildLimitsReport, serializeLimitsReport } from '../limits/report.ts';
 import { catalogAnswer, catalogBodies, catalogEnvelope, isCatalogPath, type CatalogBodies } from './models.ts';
@@ -161,6 +161,10 @@ async function dispatch(
   // arrived (its headers, Content-Length included, are GET's), so the handlers that compare the
   // method with GET (admin, management) serve it too.
   if (req.method === 'HEAD') req.method = 'GET';
+  // Every API answer carries a request id, as the providers' do (a support ticket, a page's error
+  // report, the error line below); inference and count_tokens make their own. Probes, /metrics
+  // and the dashboard's files have none.
+  const id = path.startsWith('/v1/') || path.startsWith('/admin/v1/') ? setRequestId(res) : undefined;
   try {
     if (path.startsWith('/admin/v1/')) return await handleAdmin(req, res, svc, path, adminToken);
     if (path === '/v1/organization' || path.startsWith('/v1/organization/')) {
@@ -192,7 +196,7 @@ async function dispatch(
     }
   } catch (err) {
     const ge = asGatewayError(err);
-    if (ge.code === 'internal_error') svc.log.error({ err }, 'internal error');
+    if (ge.code === 'internal_error') svc.log.error({ err, req: id }, 'internal error');
     if (ge.code === 'internal_error' || ge.code === 'store_unavailable') svc.store.observe?.(causeOf(err));
     const envelope = isCatalogPath(path) ? catalogEnvelope(req) : 'plain';
     sendError(res, envelope, ge, ge.code === 'method_not_allowed' ? { allow: allowedOn(path) } : undefined);

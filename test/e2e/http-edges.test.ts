@@ -365,3 +365,35 @@ test('a caller refused on a non-inference endpoint (a wrong key on /v1/limits, /
     await t.close();
   }
 });
+
+test('every answer of the API carries a request id of its own, errors included; probes and metrics carry none', async () => {
+  const t = await startTestGateway();
+  try {
+    const org = await t.newOrg({ balance: 1_000_000 });
+    const key = { authorization: `Bearer ${org.key}` };
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const asked: Array<[string, Record<string, string>, number]> = [
+      ['/v1/models', key, 200], ['/v1/limits', key, 200], ['/v1/usage', key, 200], ['/v1/usage/requests', key, 200],
+      ['/v1/organization', key, 200], ['/admin/v1/orgs', admin, 200],
+      ['/v1/limits', { authorization: 'Bearer flex_live_wrong' }, 401], ['/v1/nothing-here', key, 404], ['/admin/v1/orgs', {}, 401],
+    ];
+    const ids = new Set<string>();
+    for (const [path, headers, status] of asked) {
+      const res = await fetch(`${t.url}${path}`, { headers });
+      await res.arrayBuffer();
+      assert.equal(res.status, status, path);
+      const id = res.headers.get('x-request-id');
+      assert.match(id ?? '', /^[0-9a-f-]{36}$/, `${path} ${status}`);
+      assert.equal(res.headers.get('request-id'), id, 'the Anthropic SDK\'s name too');
+      ids.add(id!);
+    }
+    assert.equal(ids.size, asked.length, 'one id per answer');
+    for (const path of ['/healthz', '/metrics']) {
+      const res = await fetch(`${t.url}${path}`);
+      await res.arrayBuffer();
+      assert.equal(res.headers.get('x-request-id'), null, path);
+    }
+  } finally {
+    await t.close();
+  }
+});
