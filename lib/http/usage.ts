@@ -23,8 +23,8 @@ export async function usageReport(
   const search = new URL(req.url ?? '/', 'http://x').searchParams;
   const query = parseUsageQuery(search, 'aggregate', orgId, svc.clock.now());
   const { groups, totals } = await aggregate(svc, query.filter, query.groupBy);
-  if (wantsCsv(req)) return sendCsv(res, query.groupBy, groups.length || query.groupBy.length ? groups : [totals as UsageGroup]);
   const data = query.groupBy.includes('org') ? await withOrgNames(svc, groups) : groups;
+  if (wantsCsv(req)) return sendCsv(res, query.groupBy, data.length || query.groupBy.length ? data : [totals as UsageGroup]);
   sendJson(res, 200, JSON.stringify({
     object: 'usage', from: Math.floor(query.filter.fromMs / 1000), to: Math.floor(query.filter.toMs / 1000),
     group_by: query.groupBy, currency: 'USD', data, totals,
@@ -80,7 +80,8 @@ async function withOrgNames(svc: Services, groups: UsageGroup[]): Promise<Array<
 const wantsCsv = (req: IncomingMessage): boolean => /\btext\/csv\b/i.test(req.headers.accept ?? '');
 
 function sendCsv(res: ServerResponse, dimensions: string[], rows: UsageGroup[]): void {
-  const columns = [...dimensions, ...TOTAL_FIELDS];
+  // A group by organization is named beside its id, as in the JSON answer.
+  const columns = [...dimensions.flatMap((d) => (d === 'org' ? ['org', 'org_name'] : [d])), ...TOTAL_FIELDS];
   const cells = (row: UsageGroup): string[] =>
     columns.map((column) => csvCell((row as unknown as Record<string, unknown>)[column]));
   const lines = [columns.join(','), ...rows.map((row) => cells(row).join(','))];

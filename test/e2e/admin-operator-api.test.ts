@@ -14,7 +14,7 @@ import { openSqliteUsageStore } from '../../lib/usage/sqlite.ts';
 import { openPostgresUsageStore } from '../../lib/usage/postgres.ts';
 import type { UsageRecord } from '../../lib/usage/record.ts';
 import type { UsageStore } from '../../lib/usage/store.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
+import { startTestGateway, ADMIN_TOKEN } from '../helpers/gateway.ts';
 import { createTestDatabase, postgresReachable, testPool } from '../helpers/postgres.ts';
 
 const record = (orgId: string, i: number, at: number, cost: number): UsageRecord => ({
@@ -126,6 +126,12 @@ test('the operator\'s groups by organization carry each organization\'s name, ho
       [[ids[0], 'Acme 0'], [ids[2], 'Acme 2'], ['org_unknown', null]].sort());
     const byModel = await t.admin('GET', '/admin/v1/usage?group_by=model');
     assert.equal('org_name' in byModel.json.data[0], false, 'only groups by organization are named');
+    // The CSV export names them too, beside the id (a name with a comma is quoted).
+    await svc.store.sqlite!.prepare('UPDATE orgs SET name = ? WHERE id = ?').run('Acme, Inc.', ids[2]);
+    const csv = await fetch(`${t.url}/admin/v1/usage?group_by=org`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'text/csv' } });
+    const [header, ...rows] = (await csv.text()).trim().split('\r\n');
+    assert.match(header!, /^org,org_name,requests,/);
+    assert.deepEqual(rows.map((r) => r.split(',').slice(0, 2).join(',')).sort(), [`${ids[0]},Acme 0`, `${ids[2]},"Acme`, 'org_unknown,'].sort());
   } finally {
     await t.close();
   }
