@@ -2,7 +2,8 @@
 // one gateway process together, each with the same start_within, on a route whose flex queue never
 // starts them: every request waits on flex, and every hedge falls on the same instant. Measured in
 // the gateway's own terms (gateway_deadline_misses_total: a commit, the tier's first event, after
-// arrival + start_within), with the hedge launch calendar
+// arrival + start_within; gateway_hedges_advanced_total and its seconds: the hedges the calendar
+// launched early), with the hedge launch calendar
 // (lib/routing/launch-calendar.ts) and without it, on a fresh gateway and simulator each round,
 // each in its own process (the runner sends; the simulator answers standard after 100 ms).
 //
@@ -54,7 +55,7 @@ function gateway(upstream: string, calendar: boolean): void {
   });
 }
 
-interface Round { calendar: boolean; missed: number; reasons: Record<string, number>; loopMs: number | null; cpuMs: number }
+interface Round { calendar: boolean; missed: number; advanced: number; meanAdvanceS: number; reasons: Record<string, number>; loopMs: number | null; cpuMs: number }
 
 async function round(calendar: boolean): Promise<Round> {
   const self = new URL(import.meta.url).pathname;
@@ -77,8 +78,12 @@ async function round(calendar: boolean): Promise<Round> {
     const cpuMs = ((await gw.cpuMicros()) - cpu0) / 1000;
     const metrics = await (await request(`${gw.url}/metrics`)).body.text();
     const scheduler: any = await (await request(`${gw.url}/admin/v1/scheduler`, { headers: { authorization: `Bearer ${ADMIN}` } })).body.json();
-    const missed = [...metrics.matchAll(/^gateway_deadline_misses_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
-    return { calendar, missed, reasons, loopMs: scheduler.launches?.loop_ms_per_request ?? null, cpuMs };
+    const sum = (name: string): number =>
+      [...metrics.matchAll(new RegExp(`^${name}\\{[^}]*\\} ([0-9.e+-]+)`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
+    const missed = sum('gateway_deadline_misses_total');
+    const advanced = sum('gateway_hedges_advanced_total');
+    const advanceS = sum('gateway_hedge_advance_seconds_total');
+    return { calendar, missed, advanced, meanAdvanceS: advanced ? advanceS / advanced : 0, reasons, loopMs: scheduler.launches?.loop_ms_per_request ?? null, cpuMs };
   } finally {
     await agent.close();
     await gw.stop();
@@ -90,9 +95,9 @@ async function main(): Promise<void> {
   console.log(`hedge-burst: ${N} streamed requests at once, start_within ${DEADLINE_MS / 1000} s, flex never starts, standard 100 ms; ${ROUNDS} rounds each, alternated`);
   const rounds: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) for (const calendar of r % 2 ? [true, false] : [false, true]) rounds.push(await round(calendar));
-  console.log('calendar  missed  gateway CPU ms  loop ms/request  reasons');
+  console.log('calendar  missed  hedges advanced (mean s)  gateway CPU ms  loop ms/request  reasons');
   for (const r of rounds) {
-    console.log(`${(r.calendar ? 'on' : 'off').padEnd(8)}  ${String(r.missed).padStart(6)}  ${r.cpuMs.toFixed(0).padStart(14)}  ${String(r.loopMs ?? '—').padStart(15)}  ${JSON.stringify(r.reasons)}`);
+    console.log(`${(r.calendar ? 'on' : 'off').padEnd(8)}  ${String(r.missed).padStart(6)}  ${`${r.advanced} (${r.meanAdvanceS.toFixed(2)})`.padStart(23)}  ${r.cpuMs.toFixed(0).padStart(14)}  ${String(r.loopMs ?? '—').padStart(15)}  ${JSON.stringify(r.reasons)}`);
   }
 }
 

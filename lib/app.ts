@@ -133,7 +133,10 @@ export async function createGateway(opts: GatewayOptions): Promise<Gateway> {
     adapters: buildAdapters(config, log),
     codecs: CODECS,
     pools: new Pools(config, metrics),
-    scheduler: new FlexScheduler(config.flex_policy, config.hedge, () => clock.now(), opts.hedgeCalendar === false ? undefined : new LaunchCalendar(new LoopCost(() => inflight.total))),
+    scheduler: new FlexScheduler(
+      config.flex_policy, config.hedge, () => clock.now(),
+      opts.hedgeCalendar === false ? undefined : new LaunchCalendar(new LoopCost(() => inflight.total)), metrics.hedgeAdvanced,
+    ),
     flexSlots: store.flexSlots,
     log,
     metrics,

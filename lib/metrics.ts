@@ -28,6 +28,16 @@ export function createMetrics() {
     help: 'Committed flex races by route, model and the tier that served (flex share = tier="flex" / all)',
     labelNames: ['route', 'model', 'tier'], registers: [registry],
   });
+  const hedgesAdvanced = talliedCounter({
+    name: 'gateway_hedges_advanced_total',
+    help: 'Hedges launched before their policy point because this process had planned too many at that point (the hedge calendar), by route and model',
+    labelNames: ['route', 'model'], registers: [registry],
+  });
+  const hedgeAdvance = talliedCounter({
+    name: 'gateway_hedge_advance_seconds_total',
+    help: 'How much earlier than their policy point those hedges launched, summed, by route and model',
+    labelNames: ['route', 'model'], registers: [registry],
+  });
   const metrics = {
     requests: requests.counter,
     outcomes: outcomes.counter,
@@ -94,6 +104,11 @@ export function createMetrics() {
     watch,
     /** A caller cut off for reading nothing (timeouts.caller_idle_ms). */
     callerIdle(): void { metrics.timeouts.inc({ edge: 'caller_idle' }); },
+    /** A hedge the calendar launched `ms` before its policy point (lib/routing/launch-calendar.ts). */
+    hedgeAdvanced(route: string, model: string, ms: number): void {
+      hedgesAdvanced.by(route, model).inc();
+      hedgeAdvance.by(route, model).inc(ms / 1000);
+    },
     /** Hot-path counts, by label values in labelNames order. */
     requestsBy: requests.by,
     outcomesBy: outcomes.by,

@@ -59,3 +59,11 @@ test('a bad increment fails its caller and leaves the count and later scrapes wh
   m.spendBy('managed').inc(1);
   assert.equal(await series(m, 'gateway_spend_micro_usd_total{mode="managed"}'), 101);
 });
+
+test('hedges the calendar launched early are counted, with how much earlier in seconds', async () => {
+  const m = createMetrics();
+  m.hedgeAdvanced('vendor_a', 'gpt-5.4', 1_500);
+  m.hedgeAdvanced('vendor_a', 'gpt-5.4', 250);
+  assert.equal(await series(m, 'gateway_hedges_advanced_total{route="vendor_a",model="gpt-5.4"}'), 2);
+  assert.equal(await series(m, 'gateway_hedge_advance_seconds_total{route="vendor_a",model="gpt-5.4"}'), 1.75);
+});

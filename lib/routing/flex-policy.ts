@@ -67,10 +67,12 @@ export class FlexScheduler {
   private readonly est = new Map<string, Estimates>();
 
   /** `calendar`: the hedges planned by this process, so hedges that fall on one instant are
-   *  spread before it (launch-calendar.ts); without one, each keeps its own point. */
+   *  spread before it (launch-calendar.ts); without one, each keeps its own point. `advanced`
+   *  hears each hedge the calendar launched before its point, and by how much (metrics). */
   constructor(
     readonly cfg: FlexPolicyConfig, private readonly bounds: LeadBounds, private readonly now: () => number,
     private readonly calendar?: LaunchCalendar,
+    private readonly advanced?: (route: RouteName, model: string, ms: number) => void,
   ) {}
 
   /** The hedge decision for one request whose flex attempt starts at `arrivalAt`. */
@@ -115,7 +117,11 @@ export class FlexScheduler {
         if (hedgeAt <= now) return { at: now, flexUnlikely: false };
         let launchAt = hedgeAt;
         if (calendar) ({ slot, at: launchAt } = calendar.book(hedgeAt, now));
-        if (launchAt <= now) { unbook(); return { at: now, flexUnlikely: false }; }
+        if (launchAt <= now) {
+          unbook();
+          this.advanced?.(route, model, hedgeAt - now);
+          return { at: now, flexUnlikely: false };
+        }
         return { at: Math.min(launchAt, now + Math.max(MIN_WAKE_MS, (launchAt - now) / 2)), flexUnlikely: false };
       },
     };

@@ -73,7 +73,8 @@ test('hedges of a burst that arrived together are spread before their point; eac
   let now = 1_000_000;
   const bounds = { initial_lead_ms: 2_000, min_lead_ms: 200, max_lead_ms: 60_000 };
   const c = calendar(10);
-  const s = new FlexScheduler(DEFAULT_FLEX_POLICY, bounds, () => now, c);
+  const advanced: number[] = [];
+  const s = new FlexScheduler(DEFAULT_FLEX_POLICY, bounds, () => now, c, (_route, _model, ms) => advanced.push(ms));
   const deadline = now + 30_000, hedgeAt = deadline - 2_000;
   const advisors = Array.from({ length: 200 }, () => s.advisor('vendor_a', 'gpt-5.4', now, deadline));
   // Each request asks at arrival, then again at each wake-up it is given, in time order, until it
@@ -94,6 +95,9 @@ test('hedges of a burst that arrived together are spread before their point; eac
   for (const t of launches) perSlot.set(Math.floor(t / SLOT_MS), (perSlot.get(Math.floor(t / SLOT_MS)) ?? 0) + 1);
   assert.deepEqual([...new Set(perSlot.values())], [10], 'twenty slots of ten: none holds more than its room');
   assert.equal(perSlot.size, 20);
+  // Each hedge launched before its point is heard once, with how much earlier (the metrics).
+  assert.equal(advanced.length, 190, 'all but the ten of the hedge point\'s own slot');
+  assert.deepEqual(advanced.map((ms) => ms).sort((a, b) => b - a).slice(0, 1), [hedgeAt - launches.reduce((a, b) => Math.min(a, b))]);
   // A request told to launch holds no booking; one that ends while waiting gives its booking back.
   assert.equal(c.size, 0);
   now = 1_000_000;
