@@ -6,15 +6,12 @@
 // screenshot of each view is kept in test-artifacts/dashboard/ (gitignored).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import OpenAI from 'openai';
 import { loadConfig } from '../../lib/config.ts';
 import type { UsageRecord } from '../../lib/usage/record.ts';
 import { startTestGateway, sim, ADMIN_TOKEN, type TestGateway } from '../helpers/gateway.ts';
-
-const ARTIFACTS = new URL('../../test-artifacts/dashboard/', import.meta.url).pathname;
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+import { launchChromium, openDashboard, shot } from '../helpers/browser.ts';
 
 let t: TestGateway;
 let browser: Browser;
@@ -24,30 +21,17 @@ const offOrigin: string[] = [];
 const pageErrors: string[] = [];
 
 before(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
   t = await startTestGateway();
   org = await t.newOrg({ balance: 7_654_321 });
   manageKey = (await t.admin('POST', `/admin/v1/orgs/${org.orgId}/keys`, { scopes: ['inference', 'manage'] })).json.key;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ARGS });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
   await t?.close();
 });
 
-async function open(token: string, gateway = t): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('request', (r) => { if (!r.url().startsWith(gateway.url)) offOrigin.push(r.url()); });
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
-  page.on('dialog', (d) => { void d.accept(); });
-  await page.goto(`${gateway.url}/dashboard`);
-  await page.getByLabel('API key or admin token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  return page;
-}
-
-const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+const open = (token: string, gateway = t): Promise<Page> => openDashboard(browser, gateway.url, token, { offOrigin, pageErrors });
 const limitsOf = async (key: string): Promise<any> => (await fetch(`${t.url}/v1/limits`, { headers: { authorization: `Bearer ${key}` } })).json();
 
 test('organization view: the balance is the one GET /v1/limits reports; requests appear with their exact cost', async () => {

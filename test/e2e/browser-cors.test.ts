@@ -10,10 +10,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, sim, type TestGateway } from '../helpers/gateway.ts';
-
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+import { launchChromium } from '../helpers/browser.ts';
 
 /** The two SDKs as one browser script, setting window.OpenAI and window.Anthropic. */
 async function bundleSdks(): Promise<string> {
@@ -51,7 +50,7 @@ before(async () => {
   stranger = await pageServer(sdk);
   t = await startTestGateway({ config: { cors: { allowed_origins: [app.origin] } } });
   key = (await t.newOrg({ balance: 10_000_000 })).key;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ARGS });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
